@@ -1,0 +1,54 @@
+import nx from '@nx/eslint-plugin';
+
+// Layering of shared/DESIGN.md section 1, enforced: a project may import only
+// from the layers below it, and an adapter never imports another adapter.
+const layers = {
+  'layer:domain': [],
+  'layer:schema': ['layer:domain'],
+  'layer:context': ['layer:domain', 'layer:schema'],
+  'layer:lifecycle': ['layer:domain', 'layer:schema', 'layer:context'],
+  'layer:adapter': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle'],
+  'layer:app': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:adapter'],
+  'layer:tooling': [
+    'layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:adapter', 'layer:app', 'layer:tooling',
+  ],
+};
+
+export default [
+  { ignores: ['**/dist', '**/node_modules', '**/.nx', '**/coverage', '**/__fixtures__/**', '**/files/**', 'tmp/**'] },
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  ...nx.configs['flat/javascript'],
+  {
+    files: ['**/*.ts', '**/*.js', '**/*.mjs', '**/*.cjs'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            ...Object.entries(layers).map(([sourceTag, below]) => ({
+              sourceTag,
+              onlyDependOnLibsWithTags: sourceTag === 'layer:tooling' ? below : below.length ? below : ['layer:none'],
+            })),
+            {
+              sourceTag: 'layer:domain',
+              bannedExternalImports: ['tsyringe', 'reflect-metadata', 'ajv', 'ajv-formats', '@opentelemetry/*'],
+            },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', '**/testing/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    // Configuration files and plain scripts are not part of any layer.
+    files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off', '@nx/enforce-module-boundaries': 'off' },
+  },
+];
