@@ -1,0 +1,24 @@
+import * as toolContext from './index';
+
+describe('@ca/tool-context public API', () => {
+  it('exports exactly the documented runtime names', () => {
+    expect(Object.keys(toolContext).sort()).toEqual([
+      'CHANGE_KINDS',
+      'CancellationToken',
+      'ContextValidationError',
+      'ToolCancelledError',
+      'createExecutionContext',
+      'createExecutionId',
+      'resourceFromPath',
+      'resourcePath',
+      'toTraceError',
+    ]);
+  });
+
+  it('keeps internals such as the validators and leak counters out of the entry', () => {
+    const names = Object.keys(toolContext);
+    for (const internal of ['freezeChange', 'freezeTrace', 'freezeResources', 'normalizePlanPolicy', 'getCancellationListenerCounts', 'describeType']) {
+      expect(names).not.toContain(internal);
+    }
+  });
+});

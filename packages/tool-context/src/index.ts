@@ -1,0 +1,20 @@
+export type { PlanPolicy } from './plan-policy';
+export type { BoundResource, ResourceAccess, ResourceFromPathOptions } from './bound-resource';
+export { resourceFromPath, resourcePath } from './bound-resource';
+export type { Change, ChangeInput, ChangeKind } from './change';
+export { CHANGE_KINDS } from './change';
+export type { ToolExecutionTrace, ToolExecutionTraceError } from './tool-execution-trace';
+export { toTraceError } from './tool-execution-trace';
+export type {
+  CancellationCheckDetails,
+  CancellationTokenChildOptions,
+  CancellationTokenOptions,
+} from './cancellation-token';
+export { CancellationToken } from './cancellation-token';
+export type { ToolCancelledErrorOptions } from './tool-cancelled-error';
+export { ToolCancelledError } from './tool-cancelled-error';
+export type { ContextValidationErrorOptions } from './context-validation-error';
+export { ContextValidationError } from './context-validation-error';
+export type { ExecutionViewOptions, ToolExecutionContext, ToolExecutionContextOptions } from './execution-context';
+export { createExecutionContext } from './execution-context';
+export { createExecutionId } from './execution-id';

@@ -1,0 +1,77 @@
+const BRAND = Symbol.for('ca.error.ToolCancelledError');
+
+/** Options of {@link ToolCancelledError}; every field is optional. */
+export interface ToolCancelledErrorOptions {
+  /** Why the work was cancelled, e.g. `'cancelled by user'` or `'timed out after 50 ms'`. Default `'cancelled'`. */
+  readonly reason?: string;
+  /** The tool that was running or about to run. */
+  readonly toolName?: string;
+  /** The plan the tool belongs to. */
+  readonly planId?: string;
+  /** Replaces the generated message. */
+  readonly message?: string;
+  /** The underlying error, per ES2022 `cause`. */
+  readonly cause?: unknown;
+}
+
+/**
+ * Work was cancelled: the plan's {@link CancellationToken} was cancelled
+ * (by a caller, an outside `AbortSignal` or a deadline) before or while a
+ * tool ran.
+ *
+ * Standalone (it does not extend the runtime's `ToolRuntimeError`), because
+ * cancellation is an outcome rather than a failure of the tool. It is also the
+ * `reason` of every {@link CancellationToken.signal}, so code that passes the
+ * signal to `fetch` gets this error back.
+ *
+ * Tell it apart with {@link ToolCancelledError.isInstance} or `code`, which
+ * keep working when two copies of this package are installed.
+ */
+export class ToolCancelledError extends Error {
+  /** Stable code of this error. */
+  readonly code = 'TOOL_CANCELLED' as const;
+  /** Why the work was cancelled. */
+  readonly reason: string;
+  /** The tool that was cancelled, when known. */
+  declare readonly toolName?: string;
+  /** The plan the tool belongs to, when known. */
+  declare readonly planId?: string;
+
+  /**
+   * @param options - Reason, tool, plan, message and cause; all optional.
+   * @throws Never.
+   */
+  constructor(options: ToolCancelledErrorOptions = {}) {
+    const reason = typeof options.reason === 'string' && options.reason.length > 0 ? options.reason : 'cancelled';
+    super(
+      options.message ?? describeCancellation(reason, options.toolName, options.planId),
+      'cause' in options ? { cause: options.cause } : undefined,
+    );
+    this.name = 'ToolCancelledError';
+    this.reason = reason;
+    if (options.toolName !== undefined) this.toolName = options.toolName;
+    if (options.planId !== undefined) this.planId = options.planId;
+  }
+
+  /**
+   * True when `value` is a {@link ToolCancelledError}, from this or any other
+   * installed copy of the package (checks the `Symbol.for('ca.error.ToolCancelledError')`
+   * brand, not `instanceof`).
+   *
+   * @throws Never.
+   */
+  static isInstance(value: unknown): value is ToolCancelledError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+}
+
+Object.defineProperty(ToolCancelledError.prototype, BRAND, { value: true });
+
+function describeCancellation(reason: string, toolName: string | undefined, planId: string | undefined): string {
+  const subject = toolName === undefined ? 'Tool execution' : `Tool "${toolName}"`;
+  const where = planId === undefined ? '' : ` in plan "${planId}"`;
+  const hint = reason.startsWith('timed out')
+    ? 'Raise the timeout if the tool needs longer.'
+    : "The plan's cancellation token was cancelled; start a new plan (or a new token) to run it again.";
+  return `${subject}${where} was cancelled: ${reason}. ${hint}`;
+}

@@ -1,0 +1,64 @@
+import { ToolCancelledError } from './tool-cancelled-error';
+import { toTraceError } from './tool-execution-trace';
+
+describe('toTraceError', () => {
+  it('returns undefined when there is no error', () => {
+    expect(toTraceError(undefined)).toBeUndefined();
+  });
+
+  it('keeps name, string code and message of an error', () => {
+    expect(toTraceError(new ToolCancelledError({ reason: 'timed out after 5 ms' }))).toEqual({
+      name: 'ToolCancelledError',
+      code: 'TOOL_CANCELLED',
+      message: expect.stringContaining('timed out after 5 ms'),
+    });
+    const systemError = Object.assign(new Error('ENOENT: no such file'), { code: 'ENOENT' });
+    expect(toTraceError(systemError)).toEqual({ name: 'Error', code: 'ENOENT', message: 'ENOENT: no such file' });
+  });
+
+  it("uses 'UNKNOWN' when the code is missing or not a string", () => {
+    expect(toTraceError(new RangeError('too big'))).toEqual({ name: 'RangeError', code: 'UNKNOWN', message: 'too big' });
+    expect(toTraceError(Object.assign(new Error('x'), { code: 42 }))).toMatchObject({ code: 'UNKNOWN' });
+  });
+
+  it('accepts error-like objects from other realms', () => {
+    expect(toTraceError({ name: 'AbortError', message: 'aborted', code: 'ABORT_ERR' })).toEqual({
+      name: 'AbortError',
+      code: 'ABORT_ERR',
+      message: 'aborted',
+    });
+  });
+
+  it.each([
+    ['a string', 'boom', 'boom'],
+    ['a number', 42, '42'],
+    ['null', null, 'null'],
+    ['a symbol', Symbol('s'), 'Symbol(s)'],
+    ['a plain object', { reason: 'nope' }, '{"reason":"nope"}'],
+    ['an object without prototype', Object.create(null), '{}'],
+  ])('describes %s as a NonError', (_label, value, message) => {
+    expect(toTraceError(value)).toEqual({ name: 'NonError', code: 'UNKNOWN', message });
+  });
+
+  it('never throws, even for values whose getters or serialisation throw', () => {
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+        ownKeys() {
+          throw new Error('trap');
+        },
+      },
+    );
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    expect(toTraceError(hostile)).toEqual({ name: 'NonError', code: 'UNKNOWN', message: 'a thrown object' });
+    expect(toTraceError(cyclic)).toEqual({ name: 'NonError', code: 'UNKNOWN', message: '[object Object]' });
+  });
+
+  it('returns a frozen object', () => {
+    expect(Object.isFrozen(toTraceError(new Error('x')))).toBe(true);
+  });
+});

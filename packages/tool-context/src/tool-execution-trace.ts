@@ -1,0 +1,136 @@
+import { ContextValidationError } from './context-validation-error';
+import { describeType } from './describe-type';
+import { isIsoTimestamp } from './iso-timestamp';
+
+/** The error of a failed execution, reduced to plain, serialisable data. */
+export interface ToolExecutionTraceError {
+  /** The error's `name`, e.g. `'ToolExecutionError'`. */
+  readonly name: string;
+  /** The error's `code` when it has a string one, else `'UNKNOWN'`. */
+  readonly code: string;
+  /** The error's message. */
+  readonly message: string;
+}
+
+/**
+ * One execution of one tool, successful or not. The runtime appends exactly
+ * one per execution to the plan's context.
+ */
+export interface ToolExecutionTrace {
+  /** Id of the execution (see `createExecutionId`). */
+  readonly executionId: string;
+  /** The plan the execution ran in; must be the context's plan. */
+  readonly planId: string;
+  /** The tool that ran. */
+  readonly toolName: string;
+  /** Start, ISO-8601. */
+  readonly startedAt: string;
+  /** End, ISO-8601. */
+  readonly endedAt: string;
+  /** Duration in milliseconds (may be fractional, from a monotonic clock). */
+  readonly durationMs: number;
+  /** UTF-8 bytes of the serialised output; 0 when there is none. */
+  readonly resultSizeBytes: number;
+  /** Whether the execution succeeded. */
+  readonly success: boolean;
+  /** Why it failed, when it did. */
+  readonly error?: ToolExecutionTraceError;
+}
+
+/**
+ * Reduces any thrown value to a {@link ToolExecutionTraceError}: `name`,
+ * `code` (the value's `code` if it is a string, else `'UNKNOWN'`) and
+ * `message`. A value that is not an error gets the name `'NonError'` and its
+ * text (or JSON) as message. Returns `undefined` for `undefined` (no error).
+ *
+ * @throws Never, even for values whose properties or `toString` throw.
+ */
+export function toTraceError(error: unknown): ToolExecutionTraceError | undefined {
+  if (error === undefined) return undefined;
+  if (typeof error === 'object' && error !== null) {
+    try {
+      const { name, code, message } = error as { name?: unknown; code?: unknown; message?: unknown };
+      if (typeof message === 'string' || error instanceof Error) {
+        return Object.freeze({
+          name: typeof name === 'string' && name.length > 0 ? name : 'Error',
+          code: typeof code === 'string' && code.length > 0 ? code : 'UNKNOWN',
+          message: typeof message === 'string' ? message : '',
+        });
+      }
+    } catch {
+      // A throwing getter: fall through and describe the value instead.
+    }
+  }
+  return Object.freeze({ name: 'NonError', code: 'UNKNOWN', message: describeThrownValue(error) });
+}
+
+function describeThrownValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) {
+    try {
+      const json = JSON.stringify(value);
+      if (typeof json === 'string') return json;
+    } catch {
+      // Cyclic or hostile: fall back to String().
+    }
+  }
+  try {
+    return String(value);
+  } catch {
+    return `a thrown ${value === null ? 'null' : typeof value}`;
+  }
+}
+
+/** Validates a trace and returns a frozen copy holding only the known fields. */
+export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace {
+  const fail = (field: string, message: string): never => {
+    throw new ContextValidationError({ field: `trace${field}`, planId, message });
+  };
+  if (typeof trace !== 'object' || trace === null || Array.isArray(trace)) {
+    fail('', `recordTrace expects { executionId, planId, toolName, startedAt, … }, got ${describeType(trace)}.`);
+  }
+  const record = trace as Record<string, unknown>;
+  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error } = record;
+  if (typeof executionId !== 'string' || executionId.length === 0) {
+    fail('.executionId', `expected the id of the execution, got ${describeType(executionId)}.`);
+  }
+  if (record['planId'] !== planId) {
+    fail('.planId', `the trace names plan ${describeType(record['planId'])}; record traces into the context of their own plan.`);
+  }
+  if (typeof toolName !== 'string' || toolName.length === 0) {
+    fail('.toolName', `expected the name of the tool that ran, got ${describeType(toolName)}.`);
+  }
+  if (!isIsoTimestamp(startedAt)) {
+    fail('.startedAt', `expected an ISO-8601 timestamp such as new Date().toISOString(), got ${describeType(startedAt)}.`);
+  }
+  if (!isIsoTimestamp(endedAt)) {
+    fail('.endedAt', `expected an ISO-8601 timestamp such as new Date().toISOString(), got ${describeType(endedAt)}.`);
+  }
+  if (typeof durationMs !== 'number' || !Number.isFinite(durationMs) || durationMs < 0) {
+    fail('.durationMs', `expected a finite number of milliseconds ≥ 0, got ${describeType(durationMs)}.`);
+  }
+  if (typeof resultSizeBytes !== 'number' || !Number.isSafeInteger(resultSizeBytes) || resultSizeBytes < 0) {
+    fail('.resultSizeBytes', `expected a whole number of bytes ≥ 0, got ${describeType(resultSizeBytes)}.`);
+  }
+  if (typeof success !== 'boolean') {
+    fail('.success', `expected true or false, got ${describeType(success)}.`);
+  }
+  const copy: { -readonly [K in keyof ToolExecutionTrace]: ToolExecutionTrace[K] } = {
+    executionId: executionId as string,
+    planId,
+    toolName: toolName as string,
+    startedAt: startedAt as string,
+    endedAt: endedAt as string,
+    durationMs: durationMs as number,
+    resultSizeBytes: resultSizeBytes as number,
+    success: success as boolean,
+  };
+  if (error !== undefined) {
+    const { name, code, message } = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
+    if (typeof name !== 'string' || typeof code !== 'string' || typeof message !== 'string') {
+      fail('.error', 'expected { name, code, message } strings; build it from the thrown value with toTraceError().');
+    }
+    copy.error = Object.freeze({ name: name as string, code: code as string, message: message as string });
+  }
+  return Object.freeze(copy);
+}
