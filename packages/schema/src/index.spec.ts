@@ -1,0 +1,12 @@
+import * as schema from './index';
+
+describe('@ca/schema public API', () => {
+  it('exports exactly the documented runtime names', () => {
+    expect(Object.keys(schema).sort()).toEqual([
+      'SCHEMA_VALIDATOR_ERROR_CODES',
+      'SchemaCompileError',
+      'ToolSchemaValidationError',
+      'createSchemaValidator',
+    ]);
+  });
+});

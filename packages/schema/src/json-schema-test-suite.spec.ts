@@ -1,0 +1,146 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { JsonSchema } from '@ca/domain';
+import type { EngineChoice } from './schema-validator';
+import { DefaultSchemaValidator } from './schema-validator';
+
+/**
+ * Runs the required draft 2020-12 tests of the official JSON Schema Test
+ * Suite (shared/fixtures/json-schema-test-suite, beside the repository) and
+ * holds the result to the checked-in baseline of known failures: a new
+ * failure fails, and so does a baseline entry that now passes.
+ */
+
+interface SuiteTest {
+  readonly description: string;
+  readonly data: unknown;
+  readonly valid: boolean;
+}
+interface SuiteCase {
+  readonly description: string;
+  readonly schema: JsonSchema;
+  readonly tests: readonly SuiteTest[];
+}
+interface BaselineEntry {
+  readonly test: string;
+  readonly reason: string;
+}
+
+const REQUIRED_PASS_RATE = 0.99;
+const BASELINE_FILE = path.join(__dirname, '__fixtures__', 'test-suite-baseline.json');
+const REMOTES_BASE = 'http://localhost:1234/';
+
+function findRepositoryRoot(start: string): string {
+  for (let directory = start; ; directory = path.dirname(directory)) {
+    if (fs.existsSync(path.join(directory, 'nx.json'))) return directory;
+    if (path.dirname(directory) === directory) throw new Error(`No nx.json above ${start}: cannot find the repository root.`);
+  }
+}
+
+function findSuite(): string {
+  const suite = path.resolve(findRepositoryRoot(__dirname), '..', 'shared', 'fixtures', 'json-schema-test-suite');
+  if (!fs.existsSync(path.join(suite, 'tests', 'draft2020-12'))) {
+    throw new Error(
+      `JSON Schema Test Suite not found at ${suite}. It is expected in shared/fixtures/json-schema-test-suite, ` +
+        'with shared/ a sibling of the repository root (as in /work/shared or a CI clone).',
+    );
+  }
+  return suite;
+}
+
+function listJsonFiles(directory: string): string[] {
+  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(directory, entry.name);
+    if (entry.isDirectory()) return listJsonFiles(full);
+    return entry.name.endsWith('.json') ? [full] : [];
+  });
+}
+
+function loadRemotes(suite: string): Record<string, JsonSchema> {
+  const folder = path.join(suite, 'remotes');
+  const remotes: Record<string, JsonSchema> = {};
+  for (const file of listJsonFiles(folder)) {
+    const relative = path.relative(folder, file).split(path.sep).join('/');
+    remotes[REMOTES_BASE + relative] = JSON.parse(fs.readFileSync(file, 'utf8')) as JsonSchema;
+  }
+  return remotes;
+}
+
+function runSuite(suite: string, engine: EngineChoice): { total: number; failures: Map<string, string> } {
+  const validator = new DefaultSchemaValidator({ remotes: loadRemotes(suite) }, engine);
+  const directory = path.join(suite, 'tests', 'draft2020-12');
+  const failures = new Map<string, string>();
+  let total = 0;
+  for (const file of fs.readdirSync(directory).filter((name) => name.endsWith('.json')).sort()) {
+    const cases = JSON.parse(fs.readFileSync(path.join(directory, file), 'utf8')) as SuiteCase[];
+    for (const suiteCase of cases) {
+      let compiled: ReturnType<typeof validator.compile> | undefined;
+      let compileFailure = '';
+      try {
+        compiled = validator.compile(suiteCase.schema);
+      } catch (error) {
+        compileFailure = `does not compile: ${(error as Error).message}`;
+      }
+      for (const test of suiteCase.tests) {
+        total++;
+        const name = `${file} / ${suiteCase.description} / ${test.description}`;
+        if (compiled === undefined) {
+          failures.set(name, compileFailure);
+          continue;
+        }
+        const result = compiled.validate(test.data);
+        if (!result.valid && result.issues.some((issue) => issue.keyword === 'exception' || issue.keyword === 'maxDepth')) {
+          failures.set(name, `crashed: ${result.issues[0].message}`);
+        } else if (result.valid !== test.valid) {
+          failures.set(name, `wrong answer: ${test.valid ? 'valid' : 'invalid'} expected`);
+        }
+      }
+    }
+  }
+  return { total, failures };
+}
+
+describe('JSON Schema Test Suite, draft 2020-12 (required tests)', () => {
+  const suite = findSuite();
+  const { total, failures } = runSuite(suite, 'auto');
+  const baseline = JSON.parse(fs.readFileSync(BASELINE_FILE, 'utf8')) as BaselineEntry[];
+  const passed = total - failures.size;
+
+  beforeAll(() => {
+    const percent = ((passed / total) * 100).toFixed(1);
+    console.log(`JSON Schema Test Suite draft2020-12: ${passed}/${total} passed (${percent}%)`);
+    if (process.env.UPDATE_TEST_SUITE_BASELINE === '1') {
+      const entries = [...failures].map(([test, reason]) => ({ test, reason }));
+      fs.writeFileSync(BASELINE_FILE, JSON.stringify(entries, null, 2) + '\n');
+    }
+  });
+
+  it('finds the whole suite', () => {
+    expect(total).toBeGreaterThan(1200);
+  });
+
+  it(`passes at least ${REQUIRED_PASS_RATE * 100}% of the cases`, () => {
+    expect(passed / total).toBeGreaterThanOrEqual(REQUIRED_PASS_RATE);
+  });
+
+  it('never crashes: no case throws, overflows the stack or hangs', () => {
+    expect([...failures].filter(([, reason]) => reason.startsWith('crashed'))).toEqual([]);
+  });
+
+  it('fails no case outside the baseline', () => {
+    const known = new Set(baseline.map((entry) => entry.test));
+    expect([...failures.keys()].filter((test) => !known.has(test))).toEqual([]);
+  });
+
+  it('has no stale baseline entry (an entry that now passes must be removed)', () => {
+    expect(baseline.map((entry) => entry.test).filter((test) => !failures.has(test))).toEqual([]);
+  });
+});
+
+describe('JSON Schema Test Suite, draft 2020-12, through the fallback interpreter alone', () => {
+  it('passes every required case, so that any schema routed to it is validated to the specification', () => {
+    const { total, failures } = runSuite(findSuite(), 'interpreter');
+    expect(total).toBeGreaterThan(1200);
+    expect([...failures]).toEqual([]);
+  });
+});
