@@ -1,0 +1,15 @@
+export type { SkillsAdapterSettings } from './skills-adapter-settings';
+export { DEFAULT_SKILLS_ROOT } from './skills-adapter-settings';
+export type { SkillsDirectoryEntry, SkillsFileHandle, SkillsFileStats, SkillsFileSystem } from './skills-file-system';
+export { nodeSkillsFileSystem } from './skills-file-system';
+export type { SkillDiagnostic, SkillDiagnosticCode, SkillDiagnosticSeverity } from './skill-diagnostic';
+export type { SkillErrorCode, SkillErrorOptions } from './skill-error';
+export { SkillError } from './skill-error';
+export { MAX_SKILL_COMPATIBILITY_LENGTH, MAX_SKILL_DESCRIPTION_LENGTH, MAX_SKILL_NAME_LENGTH } from './skill-frontmatter';
+export { FRONTMATTER_CHUNK_BYTES } from './frontmatter-reader';
+export type { DiscoveredSkill, DiscoveredSkillScript, SkillDiscoveryResult, SkippedSkill } from './discover-skills';
+export { discoverSkills } from './discover-skills';
+export type { SkillFileOutput, SkillInstructionsOutput, SkillToolInput, SkillToolOutput } from './skill-tool';
+export type { SkillScriptInput, SkillScriptOutput } from './skill-script-tool';
+export { SkillsToolSource, createSkillsAdapter } from './skills-tool-source';
+export { registerSkillsAdapter } from './register-skills-adapter';

@@ -1,0 +1,32 @@
+import { TOOL_SOURCE } from '@ca/tool-lifecycle';
+import type { DependencyContainer } from 'tsyringe';
+import { SkillError } from './skill-error';
+import type { SkillsAdapterSettings } from './skills-adapter-settings';
+import { createSkillsAdapter, type SkillsToolSource } from './skills-tool-source';
+
+/**
+ * Creates the Agent Skills source and registers it in `container` under
+ * `TOOL_SOURCE` (multi-registration, next to other adapters' sources).
+ * Register it before resolving the runtime. Never touches tsyringe's global
+ * container unless you pass it.
+ *
+ * @example
+ * const child = container.createChildContainer();
+ * registerSkillsAdapter(child, { roots: ['.agents/skills'] });
+ * registerToolRuntime(child);
+ * const runtime = child.resolve(TOOL_RUNTIME);
+ *
+ * @returns The registered source (for `diagnostics()`).
+ * @throws {SkillError} `SKILL_INVALID_SETTINGS` when `container` is not a tsyringe container or the settings are malformed.
+ */
+export function registerSkillsAdapter(container: DependencyContainer, settings: SkillsAdapterSettings = {}): SkillsToolSource {
+  if (typeof container?.register !== 'function') {
+    throw new SkillError({
+      code: 'SKILL_INVALID_SETTINGS',
+      message: 'registerSkillsAdapter(container, settings) needs a tsyringe DependencyContainer, e.g. container.createChildContainer().',
+    });
+  }
+  const source = createSkillsAdapter(settings);
+  container.register(TOOL_SOURCE, { useValue: source });
+  return source;
+}

@@ -1,0 +1,97 @@
+const BRAND = Symbol.for('ca.error.SkillError');
+
+/**
+ * Stable codes of {@link SkillError}.
+ *
+ * - `SKILL_PATH_OUTSIDE_ROOT` — a requested path resolves outside the skill folder (`..`, absolute, symlink pointing out).
+ * - `SKILL_PATH_INVALID` — a requested path is empty or holds a NUL character.
+ * - `SKILL_FILE_NOT_FOUND` — a requested bundled file does not exist or is not a regular file.
+ * - `SKILL_FILE_TOO_LARGE` — a bundled file, or `SKILL.md` at activation, is larger than its configured cap.
+ * - `SKILL_FILE_READ_FAILED` — reading a file failed for another reason (permissions, I/O).
+ * - `SKILL_SCRIPT_FAILED` — a bundled script exited with a non-zero status or could not be started.
+ * - `SKILL_SCRIPT_TIMEOUT` — a bundled script ran longer than `scriptTimeoutMs` and its process group was killed.
+ * - `SKILL_NOT_FOUND` — `source.get(name)` was asked for a tool the source does not offer.
+ * - `SKILL_INVALID` — discovery skipped the skill (the diagnostic code is in `diagnosticCode`).
+ * - `SKILL_INVALID_SETTINGS` — the adapter settings are malformed.
+ */
+export type SkillErrorCode =
+  | 'SKILL_PATH_OUTSIDE_ROOT'
+  | 'SKILL_PATH_INVALID'
+  | 'SKILL_FILE_NOT_FOUND'
+  | 'SKILL_FILE_TOO_LARGE'
+  | 'SKILL_FILE_READ_FAILED'
+  | 'SKILL_SCRIPT_FAILED'
+  | 'SKILL_SCRIPT_TIMEOUT'
+  | 'SKILL_NOT_FOUND'
+  | 'SKILL_INVALID'
+  | 'SKILL_INVALID_SETTINGS';
+
+/** Options of {@link SkillError}. */
+export interface SkillErrorOptions {
+  /** Stable code, see {@link SkillErrorCode}. */
+  readonly code: SkillErrorCode;
+  /** A message a person can act on: which tool, which plan, what to change. */
+  readonly message: string;
+  /** The tool concerned (`skill.<name>` or `skill.<name>.script.<stem>`), when known. */
+  readonly toolName?: string;
+  /** The plan concerned, when known. */
+  readonly planId?: string;
+  /** The skill folder concerned, when known. */
+  readonly skillPath?: string;
+  /** The path the caller asked for (relative to the skill folder), when the error is about one. */
+  readonly requestedPath?: string;
+  /** For `SKILL_INVALID`: the code of the diagnostic that made discovery skip the skill. */
+  readonly diagnosticCode?: string;
+  /** The underlying error, per ES2022 `cause`. */
+  readonly cause?: unknown;
+}
+
+/**
+ * An error of the Agent Skills adapter. Expected failures inside a tool's
+ * `execute` (a path outside the skill, a missing or too large file, a script
+ * that fails or times out) are returned as failed results carrying this
+ * error; invalid settings and unknown tool names are thrown.
+ *
+ * Tell it apart with {@link SkillError.isInstance} and `code`, which keep
+ * working when two copies of this package are installed.
+ */
+export class SkillError extends Error {
+  /** Stable code of the error. */
+  readonly code: SkillErrorCode;
+  /** The tool concerned, when known. */
+  declare readonly toolName?: string;
+  /** The plan concerned, when known. */
+  declare readonly planId?: string;
+  /** The skill folder concerned, when known. */
+  declare readonly skillPath?: string;
+  /** The path the caller asked for, when the error is about one. */
+  declare readonly requestedPath?: string;
+  /** For `SKILL_INVALID`: the diagnostic code that made discovery skip the skill. */
+  declare readonly diagnosticCode?: string;
+
+  /**
+   * @param options - Code, message and the details named in {@link SkillErrorOptions}.
+   * @throws Never.
+   */
+  constructor(options: SkillErrorOptions) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SkillError';
+    this.code = options.code;
+    Object.defineProperty(this, BRAND, { value: true });
+    if (options.toolName !== undefined) this.toolName = options.toolName;
+    if (options.planId !== undefined) this.planId = options.planId;
+    if (options.skillPath !== undefined) this.skillPath = options.skillPath;
+    if (options.requestedPath !== undefined) this.requestedPath = options.requestedPath;
+    if (options.diagnosticCode !== undefined) this.diagnosticCode = options.diagnosticCode;
+  }
+
+  /**
+   * True when `value` is a {@link SkillError} from this or any other installed
+   * copy of the package (checks the `Symbol.for('ca.error.SkillError')` brand).
+   *
+   * @throws Never.
+   */
+  static isInstance(value: unknown): value is SkillError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+}

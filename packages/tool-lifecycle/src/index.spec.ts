@@ -1,0 +1,44 @@
+import * as publicApi from './index';
+import * as testing from './testing/index';
+
+describe('@ca/tool-lifecycle public API', () => {
+  it('exports exactly the documented runtime names', () => {
+    expect(Object.keys(publicApi).sort()).toEqual([
+      'RUNTIME_CLOCK',
+      'RUNTIME_LOGGER',
+      'SCHEMA_VALIDATOR',
+      'TOOL_LIFECYCLE_CACHE',
+      'TOOL_RUNTIME',
+      'TOOL_RUNTIME_OPTIONS',
+      'TOOL_SOURCE',
+      'ToolAccessDeniedError',
+      'ToolActivationError',
+      'ToolCheckpointRequiredError',
+      'ToolDeactivationError',
+      'ToolExecutionError',
+      'ToolInvalidArgumentError',
+      'ToolLifecycleCache',
+      'ToolNotActivatedError',
+      'ToolNotFoundError',
+      'ToolPlanEndedError',
+      'ToolRegistrationError',
+      'ToolRuntime',
+      'ToolRuntimeError',
+      'createConsoleLogger',
+      'registerToolRuntime',
+      'silentLogger',
+      'systemClock',
+      'toolFailure',
+      'toolSuccess',
+    ]);
+  });
+
+  it('exports the test doubles from the testing subpath only', () => {
+    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool']);
+  });
+
+  it('uses Symbol.for tokens so two copies of the package share them', () => {
+    expect(publicApi.TOOL_SOURCE).toBe(Symbol.for('ca.tool-lifecycle.ToolSource'));
+    expect(publicApi.TOOL_RUNTIME).toBe(Symbol.for('ca.tool-lifecycle.ToolRuntime'));
+  });
+});

@@ -1,0 +1,38 @@
+// tsyringe needs the Reflect metadata polyfill loaded before it; consumers need not remember it.
+import 'reflect-metadata';
+
+export type { ToolDescriptor } from './tool-descriptor';
+export type { ToolInstance, ToolCallOptions, ToolProgress } from './tool-instance';
+export type { ToolSource, UnavailableTool } from './tool-source';
+export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult } from './tool-result';
+export { toolSuccess, toolFailure } from './tool-result';
+export type { RuntimeLogger, LogFields, LogLevel } from './runtime-logger';
+export { createConsoleLogger, silentLogger } from './runtime-logger';
+export type { RuntimeClock } from './runtime-clock';
+export { systemClock } from './runtime-clock';
+export { ToolLifecycleCache } from './lifecycle-cache';
+export type { ToolLifecycleCacheOptions, PlanEndReport } from './lifecycle-cache';
+export { ToolRuntime } from './tool-runtime';
+export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions, DiscoveryResult } from './tool-runtime';
+export { registerToolRuntime } from './register-tool-runtime';
+export {
+  TOOL_SOURCE,
+  SCHEMA_VALIDATOR,
+  RUNTIME_LOGGER,
+  RUNTIME_CLOCK,
+  TOOL_RUNTIME_OPTIONS,
+  TOOL_LIFECYCLE_CACHE,
+  TOOL_RUNTIME,
+} from './tokens';
+export { ToolRuntimeError } from './errors/tool-runtime-error';
+export type { ToolRuntimeErrorCode, ToolRuntimeErrorOptions } from './errors/tool-runtime-error';
+export { ToolAccessDeniedError } from './errors/tool-access-denied-error';
+export { ToolCheckpointRequiredError } from './errors/tool-checkpoint-required-error';
+export { ToolNotActivatedError } from './errors/tool-not-activated-error';
+export { ToolActivationError } from './errors/tool-activation-error';
+export { ToolExecutionError } from './errors/tool-execution-error';
+export { ToolDeactivationError } from './errors/tool-deactivation-error';
+export { ToolNotFoundError } from './errors/tool-not-found-error';
+export { ToolRegistrationError } from './errors/tool-registration-error';
+export { ToolPlanEndedError } from './errors/tool-plan-ended-error';
+export { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';

@@ -1,0 +1,60 @@
+import { ProxyTracerProvider, SpanKind, SpanStatusCode, trace, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import type { ToolSourceKind } from '@ca/domain';
+
+const TRACER_NAME = '@ca/tool-lifecycle';
+// The provider the API falls back to when nothing is registered.
+const noopProvider = new ProxyTracerProvider().getDelegate();
+
+let cachedDelegate: TracerProvider | undefined;
+let cachedTracer: Tracer | undefined;
+
+/**
+ * The tracer to use for an execution, or `undefined` when no OpenTelemetry
+ * tracer provider is registered — so that an unobserved runtime does not pay
+ * for no-op spans. Checked on every call (cheap: two property reads), so a
+ * provider registered later is picked up.
+ */
+export function activeTracer(): Tracer | undefined {
+  const global = trace.getTracerProvider();
+  const delegate = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
+  if (delegate === noopProvider) return undefined;
+  if (delegate !== cachedDelegate) {
+    cachedDelegate = delegate;
+    cachedTracer = delegate.getTracer(TRACER_NAME);
+  }
+  return cachedTracer;
+}
+
+/** `gen_ai.tool.type` of the GenAI semantic conventions for a source kind. */
+function toolType(source: ToolSourceKind): string {
+  return source === 'mcp' || source === 'skill' ? 'extension' : 'function';
+}
+
+/** Starts the `execute_tool {name}` span of one execution. */
+export function startToolSpan(
+  tracer: Tracer,
+  toolName: string,
+  executionId: string,
+  source: ToolSourceKind | undefined,
+  planId: string,
+): Span {
+  return tracer.startSpan(`execute_tool ${toolName}`, {
+    kind: SpanKind.INTERNAL,
+    attributes: {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': toolName,
+      'gen_ai.tool.call.id': executionId,
+      ...(source === undefined ? {} : { 'gen_ai.tool.type': toolType(source) }),
+      'ca.plan.id': planId,
+    },
+  });
+}
+
+/** Ends a span, marking it failed with `error.type` when `errorType` is set. */
+export function endToolSpan(span: Span, errorType: string | undefined, message: string | undefined): void {
+  if (errorType !== undefined) {
+    span.setAttribute('error.type', errorType);
+    span.setStatus({ code: SpanStatusCode.ERROR, ...(message === undefined ? {} : { message }) });
+  }
+  span.end();
+}

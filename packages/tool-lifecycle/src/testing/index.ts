@@ -1,0 +1,5 @@
+export { TestTool } from './test-tool';
+export type { TestToolEvent, TestToolOptions } from './test-tool';
+export { InMemoryToolSource } from './in-memory-tool-source';
+export { RecordingLogger } from './recording-logger';
+export type { LogEntry } from './recording-logger';

@@ -1,0 +1,62 @@
+import type { ChangeInput, ToolExecutionTrace } from '@ca/tool-context';
+
+/**
+ * A piece of content a tool produced besides its structured output — text,
+ * an image, a resource link — in the shape of MCP content blocks, which most
+ * sources already speak. `type` says how to read the rest.
+ */
+export interface ToolContent {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
+/** A tool ran and produced `output`. */
+export interface ToolSuccess<O = unknown> {
+  readonly ok: true;
+  readonly output: O;
+  /** Content blocks kept as the source produced them (MCP `content`, …). */
+  readonly content?: readonly ToolContent[];
+  /** What the tool changed; the runtime attributes and records them. */
+  readonly changes?: readonly ChangeInput[];
+  /** Source-specific details (e.g. MCP `_meta`), JSON-serialisable. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** A tool ran, or was stopped before running, and failed. */
+export interface ToolFailure {
+  readonly ok: false;
+  /**
+   * Why it failed. From the runtime this is a `ToolSchemaValidationError`,
+   * a `ToolCancelledError` or an error of the `ToolRuntimeError` hierarchy;
+   * every one carries a stable `code`.
+   */
+  readonly error: Error & { readonly code?: string };
+  /** Whatever output the tool produced anyway (e.g. an MCP error payload). */
+  readonly output?: unknown;
+  readonly content?: readonly ToolContent[];
+  readonly changes?: readonly ChangeInput[];
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** What a tool's `execute` resolves to. */
+export type ToolResult<O = unknown> = ToolSuccess<O> | ToolFailure;
+
+/**
+ * What `runtime.execute` resolves to: the tool's result plus the id of the
+ * execution and its trace (the same object appended to the context).
+ */
+export type ExecutionResult<O = unknown> = ToolResult<O> & {
+  readonly executionId: string;
+  readonly toolName: string;
+  readonly trace: ToolExecutionTrace;
+};
+
+/** Builds a successful {@link ToolResult}. */
+export function toolSuccess<O>(output: O, extra?: Omit<ToolSuccess<O>, 'ok' | 'output'>): ToolSuccess<O> {
+  return extra === undefined ? { ok: true, output } : { ...extra, ok: true, output };
+}
+
+/** Builds a failed {@link ToolResult}. */
+export function toolFailure(error: Error & { readonly code?: string }, extra?: Omit<ToolFailure, 'ok' | 'error'>): ToolFailure {
+  return extra === undefined ? { ok: false, error } : { ...extra, ok: false, error };
+}

@@ -1,0 +1,46 @@
+import type { ToolSourceKind } from '@ca/domain';
+import type { ToolDescriptor } from './tool-descriptor';
+import type { ToolInstance } from './tool-instance';
+
+/**
+ * A tool that a source could not offer, with the reason (e.g. an MCP tool
+ * whose schema does not compile). Other tools of the source stay usable.
+ */
+export interface UnavailableTool {
+  readonly name: string;
+  readonly source: ToolSourceKind;
+  readonly reason: string;
+  readonly error?: Error & { readonly code?: string };
+}
+
+/**
+ * One origin of tools: an MCP server configuration, a skills root, the
+ * built-ins, a set of custom tools. Many sources of one kind may coexist.
+ */
+export interface ToolSource {
+  /** Which kind of source this is. */
+  readonly kind: ToolSourceKind;
+  /** Identifies the source in messages (`mcp:everything`, `skills:/path`). */
+  readonly id: string;
+  /**
+   * Lists the tools this source offers, cheaply: it never activates a tool
+   * and never loads heavy content.
+   * @throws when the source as a whole cannot be listed (a server that does
+   * not start); the error names the source.
+   */
+  discover(signal?: AbortSignal): Promise<readonly ToolDescriptor[]>;
+  /**
+   * The instance of a tool this source listed.
+   * @throws when the name is not one of this source's tools.
+   */
+  get(name: string): ToolInstance | Promise<ToolInstance>;
+  /** Tools the source saw but cannot offer, with reasons (optional). */
+  unavailable?(): readonly UnavailableTool[];
+  /**
+   * Subscribes to changes of the tool list (MCP `list_changed`); the runtime
+   * rediscovers this source when called. Returns an unsubscribe function.
+   */
+  onToolsChanged?(listener: () => void): () => void;
+  /** Releases what the source holds across plans (shared sessions, watchers). */
+  dispose?(): Promise<void>;
+}

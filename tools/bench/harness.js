@@ -1,0 +1,68 @@
+'use strict';
+// Small, dependency-free measurement helpers shared by the benchmarks.
+// Every benchmark measures its baseline in the same process and the same
+// run, interleaving rounds of baseline and subject so that drift (CPU
+// frequency, GC, the other core's load) hits both alike, and reports medians.
+
+const { performance } = require('node:perf_hooks');
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** ns per call of a synchronous function, over one batch. */
+function timeSync(fn, iterations) {
+  const start = performance.now();
+  for (let index = 0; index < iterations; index++) fn(index);
+  return ((performance.now() - start) * 1e6) / iterations;
+}
+
+/** ns per call of an async function awaited sequentially, over one batch. */
+async function timeAsync(fn, iterations) {
+  const start = performance.now();
+  for (let index = 0; index < iterations; index++) await fn(index);
+  return ((performance.now() - start) * 1e6) / iterations;
+}
+
+/**
+ * Runs each named case `rounds` times, interleaved, `iterations` calls per
+ * round (after `warmup` calls each), and returns the median ns/op per case.
+ * `cases` is an object of name -> { fn, async?, setup?(round), teardown?(round) }.
+ */
+async function compare(cases, { rounds = 15, iterations = 20_000, warmup = 20_000 } = {}) {
+  const names = Object.keys(cases);
+  const samples = Object.fromEntries(names.map((name) => [name, []]));
+  for (const name of names) {
+    const entry = cases[name];
+    if (entry.setup) await entry.setup(-1);
+    if (entry.async) await timeAsync(entry.fn, warmup);
+    else timeSync(entry.fn, warmup);
+    if (entry.teardown) await entry.teardown(-1);
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+      const entry = cases[name];
+      if (entry.setup) await entry.setup(round);
+      samples[name].push(entry.async ? await timeAsync(entry.fn, iterations) : timeSync(entry.fn, iterations));
+      if (entry.teardown) await entry.teardown(round);
+    }
+  }
+  return Object.fromEntries(names.map((name) => [name, median(samples[name])]));
+}
+
+/** Heap used after a full collection (needs node --expose-gc). */
+function heapAfterGc() {
+  if (typeof global.gc !== 'function') throw new Error('Run the benchmark with node --expose-gc (npm run bench does).');
+  global.gc();
+  global.gc();
+  return process.memoryUsage().heapUsed;
+}
+
+/** Formats a number of nanoseconds for a table. */
+function formatNs(ns) {
+  return ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`;
+}
+
+module.exports = { median, timeSync, timeAsync, compare, heapAfterGc, formatNs };

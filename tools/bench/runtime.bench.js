@@ -1,0 +1,100 @@
+'use strict';
+// runtime.execute of a trivial tool with input and output schemas, against a
+// direct call of the tool and against ajv-validate + call, in one run; and
+// the heap left behind by 100,000 sequential plans.
+const Ajv2020 = require('ajv/dist/2020').default;
+const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
+const { InMemoryToolSource, TestTool } = require('../../packages/tool-lifecycle/dist/testing/index.js');
+const { compare, heapAfterGc } = require('./harness');
+
+const inputSchema = {
+  type: 'object',
+  properties: { name: { type: 'string' }, count: { type: 'integer' } },
+  required: ['name', 'count'],
+  additionalProperties: false,
+};
+const outputSchema = { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'] };
+
+async function run() {
+  const execute = async (input) => ({ ok: true, output: { greeting: `hi ${input.name}` } });
+  const tool = new TestTool({ name: 'bench.greet', capability: { writes: false }, inputSchema, outputSchema, stateless: true, wrapOutput: false, execute });
+  const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger });
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  const validateInput = ajv.compile(inputSchema);
+  const validateOutput = ajv.compile(outputSchema);
+  const input = { name: 'Ada', count: 3 };
+  await runtime.listTools();
+  let ctx = runtime.createPlan();
+  const fresh = async () => {
+    await runtime.endPlan(ctx);
+    ctx = runtime.createPlan();
+  };
+  const medians = await compare(
+    {
+      direct: { async: true, fn: () => execute(input) },
+      'ajv + call': {
+        async: true,
+        fn: async () => {
+          if (!validateInput(input)) throw new Error('invalid');
+          const result = await execute(input);
+          if (!validateOutput(result.output)) throw new Error('invalid');
+          return result;
+        },
+      },
+      'runtime.execute': { async: true, fn: () => runtime.execute('bench.greet', input, ctx), setup: fresh },
+    },
+    { rounds: 15, iterations: 20_000, warmup: 50_000 },
+  );
+  await runtime.endPlan(ctx);
+
+  // Memory: 100,000 sequential plans, each one execution, then GC.
+  for (let index = 0; index < 2_000; index++) {
+    const plan = runtime.createPlan();
+    await runtime.execute('bench.greet', input, plan);
+    await runtime.endPlan(plan);
+  }
+  const before = heapAfterGc();
+  for (let index = 0; index < 100_000; index++) {
+    const plan = runtime.createPlan();
+    await runtime.execute('bench.greet', input, plan);
+    await runtime.endPlan(plan);
+  }
+  const after = heapAfterGc();
+  const growthMb = (after - before) / 1024 / 1024;
+
+  return [
+    {
+      name: 'runtime.execute (input+output schemas)',
+      baseline: 'direct call',
+      baselineNs: medians.direct,
+      subjectNs: medians['runtime.execute'],
+      note: `ajv + call ${medians['ajv + call'].toFixed(0)} ns`,
+      target: 'median ≤ 1,500 ns/execute',
+      pass: medians['runtime.execute'] <= 1_500,
+    },
+    {
+      name: 'runtime.execute vs ajv + call',
+      baseline: 'ajv validate + call',
+      baselineNs: medians['ajv + call'],
+      subjectNs: medians['runtime.execute'],
+      target: 'report',
+      pass: true,
+    },
+    {
+      name: 'heap growth after 100,000 sequential plans',
+      baseline: 'heap after warm-up',
+      baselineValue: `${(before / 1024 / 1024).toFixed(1)} MB`,
+      subjectValue: `+${growthMb.toFixed(2)} MB`,
+      target: '< 5 MB',
+      pass: growthMb < 5,
+    },
+  ];
+}
+
+module.exports = { run };
+if (require.main === module) {
+  run().then((rows) => console.log(JSON.stringify(rows, null, 2)), (error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
