@@ -20,10 +20,16 @@ describe('normalizeCapability', () => {
     expect(capability).toEqual(normalizeCapability({}));
   });
 
+  it('treats a tool that declares it does not write as checkpointable unless it says otherwise', () => {
+    expect(normalizeCapability({ writes: false }).checkpointable).toBe(true);
+    expect(normalizeCapability({ writes: false, checkpointable: false }).checkpointable).toBe(false);
+    expect(normalizeCapability({ writes: 'no' }).checkpointable).toBe(false);
+  });
+
   it('keeps declared values and clears destructive for a read-only tool', () => {
     expect(normalizeCapability({ writes: false, destructive: true, openWorld: false, idempotent: true })).toEqual({
       writes: false,
-      checkpointable: false,
+      checkpointable: true,
       idempotent: true,
       destructive: false,
       openWorld: false,

@@ -31,7 +31,9 @@ export type ToolCapabilityInput = { readonly [K in keyof ToolCapability]?: unkno
  * Missing or unknown values fall on the conservative side, so that a tool
  * which says nothing is treated as the riskiest kind:
  * - `writes`: `true` unless exactly `false`;
- * - `checkpointable`: `false` unless exactly `true`;
+ * - `checkpointable`: `true` when exactly `true`, and also when it is not given
+ *   and `writes` is exactly `false` — a tool that changes nothing has nothing
+ *   to undo, so a checkpoint-required plan may run it; otherwise `false`;
  * - `idempotent`: `false` unless exactly `true`;
  * - `destructive`: `false` for a tool that does not write, otherwise `true`
  *   unless exactly `false`;
@@ -45,7 +47,7 @@ export function normalizeCapability(input?: ToolCapabilityInput | null | unknown
   const writes = value.writes !== false;
   return Object.freeze({
     writes,
-    checkpointable: value.checkpointable === true,
+    checkpointable: value.checkpointable === true || (value.checkpointable === undefined && !writes),
     idempotent: value.idempotent === true,
     destructive: writes ? value.destructive !== false : false,
     openWorld: value.openWorld !== false,

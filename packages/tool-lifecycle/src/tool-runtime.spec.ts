@@ -219,6 +219,29 @@ describe('ToolRuntime.execute — the seven steps', () => {
     expect(report).toMatchObject({ deactivated: ['stubborn'], abandonedExecutions: 0 });
   });
 
+  it('5e2. changes a tool reports after it was cancelled are still recorded, so they can be rolled back', async () => {
+    let finish!: () => void;
+    const writer = new TestTool({
+      name: 'late-writer',
+      capability: { writes: true, checkpointable: true },
+      execute: () => new Promise<string>((resolve) => (finish = () => resolve('partly done'))),
+      changes: [{ kind: 'create', target: 'file:///tmp/partial.txt' }],
+    });
+    const { runtime } = setup([writer]);
+    ctx = runtime.createPlan();
+    const running = runtime.execute('late-writer', {}, ctx);
+    await new Promise((resolve) => setImmediate(resolve));
+    ctx.cancellationToken.cancel('stop');
+    const error = await rejection(running);
+    expect(ToolCancelledError.isInstance(error)).toBe(true);
+    expect(ctx.changes).toHaveLength(0);
+    finish();
+    await runtime.endPlan(ctx);
+    expect(ctx.changes.map((change) => [change.kind, change.toolName, change.executionId])).toEqual([
+      ['create', 'late-writer', ctx.traces[0]!.executionId],
+    ]);
+  });
+
   it('5f. the tool sees the per-execution context and the plan signal', async () => {
     let seen: ToolExecutionContext | undefined;
     const tool = new TestTool({
@@ -431,7 +454,7 @@ describe('ToolRuntime.discover', () => {
     const { runtime } = setup([new TestTool({ name: 'desc', capability: { writes: false } })]);
     await expect(runtime.describe('desc')).resolves.toMatchObject({
       name: 'desc',
-      capability: { writes: false, checkpointable: false, destructive: false },
+      capability: { writes: false, checkpointable: true, destructive: false },
     });
     await expect(runtime.describe('nope')).rejects.toBeInstanceOf(ToolNotFoundError);
   });

@@ -433,12 +433,17 @@ export class ToolRuntime {
     };
     running.then(settled, settled);
     return new Promise<ToolResult>((resolve, reject) => {
-      const unsubscribe = token.onCancel((reason) =>
-        reject(new ToolCancelledError({ reason, toolName: name, planId })),
-      );
+      let answered = false;
+      const unsubscribe = token.onCancel((reason) => {
+        answered = true;
+        reject(new ToolCancelledError({ reason, toolName: name, planId }));
+      });
       running.then(
         (result) => {
           unsubscribe();
+          // The caller already got ToolCancelledError, but what the tool did
+          // before it stopped still happened: keep its changes for rollback.
+          if (answered) this.recordLateChanges(ctx, name, executionId, result);
           resolve(result);
         },
         (error: unknown) => {
@@ -552,6 +557,11 @@ export class ToolRuntime {
       });
     }
     return trace;
+  }
+
+  private recordLateChanges(ctx: ToolExecutionContext, toolName: string, executionId: string, result: unknown): void {
+    const changes = (result as { changes?: unknown } | null)?.changes;
+    if (Array.isArray(changes) && changes.length > 0) this.recordChanges(ctx, toolName, executionId, changes);
   }
 
   private recordChanges(ctx: ToolExecutionContext, toolName: string, executionId: string, changes: readonly unknown[]): void {

@@ -1,0 +1,214 @@
+import { tmpdir } from 'node:os';
+import { isAbsolute } from 'node:path';
+import { BuiltinToolError } from './builtin-tool-error';
+
+/** Every built-in tool, by name. */
+export const BUILTIN_TOOL_NAMES = Object.freeze([
+  'builtin.fs.read',
+  'builtin.fs.write',
+  'builtin.fs.edit',
+  'builtin.fs.delete',
+  'builtin.fs.list',
+  'builtin.fs.glob',
+  'builtin.fs.grep',
+  'builtin.command.run',
+  'builtin.http.get',
+  'builtin.http.request',
+] as const);
+
+/** The name of one built-in tool. */
+export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
+
+/** Limits of the file tools; every field has a default (see the README). */
+export interface BuiltinFileLimits {
+  /** Most bytes one `builtin.fs.read` returns (default 262,144 = 256 KiB). */
+  readonly readMaxBytes?: number;
+  /** Most lines one `builtin.fs.read` returns, and its default `limit` in lines (default 2,000). */
+  readonly readMaxLines?: number;
+  /** Largest file `builtin.fs.edit` will load to replace text in (default 10 MiB). */
+  readonly editMaxBytes?: number;
+  /** Most entries one `builtin.fs.list` page holds (default 1,000). */
+  readonly listMaxEntries?: number;
+  /** Most paths one `builtin.fs.glob` page holds (default 1,000). */
+  readonly globMaxResults?: number;
+  /** Most matches one `builtin.fs.grep` returns (default 500). */
+  readonly grepMaxMatches?: number;
+  /** Longest matched line `builtin.fs.grep` returns, in characters; longer lines are cut (default 500). */
+  readonly grepMaxLineLength?: number;
+  /** Most directory entries a glob or grep walk visits before it stops with `truncated` (default 1,000,000). */
+  readonly walkMaxEntries?: number;
+}
+
+/** Settings of `builtin.command.run`. */
+export interface BuiltinCommandSettings {
+  /**
+   * Commands that may run, matched against `argv[0]`: a bare name (`git`)
+   * matches that name or any path ending in `/git`; an absolute path matches
+   * only itself. Absent (the default): every command may run.
+   */
+  readonly allow?: readonly string[];
+  /** Variables of the server's environment passed on (default PATH, HOME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR, TEMP, TMP, USER, LOGNAME, SystemRoot). */
+  readonly inheritEnv?: readonly string[];
+  /** Fixed variables set for every command (after the inherited ones, before the call's `env`). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Deadline of a command whose call sets none, in ms (default 120,000). */
+  readonly defaultTimeoutMs?: number;
+  /** Longest deadline a call may ask for, in ms (default 600,000). */
+  readonly maxTimeoutMs?: number;
+  /** How long a process group gets between SIGTERM and SIGKILL, in ms (default 2,000). */
+  readonly killGraceMs?: number;
+  /** Most bytes kept of stdout and of stderr each (default 1 MiB); the rest is counted and dropped. */
+  readonly maxOutputBytes?: number;
+}
+
+/** Settings of `builtin.http.get` and `builtin.http.request`. */
+export interface BuiltinHttpSettings {
+  /**
+   * Hosts that may be requested: `example.com` (that host, any port),
+   * `example.com:8080` (that host and port) or `*.example.com` (any subdomain,
+   * not the domain itself). Absent (the default): every host.
+   */
+  readonly allowHosts?: readonly string[];
+  /** Deadline of a request whose call sets none, in ms (default 30,000). */
+  readonly defaultTimeoutMs?: number;
+  /** Longest deadline a call may ask for, in ms (default 300,000). */
+  readonly maxTimeoutMs?: number;
+  /** Most response-body bytes read; reading stops there and `truncated` is set (default 1 MiB). */
+  readonly maxResponseBytes?: number;
+  /** Most redirects followed, each checked against `allowHosts` (default 5). */
+  readonly maxRedirects?: number;
+  /** The `fetch` to use; default `globalThis.fetch`. */
+  readonly fetch?: typeof fetch;
+}
+
+/** Where undo data of the write tools lives. */
+export interface BuiltinUndoSettings {
+  /** Parent of the per-plan backup folders (default `os.tmpdir()`). */
+  readonly directory?: string;
+  /** Previous contents up to this size are kept inline in the change, base64 (default 65,536 bytes); larger ones are copied to the plan's backup folder. */
+  readonly inlineMaxBytes?: number;
+}
+
+/** Settings of `createBuiltinAdapter`; everything is optional. */
+export interface BuiltinAdapterSettings {
+  /** Id of the source in messages (default `'builtin'`). */
+  readonly id?: string;
+  /** The tools to offer (default all of {@link BUILTIN_TOOL_NAMES}). */
+  readonly tools?: readonly BuiltinToolName[];
+  /** Limits of the file tools. */
+  readonly files?: BuiltinFileLimits;
+  /** Settings of the command tool. */
+  readonly command?: BuiltinCommandSettings;
+  /** Settings of the HTTP tools. */
+  readonly http?: BuiltinHttpSettings;
+  /** Where undo data lives. */
+  readonly undo?: BuiltinUndoSettings;
+}
+
+/** Settings with every default filled in. */
+export interface ResolvedSettings {
+  readonly id: string;
+  readonly tools: readonly BuiltinToolName[];
+  readonly files: Required<BuiltinFileLimits>;
+  readonly command: Required<Omit<BuiltinCommandSettings, 'allow'>> & { readonly allow: readonly string[] | undefined };
+  readonly http: Required<Omit<BuiltinHttpSettings, 'allowHosts' | 'fetch'>> & {
+    readonly allowHosts: readonly string[] | undefined;
+    readonly fetch: typeof fetch;
+  };
+  readonly undo: Required<BuiltinUndoSettings>;
+}
+
+const DEFAULT_INHERITED_ENV = Object.freeze([
+  'PATH',
+  'HOME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'TEMP',
+  'TMP',
+  'USER',
+  'LOGNAME',
+  'SystemRoot',
+]);
+
+/** Checks settings and fills in the defaults. */
+export function resolveSettings(settings: BuiltinAdapterSettings = {}): ResolvedSettings {
+  const fail = (field: string, message: string): never => {
+    throw new BuiltinToolError({
+      code: 'BUILTIN_INVALID_SETTINGS',
+      message: `Invalid built-in adapter setting ${field}: ${message}`,
+    });
+  };
+  if (typeof settings !== 'object' || settings === null) fail('settings', 'expected an object (or nothing).');
+  const count = (group: string, value: unknown, name: string, fallback: number, minimum = 1): number => {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < minimum) {
+      fail(`${group}.${name}`, `expected an integer ≥ ${minimum}, got ${String(value)}.`);
+    }
+    return value as number;
+  };
+  const names = (field: string, value: unknown): readonly string[] | undefined => {
+    if (value === undefined) return undefined;
+    if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && item.length > 0)) {
+      fail(field, 'expected an array of non-empty strings.');
+    }
+    return Object.freeze([...(value as string[])]);
+  };
+  const tools = (names('tools', settings.tools) ?? BUILTIN_TOOL_NAMES) as readonly BuiltinToolName[];
+  for (const tool of tools) {
+    if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(tool)) {
+      fail('tools', `unknown tool "${tool}"; choose from ${BUILTIN_TOOL_NAMES.join(', ')}.`);
+    }
+  }
+  const id = settings.id ?? 'builtin';
+  if (typeof id !== 'string' || id.length === 0) fail('id', 'expected a non-empty string.');
+  const files = settings.files ?? {};
+  const command = settings.command ?? {};
+  const http = settings.http ?? {};
+  const undo = settings.undo ?? {};
+  const env = command.env ?? {};
+  if (typeof env !== 'object' || env === null || !Object.values(env).every((value) => typeof value === 'string')) {
+    fail('command.env', 'expected an object of string values.');
+  }
+  const fetchFunction = http.fetch ?? globalThis.fetch;
+  if (typeof fetchFunction !== 'function') fail('http.fetch', 'expected a fetch function.');
+  const undoDirectory = undo.directory ?? tmpdir();
+  if (typeof undoDirectory !== 'string' || !isAbsolute(undoDirectory)) fail('undo.directory', 'expected an absolute path.');
+  return Object.freeze({
+    id,
+    tools,
+    files: Object.freeze({
+      readMaxBytes: count('files', files.readMaxBytes, 'readMaxBytes', 256 * 1024),
+      readMaxLines: count('files', files.readMaxLines, 'readMaxLines', 2000),
+      editMaxBytes: count('files', files.editMaxBytes, 'editMaxBytes', 10 * 1024 * 1024),
+      listMaxEntries: count('files', files.listMaxEntries, 'listMaxEntries', 1000),
+      globMaxResults: count('files', files.globMaxResults, 'globMaxResults', 1000),
+      grepMaxMatches: count('files', files.grepMaxMatches, 'grepMaxMatches', 500),
+      grepMaxLineLength: count('files', files.grepMaxLineLength, 'grepMaxLineLength', 500),
+      walkMaxEntries: count('files', files.walkMaxEntries, 'walkMaxEntries', 1_000_000),
+    }),
+    command: Object.freeze({
+      allow: names('command.allow', command.allow),
+      inheritEnv: names('command.inheritEnv', command.inheritEnv) ?? DEFAULT_INHERITED_ENV,
+      env: Object.freeze({ ...env }),
+      defaultTimeoutMs: count('command', command.defaultTimeoutMs, 'defaultTimeoutMs', 120_000),
+      maxTimeoutMs: count('command', command.maxTimeoutMs, 'maxTimeoutMs', 600_000),
+      killGraceMs: count('command', command.killGraceMs, 'killGraceMs', 2000, 0),
+      maxOutputBytes: count('command', command.maxOutputBytes, 'maxOutputBytes', 1024 * 1024),
+    }),
+    http: Object.freeze({
+      allowHosts: names('http.allowHosts', http.allowHosts)?.map((host) => host.toLowerCase()),
+      defaultTimeoutMs: count('http', http.defaultTimeoutMs, 'defaultTimeoutMs', 30_000),
+      maxTimeoutMs: count('http', http.maxTimeoutMs, 'maxTimeoutMs', 300_000),
+      maxResponseBytes: count('http', http.maxResponseBytes, 'maxResponseBytes', 1024 * 1024),
+      maxRedirects: count('http', http.maxRedirects, 'maxRedirects', 5, 0),
+      fetch: fetchFunction,
+    }),
+    undo: Object.freeze({
+      directory: undoDirectory,
+      inlineMaxBytes: count('undo', undo.inlineMaxBytes, 'inlineMaxBytes', 64 * 1024, 0),
+    }),
+  });
+}

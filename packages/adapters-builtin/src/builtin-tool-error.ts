@@ -1,0 +1,85 @@
+const BRAND = Symbol.for('ca.error.BuiltinToolError');
+
+/** Stable codes of {@link BuiltinToolError}. */
+export type BuiltinToolErrorCode =
+  | 'BUILTIN_INVALID_SETTINGS'
+  | 'BUILTIN_INVALID_INPUT'
+  | 'BUILTIN_NO_RESOURCE'
+  | 'BUILTIN_PATH_OUTSIDE_RESOURCES'
+  | 'BUILTIN_RESOURCE_READ_ONLY'
+  | 'BUILTIN_NOT_FOUND'
+  | 'BUILTIN_WRONG_TYPE'
+  | 'BUILTIN_ALREADY_EXISTS'
+  | 'BUILTIN_TOO_LARGE'
+  | 'BUILTIN_EDIT_NO_MATCH'
+  | 'BUILTIN_EDIT_AMBIGUOUS'
+  | 'BUILTIN_IO_FAILED'
+  | 'BUILTIN_COMMAND_NOT_ALLOWED'
+  | 'BUILTIN_COMMAND_START_FAILED'
+  | 'BUILTIN_COMMAND_TIMED_OUT'
+  | 'BUILTIN_HTTP_URL_NOT_ALLOWED'
+  | 'BUILTIN_HTTP_STATUS'
+  | 'BUILTIN_HTTP_FAILED'
+  | 'BUILTIN_HTTP_TIMED_OUT'
+  | 'BUILTIN_ROLLBACK_FAILED';
+
+/** Options of {@link BuiltinToolError}. */
+export interface BuiltinToolErrorOptions {
+  /** Stable code, see {@link BuiltinToolErrorCode}. */
+  readonly code: BuiltinToolErrorCode;
+  /** What went wrong and what to do about it. */
+  readonly message: string;
+  /** The tool that failed, when known. */
+  readonly toolName?: string;
+  /** The plan the tool ran in, when known. */
+  readonly planId?: string;
+  /** The path or URL concerned, when there is one. */
+  readonly target?: string;
+  /** The underlying error, per ES2022 `cause`. */
+  readonly cause?: unknown;
+}
+
+/**
+ * An expected failure of a built-in tool: a path outside the bound resources,
+ * a write to a read-only resource, a missing file, a refused command or URL,
+ * an HTTP error status, a failed rollback.
+ *
+ * Inside `execute` these are returned as failed results (`toolFailure`), never
+ * thrown; `rollback()` and `createBuiltinAdapter()` throw them. Tell them apart
+ * by `code` or with {@link BuiltinToolError.isInstance}, which works across
+ * installed copies of the package.
+ */
+export class BuiltinToolError extends Error {
+  /** Stable code of the failure. */
+  readonly code: BuiltinToolErrorCode;
+  /** The tool that failed, when known. */
+  declare readonly toolName?: string;
+  /** The plan the tool ran in, when known. */
+  declare readonly planId?: string;
+  /** The path or URL concerned, when there is one. */
+  declare readonly target?: string;
+
+  /**
+   * @param options - Code, message and optional tool, plan, target and cause.
+   * @throws Never.
+   */
+  constructor(options: BuiltinToolErrorOptions) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'BuiltinToolError';
+    this.code = options.code;
+    if (options.toolName !== undefined) this.toolName = options.toolName;
+    if (options.planId !== undefined) this.planId = options.planId;
+    if (options.target !== undefined) this.target = options.target;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /**
+   * True when `value` is a {@link BuiltinToolError} from any installed copy
+   * of this package (checks the `Symbol.for('ca.error.BuiltinToolError')` brand).
+   *
+   * @throws Never.
+   */
+  static isInstance(value: unknown): value is BuiltinToolError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+}

@@ -1,0 +1,104 @@
+import type { DependencyContainer } from 'tsyringe';
+import { TOOL_SOURCE, type ToolDescriptor, type ToolInstance, type ToolSource } from '@ca/tool-lifecycle';
+import { resolveSettings, type BuiltinAdapterSettings, type BuiltinToolName, type ResolvedSettings } from './builtin-adapter-settings';
+import { BuiltinTool, type BuiltinToolSpec } from './builtin-tool';
+import { BuiltinToolError } from './builtin-tool-error';
+import { commandTool } from './tools/command-run';
+import { deleteTool } from './tools/fs-delete';
+import { editTool } from './tools/fs-edit';
+import { globTool } from './tools/fs-glob';
+import { grepTool } from './tools/fs-grep';
+import { listTool } from './tools/fs-list';
+import { readTool } from './tools/fs-read';
+import { writeTool } from './tools/fs-write';
+import { httpGetTool, httpRequestTool } from './tools/http-request';
+import { UndoStore } from './undo-store';
+
+const SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpec>> = {
+  'builtin.fs.read': readTool,
+  'builtin.fs.write': writeTool,
+  'builtin.fs.edit': editTool,
+  'builtin.fs.delete': deleteTool,
+  'builtin.fs.list': listTool,
+  'builtin.fs.glob': globTool,
+  'builtin.fs.grep': grepTool,
+  'builtin.command.run': commandTool,
+  'builtin.http.get': httpGetTool,
+  'builtin.http.request': httpRequestTool,
+};
+
+/**
+ * The built-in tools as a `ToolSource` of kind `'builtin'`: file tools
+ * confined to the plan's bound resources and recording undoable changes, a
+ * command runner and HTTP requests. Tools are plain objects, created once;
+ * discovery does no I/O.
+ */
+export class BuiltinToolSource implements ToolSource {
+  /** Always `'builtin'`. */
+  readonly kind = 'builtin' as const;
+  /** From the settings, default `'builtin'`. */
+  readonly id: string;
+  private readonly tools: ReadonlyMap<string, BuiltinTool>;
+
+  /**
+   * @param settings - See {@link BuiltinAdapterSettings}.
+   * @throws {BuiltinToolError} `BUILTIN_INVALID_SETTINGS` when a setting is invalid.
+   */
+  constructor(settings: BuiltinAdapterSettings = {}) {
+    const resolved: ResolvedSettings = resolveSettings(settings);
+    const undo = new UndoStore(resolved.undo.directory, resolved.undo.inlineMaxBytes);
+    this.id = resolved.id;
+    this.tools = new Map(resolved.tools.map((name) => [name, new BuiltinTool(SPECS[name], resolved, undo)]));
+  }
+
+  /** The descriptors of the enabled tools, sorted by name. Never throws. */
+  async discover(): Promise<readonly ToolDescriptor[]> {
+    return [...this.tools.values()].map((tool) => tool.descriptor).sort((left, right) => left.name.localeCompare(right.name));
+  }
+
+  /**
+   * The instance of an enabled tool.
+   * @throws {BuiltinToolError} `BUILTIN_INVALID_INPUT` when the name is not an enabled built-in tool.
+   */
+  get(name: string): ToolInstance {
+    const tool = this.tools.get(name);
+    if (tool === undefined) {
+      throw new BuiltinToolError({
+        code: 'BUILTIN_INVALID_INPUT',
+        toolName: name,
+        message: `Source "${this.id}" has no tool "${name}"; it offers ${[...this.tools.keys()].join(', ') || 'no tools'} (enable more with the tools setting).`,
+      });
+    }
+    return tool;
+  }
+}
+
+/**
+ * Creates the built-in tool source.
+ *
+ * @example
+ * const source = createBuiltinAdapter({ tools: ['builtin.fs.read', 'builtin.fs.grep'] });
+ *
+ * @throws {BuiltinToolError} `BUILTIN_INVALID_SETTINGS` when a setting is invalid.
+ */
+export function createBuiltinAdapter(settings: BuiltinAdapterSettings = {}): BuiltinToolSource {
+  return new BuiltinToolSource(settings);
+}
+
+/**
+ * Creates the built-in tool source and registers it in `container` under
+ * `TOOL_SOURCE` (multi-registration); register it before resolving the runtime.
+ *
+ * @example
+ * const child = container.createChildContainer();
+ * registerBuiltinAdapter(child, { command: { allow: ['git'] } });
+ * registerToolRuntime(child);
+ * const runtime = child.resolve(TOOL_RUNTIME);
+ *
+ * @throws {BuiltinToolError} `BUILTIN_INVALID_SETTINGS` when a setting is invalid.
+ */
+export function registerBuiltinAdapter(container: DependencyContainer, settings: BuiltinAdapterSettings = {}): BuiltinToolSource {
+  const source = createBuiltinAdapter(settings);
+  container.register(TOOL_SOURCE, { useValue: source });
+  return source;
+}

@@ -1,0 +1,157 @@
+import { normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
+import { createExecutionId, type ChangeInput, type ToolExecutionContext } from '@ca/tool-context';
+import { toolFailure, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
+import type { ResolvedSettings } from './builtin-adapter-settings';
+import { BuiltinToolError, type BuiltinToolErrorCode } from './builtin-tool-error';
+import { guardPath, type GuardRequest, type GuardedPath } from './path-guard';
+import type { UndoStore } from './undo-store';
+
+/** Everything one execution of a built-in tool works with. */
+export class ToolCall {
+  /** Changes made so far; attached to the result, also a failed one. */
+  readonly changes: ChangeInput[] = [];
+  readonly planId: string;
+
+  constructor(
+    readonly toolName: string,
+    readonly ctx: ToolExecutionContext,
+    readonly settings: ResolvedSettings,
+    readonly undo: UndoStore,
+  ) {
+    this.planId = ctx.planId;
+  }
+
+  /** `Tool "x" in plan "p"`, to start messages. */
+  get where(): string {
+    return `Tool "${this.toolName}" in plan "${this.planId}"`;
+  }
+
+  /** An expected failure of this call. */
+  fail(code: BuiltinToolErrorCode, message: string, target?: string, cause?: unknown): BuiltinToolError {
+    return new BuiltinToolError({
+      code,
+      message: `${this.where} ${message}`,
+      toolName: this.toolName,
+      planId: this.planId,
+      ...(target === undefined ? {} : { target }),
+      ...(cause === undefined ? {} : { cause }),
+    });
+  }
+
+  /** Confines a path to the plan's resources (see `guardPath`). */
+  guard(request: Omit<GuardRequest, 'toolName'>): Promise<GuardedPath> {
+    return guardPath(this.ctx, { ...request, toolName: this.toolName });
+  }
+
+  /** Throws `ToolCancelledError` when the execution was cancelled. */
+  checkCancelled(): void {
+    this.ctx.cancellationToken.check({ toolName: this.toolName, planId: this.planId });
+  }
+}
+
+/** One built-in tool: its metadata and what it does. */
+export interface BuiltinToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly capability: ToolCapabilityInput;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema: JsonSchema;
+  /** The tool keeps undo backups: its deactivation removes the plan's backup folder. */
+  readonly keepsUndoData?: boolean;
+  /** Runs the tool; throws `BuiltinToolError` for expected failures, which become failed results. */
+  run(input: Record<string, unknown>, call: ToolCall): Promise<ToolResult>;
+}
+
+/** Marks a schema as draft 2020-12. */
+export function schema(body: Record<string, unknown>): JsonSchema {
+  return Object.freeze({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...body });
+}
+
+/** The `ToolInstance` of a {@link BuiltinToolSpec}. */
+export class BuiltinTool implements ToolInstance {
+  readonly descriptor: ToolDescriptor;
+
+  constructor(
+    private readonly spec: BuiltinToolSpec,
+    private readonly settings: ResolvedSettings,
+    private readonly undo: UndoStore,
+  ) {
+    this.descriptor = Object.freeze({
+      name: spec.name,
+      description: spec.description,
+      source: 'builtin',
+      capability: normalizeCapability(spec.capability),
+      inputSchema: spec.inputSchema,
+      outputSchema: spec.outputSchema,
+    });
+    if (spec.keepsUndoData === true) {
+      this.deactivate = (ctx: ToolExecutionContext) => this.undo.release(ctx.planId);
+    }
+  }
+
+  /** Removes the plan's undo backups (write tools only); rollback is no longer possible for large files afterwards. */
+  deactivate?: (ctx: ToolExecutionContext) => Promise<void>;
+
+  async execute(input: unknown, ctx: ToolExecutionContext): Promise<ToolResult> {
+    const call = new ToolCall(this.spec.name, ctx, this.settings, this.undo);
+    let result: ToolResult;
+    try {
+      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+        throw call.fail('BUILTIN_INVALID_INPUT', 'expects an object as input; see its inputSchema.');
+      }
+      result = await this.spec.run(input as Record<string, unknown>, call);
+    } catch (error) {
+      const failure = asExpectedFailure(error, call);
+      if (failure === undefined) {
+        deliverChanges(call);
+        throw error;
+      }
+      result = toolFailure(failure);
+    }
+    return deliverChanges(call, result);
+  }
+}
+
+/**
+ * Attaches the call's changes to its result. When the tool throws there is no
+ * result to carry them (the runtime turns the throw into ToolExecutionError),
+ * so they are recorded into the context directly; otherwise they would be
+ * lost to rollback. A result that arrives after cancellation still reaches
+ * the runtime, which records its changes.
+ */
+function deliverChanges(call: ToolCall, result?: ToolResult): ToolResult {
+  const changes = call.changes;
+  if (result === undefined) {
+    if (changes.length > 0) {
+      const at = new Date().toISOString();
+      const executionId = call.ctx.executionId ?? createExecutionId();
+      for (const change of changes) call.ctx.recordChange({ ...change, toolName: call.toolName, executionId, at: change.at ?? at });
+    }
+    return toolFailure(call.fail('BUILTIN_IO_FAILED', 'was interrupted.'));
+  }
+  return changes.length === 0 ? result : { ...result, changes: [...(result.changes ?? []), ...changes] };
+}
+
+const NOT_FOUND = new Set(['ENOENT']);
+const WRONG_TYPE = new Set(['EISDIR', 'ENOTDIR', 'ENOTEMPTY']);
+
+function asExpectedFailure(error: unknown, call: ToolCall): BuiltinToolError | undefined {
+  if (BuiltinToolError.isInstance(error)) return error;
+  const system = error as NodeJS.ErrnoException | null;
+  if (typeof system?.code !== 'string' || !/^E[A-Z]+$/.test(system.code)) return undefined;
+  const target = typeof system.path === 'string' ? system.path : undefined;
+  const code: BuiltinToolErrorCode = NOT_FOUND.has(system.code)
+    ? 'BUILTIN_NOT_FOUND'
+    : WRONG_TYPE.has(system.code)
+      ? 'BUILTIN_WRONG_TYPE'
+      : system.code === 'EEXIST'
+        ? 'BUILTIN_ALREADY_EXISTS'
+        : 'BUILTIN_IO_FAILED';
+  const hint =
+    code === 'BUILTIN_NOT_FOUND'
+      ? 'Check the path (builtin.fs.list or builtin.fs.glob show what exists).'
+      : code === 'BUILTIN_WRONG_TYPE'
+        ? 'The path is a folder where a file was expected, or the other way round.'
+        : 'Check permissions and free space.';
+  return call.fail(code, `failed${target === undefined ? '' : ` on "${target}"`}: ${system.message}. ${hint}`, target, error);
+}
