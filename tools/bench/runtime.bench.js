@@ -4,7 +4,7 @@
 // the heap left behind by 100,000 sequential plans.
 const Ajv2020 = require('ajv/dist/2020').default;
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
-const { InMemoryToolSource, TestTool } = require('../../packages/tool-lifecycle/dist/testing/index.js');
+const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
 const { compare, heapAfterGc } = require('./harness');
 
 const inputSchema = {
@@ -17,7 +17,11 @@ const outputSchema = { type: 'object', properties: { greeting: { type: 'string' 
 
 async function run() {
   const execute = async (input) => ({ ok: true, output: { greeting: `hi ${input.name}` } });
-  const tool = new TestTool({ name: 'bench.greet', capability: { writes: false }, inputSchema, outputSchema, stateless: true, wrapOutput: false, execute });
+  // A plain ToolInstance: what an adapter hands the runtime, with nothing recorded.
+  const tool = {
+    descriptor: { name: 'bench.greet', description: 'Greets.', source: 'custom', capability: { writes: false }, inputSchema, outputSchema },
+    execute: (input) => execute(input),
+  };
   const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger });
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   const validateInput = ajv.compile(inputSchema);

@@ -366,3 +366,37 @@ describe('ToolExecutionContext.forExecution', () => {
     expect(getCancellationListenerCounts(ctx.cancellationToken).children).toBe(0);
   });
 });
+
+describe('recordTrace storage', () => {
+  const base = {
+    executionId: 'exec-1',
+    planId: 'p-store',
+    toolName: 'tool',
+    startedAt: '2026-12-02T10:00:00.000Z',
+    endedAt: '2026-12-02T10:00:00.001Z',
+    durationMs: 1,
+    resultSizeBytes: 2,
+    success: true,
+  };
+
+  it('keeps a frozen trace as given, after validating it', () => {
+    const ctx = createExecutionContext({ planId: 'p-store' });
+    const frozen = Object.freeze({ ...base });
+    ctx.recordTrace(frozen);
+    expect(ctx.traces[0]).toBe(frozen);
+    expect(() => ctx.recordTrace(Object.freeze({ ...base, durationMs: -1 }))).toThrow(/durationMs/);
+    expect(() => ctx.recordTrace(Object.freeze({ ...base, error: Object.freeze({ name: 'E' }) }))).toThrow(/error/);
+  });
+
+  it('copies and freezes a trace that is not frozen, keeping only the known fields', () => {
+    const ctx = createExecutionContext({ planId: 'p-store' });
+    const mutable = { ...base, extra: 'dropped' };
+    ctx.recordTrace(mutable);
+    const stored = ctx.traces[0] as unknown as Record<string, unknown>;
+    expect(stored).not.toBe(mutable);
+    expect(Object.isFrozen(stored)).toBe(true);
+    expect(stored['extra']).toBeUndefined();
+    mutable.durationMs = 99;
+    expect(stored['durationMs']).toBe(1);
+  });
+});

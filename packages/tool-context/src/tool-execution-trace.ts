@@ -81,7 +81,10 @@ function describeThrownValue(value: unknown): string {
   }
 }
 
-/** Validates a trace and returns a frozen copy holding only the known fields. */
+/**
+ * Validates a trace and returns it frozen: a trace that is already frozen is
+ * kept as given, any other is copied (known fields only) and frozen.
+ */
 export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace {
   const fail = (field: string, message: string): never => {
     throw new ContextValidationError({ field: `trace${field}`, planId, message });
@@ -115,6 +118,13 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (typeof success !== 'boolean') {
     fail('.success', `expected true or false, got ${describeType(success)}.`);
   }
+  // A frozen trace (the runtime records those) cannot change after this
+  // check, so it is kept as given: copying it on every execution would cost
+  // more than the rest of recording.
+  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error))) {
+    if (error !== undefined) checkTraceError(error, fail);
+    return record as unknown as ToolExecutionTrace;
+  }
   const copy: { -readonly [K in keyof ToolExecutionTrace]: ToolExecutionTrace[K] } = {
     executionId: executionId as string,
     planId,
@@ -126,11 +136,16 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     success: success as boolean,
   };
   if (error !== undefined) {
-    const { name, code, message } = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
-    if (typeof name !== 'string' || typeof code !== 'string' || typeof message !== 'string') {
-      fail('.error', 'expected { name, code, message } strings; build it from the thrown value with toTraceError().');
-    }
-    copy.error = Object.freeze({ name: name as string, code: code as string, message: message as string });
+    const { name, code, message } = checkTraceError(error, fail);
+    copy.error = Object.freeze({ name, code, message });
   }
   return Object.freeze(copy);
+}
+
+function checkTraceError(error: unknown, fail: (field: string, message: string) => never): ToolExecutionTraceError {
+  const { name, code, message } = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
+  if (typeof name !== 'string' || typeof code !== 'string' || typeof message !== 'string') {
+    fail('.error', 'expected { name, code, message } strings; build it from the thrown value with toTraceError().');
+  }
+  return { name: name as string, code: code as string, message: message as string };
 }

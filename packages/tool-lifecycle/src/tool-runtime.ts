@@ -427,11 +427,6 @@ export class ToolRuntime {
     }
     // The plan counts the tool as in flight until its own promise settles,
     // even when the caller has already been answered (cancellation).
-    const settled = (): void => {
-      this.cache.endExecution(planId);
-      if (token !== planToken) token.dispose();
-    };
-    running.then(settled, settled);
     return new Promise<ToolResult>((resolve, reject) => {
       let answered = false;
       const unsubscribe = token.onCancel((reason) => {
@@ -441,6 +436,8 @@ export class ToolRuntime {
       running.then(
         (result) => {
           unsubscribe();
+          this.cache.endExecution(planId);
+          if (token !== planToken) token.dispose();
           // The caller already got ToolCancelledError, but what the tool did
           // before it stopped still happened: keep its changes for rollback.
           if (answered) this.recordLateChanges(ctx, name, executionId, result);
@@ -448,8 +445,11 @@ export class ToolRuntime {
         },
         (error: unknown) => {
           unsubscribe();
+          this.cache.endExecution(planId);
+          const cancelled = token.isCancelled;
+          if (token !== planToken) token.dispose();
           reject(
-            token.isCancelled && !ToolCancelledError.isInstance(error)
+            cancelled && !ToolCancelledError.isInstance(error)
               ? new ToolCancelledError({ reason: token.reason ?? 'cancelled', toolName: name, planId, cause: error })
               : error,
           );
@@ -546,10 +546,10 @@ export class ToolRuntime {
       success: error === undefined,
     };
     if (traceError !== undefined) trace.error = traceError;
+    // Frozen, the context records this very object instead of a copy.
+    Object.freeze(trace);
     try {
       ctx.recordTrace(trace);
-      // The context keeps its own frozen copy: hand out that one.
-      return ctx.traces[ctx.traces.length - 1] ?? trace;
     } catch (recordError) {
       this.logger.error(`Could not record the trace of tool '${toolName}' in plan '${ctx.planId}': ${messageOf(recordError)}`, {
         toolName,
