@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (`npm test`): lint, type-check, build and test
-# every project, failing on the first failure. Run from a clean clone after
-# `npm ci`; it needs no network and no running services (tests that need a
-# server start and stop it themselves).
+# every project, failing on any failure. Run from a clean clone after
+# `npm ci`. It needs no running services (tests that need a server — MCP
+# servers, a local HTTP server, a Verdaccio registry — start and stop it
+# themselves) and no network but the npm registry (the publishing test's
+# consumer project installs third-party packages from it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
