@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+'use strict';
+// The demo behind `npm start`: runs the plans of examples/plans through the
+// `agents` command against a temporary workspace, with nothing but what the
+// repository ships (no network, no keys), and prints the traces at the end.
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { main, processIo } = require('../packages/cli/dist/index.js');
+
+const root = path.resolve(__dirname, '..');
+
+function snapshot(dir) {
+  const out = {};
+  const walk = (current) => {
+    for (const entry of fs.readdirSync(current, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(current, entry.name);
+      const key = path.relative(dir, full);
+      if (entry.isDirectory()) {
+        out[`${key}/`] = 'dir';
+        walk(full);
+      } else out[key] = crypto.createHash('sha256').update(fs.readFileSync(full)).digest('hex');
+    }
+  };
+  walk(dir);
+  return JSON.stringify(out);
+}
+
+async function run() {
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-demo-'));
+  const tracesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-demo-traces-'));
+  const stateDir = path.join(tracesDir, 'state');
+  fs.writeFileSync(path.join(workspace, 'README.md'), '# Demo workspace\n\nHello from the agents demo.\n');
+  fs.writeFileSync(path.join(workspace, 'data.json'), `${JSON.stringify({ answer: 42 }, null, 2)}\n`);
+  const io = { ...processIo(), cwd: __dirname, env: { ...process.env, DEMO_WORKSPACE: workspace, DEMO_ROOT: root } };
+  const plans = [
+    ['01-edit-and-rollback.yaml', 'Built-in file tools write, edit and delete; a rollback restores the tree.'],
+    ['02-every-source.yaml', 'A skill, an MCP server over stdio, a custom tool and wrapped tools.'],
+    ['03-read-only.yaml', 'A read-only plan refuses a writing tool.'],
+    ['04-checkpoint-required.yaml', 'A checkpoint-required plan refuses a tool that cannot be undone.'],
+  ];
+  let failures = 0;
+  try {
+    const before = snapshot(workspace);
+    for (const [index, [file, title]] of plans.entries()) {
+      io.stdout(`\n=== ${index + 1}. ${title}\n$ agents plan run examples/plans/${file}\n\n`);
+      const tracesFile = path.join(tracesDir, `${path.basename(file, '.yaml')}.jsonl`);
+      const code = await main(['--state-dir', stateDir, 'plan', 'run', path.join('plans', file), '--traces', tracesFile], io);
+      if (code !== 0) {
+        failures++;
+        io.stderr(`plan ${file} exited with ${code}\n`);
+      }
+      if (index === 0) {
+        const identical = snapshot(workspace) === before;
+        io.stdout(`\nWorkspace after rollback is ${identical ? 'byte-identical to before' : 'DIFFERENT from before'}.\n`);
+        if (!identical) failures++;
+      }
+    }
+    io.stdout('\n=== Traces (JSON Lines, one per execution)\n');
+    for (const file of fs.readdirSync(tracesDir).filter((name) => name.endsWith('.jsonl')).sort()) {
+      const lines = fs.readFileSync(path.join(tracesDir, file), 'utf8').trim().split('\n').filter(Boolean);
+      io.stdout(`\n${file} — ${lines.length} trace(s)\n`);
+      for (const line of lines) {
+        const trace = JSON.parse(line);
+        io.stdout(
+          `  ${trace.startedAt}  ${trace.toolName.padEnd(24)} ${trace.success ? 'ok    ' : 'failed'} ${trace.durationMs.toFixed(1).padStart(7)} ms ${String(trace.resultSizeBytes).padStart(6)} B${trace.error ? `  ${trace.error.code}` : ''}\n`,
+        );
+      }
+    }
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+    fs.rmSync(tracesDir, { recursive: true, force: true });
+  }
+  io.stdout(`\n${failures === 0 ? 'Demo finished: every plan behaved as expected.' : `Demo finished with ${failures} unexpected result(s).`}\n`);
+  return failures === 0 ? 0 : 1;
+}
+
+run().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);

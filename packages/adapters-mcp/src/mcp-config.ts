@@ -1,0 +1,398 @@
+import { readFile } from 'node:fs/promises';
+import type { ToolCapabilityInput } from '@ca/domain';
+import { McpConfigError } from './mcp-config-error';
+
+/**
+ * How long a server's session lives:
+ * - `plan` (default): one session (one process, for stdio) per plan, opened
+ *   when the plan first uses one of the server's tools and closed when the
+ *   plan ends;
+ * - `shared`: one session for every plan, opened on first use and kept until
+ *   the source is disposed; plans lease it (reference-counted).
+ */
+export type McpServerScope = 'plan' | 'shared';
+
+/** A capability override: any field of `ToolCapability`, as booleans. */
+export type McpCapabilityOverride = {
+  readonly [K in keyof ToolCapabilityInput]?: boolean;
+};
+
+/**
+ * The keys this adapter adds beside the standard ones of an `mcpServers`
+ * entry. Every one is optional.
+ */
+export interface McpServerExtensions {
+  /** `plan` (default) or `shared`; see {@link McpServerScope}. */
+  readonly scope?: McpServerScope;
+  /** Deadline of the start plus the `initialize` handshake, in ms (default 30,000). */
+  readonly connectTimeoutMs?: number;
+  /** Deadline of one request without progress, in ms (default 60,000); progress resets it. */
+  readonly callTimeoutMs?: number;
+  /** Deadline of one request however much progress it reports, in ms (default 10 × `callTimeoutMs`). */
+  readonly maxTotalTimeoutMs?: number;
+  /** How long a closing stdio server may take after SIGTERM before SIGKILL, in ms (default 2,000). */
+  readonly shutdownGraceMs?: number;
+  /** Only tools whose MCP name matches one of these globs (`*`, `?`) are offered. */
+  readonly include?: readonly string[];
+  /** Tools whose MCP name matches one of these globs are not offered (wins over `include`). */
+  readonly exclude?: readonly string[];
+  /** Per MCP tool name, capability fields that replace what the annotations imply. */
+  readonly capabilities?: Readonly<Record<string, McpCapabilityOverride>>;
+  /** Names of further variables of this process's environment passed to a stdio server. */
+  readonly inheritEnv?: readonly string[];
+  /** `true` leaves the server out entirely. */
+  readonly disabled?: boolean;
+}
+
+/** A server started as a child process, spoken to over stdin/stdout. */
+export interface McpStdioServerConfig extends McpServerExtensions {
+  /** `'stdio'`; implied by `command`. */
+  readonly type?: 'stdio';
+  /** The program to run (looked up on `PATH`; no shell). */
+  readonly command: string;
+  /** Its arguments. */
+  readonly args?: readonly string[];
+  /** Environment variables for the server, on top of the safe default set. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory of the server (default: this process's). */
+  readonly cwd?: string;
+}
+
+/** A server reached over Streamable HTTP. */
+export interface McpHttpServerConfig extends McpServerExtensions {
+  /** `'http'` (or `'streamable-http'`, `'streamableHttp'`); implied by `url`. */
+  readonly type?: 'http' | 'streamable-http' | 'streamableHttp';
+  /** The MCP endpoint, `http:` or `https:`. */
+  readonly url: string;
+  /** Headers sent with every request (e.g. `Authorization`). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** One entry of `mcpServers`. */
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+
+/** The `mcpServers` document MCP clients already use (Claude Desktop, Cursor, …). */
+export interface McpServersConfig {
+  /** Servers by name; a name becomes the middle part of `mcp.<server>.<tool>`. */
+  readonly mcpServers: Readonly<Record<string, McpServerConfig>>;
+}
+
+/** One server after validation, with every default filled in. */
+export interface ParsedMcpServer {
+  readonly name: string;
+  readonly transport: 'stdio' | 'http';
+  readonly command?: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly inheritEnv: readonly string[];
+  readonly url?: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly scope: McpServerScope;
+  readonly connectTimeoutMs: number;
+  readonly callTimeoutMs: number;
+  readonly maxTotalTimeoutMs: number;
+  readonly shutdownGraceMs: number;
+  readonly include: readonly string[];
+  readonly exclude: readonly string[];
+  readonly capabilities: Readonly<Record<string, McpCapabilityOverride>>;
+}
+
+/** A validated configuration: the enabled servers, in the order given. */
+export interface ParsedMcpConfig {
+  /** Where it came from: a file path, or `'settings'`. */
+  readonly source: string;
+  readonly servers: readonly ParsedMcpServer[];
+}
+
+/** Options of {@link parseMcpConfig}. */
+export interface ParseMcpConfigOptions {
+  /** Where the value came from, for messages (a file path); default `'settings'`. */
+  readonly source?: string;
+}
+
+/** Default of `connectTimeoutMs`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+/** Default of `callTimeoutMs` (the MCP SDK's default request timeout). */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+/** Default of `shutdownGraceMs`. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 2_000;
+
+const MAX_TIMER_MS = 2_147_483_647;
+const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const CAPABILITY_FIELDS = new Set(['writes', 'checkpointable', 'idempotent', 'destructive', 'openWorld']);
+const COMMON_KEYS = [
+  'type',
+  'scope',
+  'connectTimeoutMs',
+  'callTimeoutMs',
+  'maxTotalTimeoutMs',
+  'shutdownGraceMs',
+  'include',
+  'exclude',
+  'capabilities',
+  'disabled',
+];
+const STDIO_KEYS = new Set([...COMMON_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv']);
+const HTTP_KEYS = new Set([...COMMON_KEYS, 'url', 'headers']);
+
+/**
+ * Validates an `mcpServers` document and fills in the defaults.
+ *
+ * @example
+ * const config = parseMcpConfig({ mcpServers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] } } });
+ *
+ * @throws {McpConfigError} When the value is not `{ mcpServers: { … } }`, a
+ *   server name is not 1–64 letters, digits, `_` or `-`, an entry has both or
+ *   neither of `command` and `url`, an unknown key, or a value of the wrong
+ *   type. The error names the server and the key.
+ */
+export function parseMcpConfig(value: unknown, options: ParseMcpConfigOptions = {}): ParsedMcpConfig {
+  const source = options.source ?? 'settings';
+  const fail = (message: string, server?: string, key?: string): never => {
+    const where = server === undefined ? '' : `MCP server '${server}'${key === undefined ? '' : `, key '${key}'`}: `;
+    throw new McpConfigError({
+      source,
+      message: `Invalid MCP configuration (${source}): ${where}${message}`,
+      ...(server === undefined ? {} : { server }),
+      ...(key === undefined ? {} : { key }),
+    });
+  };
+  if (!isPlainObject(value)) {
+    fail(`expected an object like { "mcpServers": { "<name>": { "command": "…" } } }, got ${describe(value)}.`);
+  }
+  const servers = (value as Record<string, unknown>)['mcpServers'];
+  if (!isPlainObject(servers)) {
+    fail(`expected a "mcpServers" object mapping server names to their settings, got ${describe(servers)}.`);
+  }
+  const parsed: ParsedMcpServer[] = [];
+  for (const [name, entry] of Object.entries(servers as Record<string, unknown>)) {
+    if (!SERVER_NAME.test(name)) {
+      fail(
+        `the server name '${name}' cannot be used in tool names (mcp.<server>.<tool>): use 1–64 letters, digits, '_' or '-' (no dots or spaces).`,
+        name,
+      );
+    }
+    const server = parseServer(name, entry, (message, key) => fail(message, name, key));
+    if (server !== undefined) parsed.push(server);
+  }
+  return Object.freeze({ source, servers: Object.freeze(parsed) });
+}
+
+/**
+ * Reads and validates an `mcpServers` JSON file.
+ *
+ * @throws {McpConfigError} (as a rejection) When the file cannot be read, is
+ *   not JSON, or is not a valid configuration (see {@link parseMcpConfig}).
+ */
+export async function loadMcpConfig(path: string): Promise<ParsedMcpConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new McpConfigError({
+      source: path,
+      cause: error,
+      message: `Cannot read the MCP configuration file '${path}': ${messageOf(error)}. Check the path and its permissions.`,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new McpConfigError({
+      source: path,
+      cause: error,
+      message: `The MCP configuration file '${path}' is not valid JSON: ${messageOf(error)}.`,
+    });
+  }
+  return parseMcpConfig(value, { source: path });
+}
+
+function parseServer(
+  name: string,
+  entry: unknown,
+  fail: (message: string, key?: string) => never,
+): ParsedMcpServer | undefined {
+  if (!isPlainObject(entry)) fail(`expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${describe(entry)}.`);
+  const raw = entry as Record<string, unknown>;
+  const disabled = optionalBoolean(raw['disabled'], 'disabled', fail);
+  const type = raw['type'];
+  let transport: 'stdio' | 'http';
+  if (type === undefined) {
+    if (raw['command'] !== undefined && raw['url'] !== undefined) fail('has both "command" and "url"; keep one (stdio or Streamable HTTP).');
+    if (raw['command'] === undefined && raw['url'] === undefined) {
+      fail('needs "command" (a stdio server) or "url" (a Streamable HTTP server).');
+    }
+    transport = raw['command'] !== undefined ? 'stdio' : 'http';
+  } else if (type === 'stdio') {
+    transport = 'stdio';
+  } else if (type === 'http' || type === 'streamable-http' || type === 'streamableHttp') {
+    transport = 'http';
+  } else if (type === 'sse') {
+    fail('the legacy HTTP+SSE transport is not supported; point "url" at the server\'s Streamable HTTP endpoint.', 'type');
+  } else {
+    fail(`expected "stdio" or "http", got ${describe(type)}.`, 'type');
+  }
+  const allowed = transport === 'stdio' ? STDIO_KEYS : HTTP_KEYS;
+  for (const key of Object.keys(raw)) {
+    if (!allowed.has(key)) {
+      fail(
+        `unknown key for a ${transport === 'stdio' ? 'stdio' : 'Streamable HTTP'} server; allowed keys are ${[...allowed].join(', ')}.`,
+        key,
+      );
+    }
+  }
+
+  const scope = raw['scope'];
+  if (scope !== undefined && scope !== 'plan' && scope !== 'shared') fail(`expected "plan" or "shared", got ${describe(scope)}.`, 'scope');
+  const callTimeoutMs = optionalTimeout(raw['callTimeoutMs'], 'callTimeoutMs', fail) ?? DEFAULT_CALL_TIMEOUT_MS;
+  const common = {
+    name,
+    scope: (scope as McpServerScope | undefined) ?? 'plan',
+    connectTimeoutMs: optionalTimeout(raw['connectTimeoutMs'], 'connectTimeoutMs', fail) ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    callTimeoutMs,
+    maxTotalTimeoutMs:
+      optionalTimeout(raw['maxTotalTimeoutMs'], 'maxTotalTimeoutMs', fail) ?? Math.min(callTimeoutMs * 10, MAX_TIMER_MS),
+    shutdownGraceMs: optionalTimeout(raw['shutdownGraceMs'], 'shutdownGraceMs', fail) ?? DEFAULT_SHUTDOWN_GRACE_MS,
+    include: optionalStrings(raw['include'], 'include', fail) ?? ['*'],
+    exclude: optionalStrings(raw['exclude'], 'exclude', fail) ?? [],
+    capabilities: parseCapabilities(raw['capabilities'], fail),
+  };
+  let server: ParsedMcpServer;
+  if (transport === 'stdio') {
+    const command = raw['command'];
+    if (typeof command !== 'string' || command.trim().length === 0) {
+      fail(`expected the program to run as a non-empty string, got ${describe(command)}.`, 'command');
+    }
+    const cwd = raw['cwd'];
+    if (cwd !== undefined && (typeof cwd !== 'string' || cwd.length === 0)) fail(`expected a directory path, got ${describe(cwd)}.`, 'cwd');
+    const inheritEnv = optionalStrings(raw['inheritEnv'], 'inheritEnv', fail) ?? [];
+    for (const variable of inheritEnv) {
+      if (!ENV_NAME.test(variable)) fail(`'${variable}' is not an environment variable name.`, 'inheritEnv');
+    }
+    server = {
+      ...common,
+      transport: 'stdio',
+      command: command as string,
+      args: optionalStrings(raw['args'], 'args', fail, true) ?? [],
+      env: optionalStringRecord(raw['env'], 'env', fail) ?? {},
+      ...(cwd === undefined ? {} : { cwd: cwd as string }),
+      inheritEnv,
+      headers: {},
+    };
+  } else {
+    const url = raw['url'];
+    let parsedUrl: URL | undefined;
+    try {
+      parsedUrl = typeof url === 'string' ? new URL(url) : undefined;
+    } catch {
+      parsedUrl = undefined;
+    }
+    if (parsedUrl === undefined || (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:')) {
+      fail(`expected an http: or https: URL such as "http://127.0.0.1:3001/mcp", got ${describe(url)}.`, 'url');
+    }
+    server = {
+      ...common,
+      transport: 'http',
+      url: (parsedUrl as URL).href,
+      headers: optionalStringRecord(raw['headers'], 'headers', fail) ?? {},
+      args: [],
+      env: {},
+      inheritEnv: [],
+    };
+  }
+  return disabled === true ? undefined : deepFreeze(server);
+}
+
+function parseCapabilities(value: unknown, fail: (message: string, key?: string) => never): Record<string, McpCapabilityOverride> {
+  if (value === undefined) return {};
+  if (!isPlainObject(value)) {
+    fail(`expected an object mapping MCP tool names to capability overrides such as { "writes": false }, got ${describe(value)}.`, 'capabilities');
+  }
+  const result: Record<string, McpCapabilityOverride> = {};
+  for (const [tool, override] of Object.entries(value as Record<string, unknown>)) {
+    if (!isPlainObject(override)) fail(`expected an object such as { "writes": false }, got ${describe(override)}.`, `capabilities.${tool}`);
+    for (const [field, flag] of Object.entries(override as Record<string, unknown>)) {
+      if (!CAPABILITY_FIELDS.has(field)) {
+        fail(`unknown capability field; use ${[...CAPABILITY_FIELDS].join(', ')}.`, `capabilities.${tool}.${field}`);
+      }
+      if (typeof flag !== 'boolean') fail(`expected true or false, got ${describe(flag)}.`, `capabilities.${tool}.${field}`);
+    }
+    result[tool] = { ...(override as McpCapabilityOverride) };
+  }
+  return result;
+}
+
+function optionalBoolean(value: unknown, key: string, fail: (message: string, key?: string) => never): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  return fail(`expected true or false, got ${describe(value)}.`, key);
+}
+
+function optionalTimeout(value: unknown, key: string, fail: (message: string, key?: string) => never): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
+    fail(`expected a positive number of milliseconds (at most ${MAX_TIMER_MS}), got ${describe(value)}.`, key);
+  }
+  return value as number;
+}
+
+function optionalStrings(
+  value: unknown,
+  key: string,
+  fail: (message: string, key?: string) => never,
+  allowEmpty = false,
+): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) fail(`expected an array of strings, got ${describe(value)}.`, key);
+  return (value as unknown[]).map((item, index) => {
+    if (typeof item !== 'string' || (!allowEmpty && item.length === 0)) {
+      fail(`expected ${allowEmpty ? 'a string' : 'a non-empty string'} at index ${index}, got ${describe(item)}.`, key);
+    }
+    return item as string;
+  });
+}
+
+function optionalStringRecord(
+  value: unknown,
+  key: string,
+  fail: (message: string, key?: string) => never,
+): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) fail(`expected an object of string values, got ${describe(value)}.`, key);
+  const result: Record<string, string> = {};
+  for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof item !== 'string') fail(`expected a string, got ${describe(item)}.`, `${key}.${name}`);
+    result[name] = item as string;
+  }
+  return result;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}
+
+/** @internal A short description of a value for messages. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+/** @internal The message of any thrown value. */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === 'string' ? error : String(error);
+}

@@ -1,0 +1,70 @@
+import { McpAdapterError, hasBrand, type McpAdapterErrorOptions } from './mcp-adapter-error';
+
+const BRAND = Symbol.for('ca.error.McpToolError');
+
+/**
+ * Stable codes of {@link McpToolError}, each carried by a failed result:
+ * - `MCP_TOOL_ERROR`: the tool answered with `isError: true`;
+ * - `MCP_CALL_TIMEOUT`: no answer within `callTimeoutMs` (or progress went on
+ *   past `maxTotalTimeoutMs`); the server was sent `notifications/cancelled`;
+ * - `MCP_REQUEST_FAILED`: the server answered `tools/call` with a JSON-RPC
+ *   error (unknown tool, invalid params, internal error);
+ * - `MCP_STRUCTURED_CONTENT_MISSING`: the tool declares an `outputSchema` but
+ *   returned no `structuredContent`;
+ * - `MCP_INVALID_RESULT`: the answer is not a valid `CallToolResult`.
+ */
+export type McpToolErrorCode =
+  | 'MCP_TOOL_ERROR'
+  | 'MCP_CALL_TIMEOUT'
+  | 'MCP_REQUEST_FAILED'
+  | 'MCP_STRUCTURED_CONTENT_MISSING'
+  | 'MCP_INVALID_RESULT';
+
+/** Options of {@link McpToolError}. */
+export interface McpToolErrorOptions extends McpAdapterErrorOptions {
+  /** The stable code. */
+  readonly code: McpToolErrorCode;
+  /** The configured server. */
+  readonly server: string;
+  /** The runtime tool name (`mcp.<server>.<tool>`). */
+  readonly toolName: string;
+  /** The tool's name on the MCP server. */
+  readonly mcpToolName: string;
+  /** The JSON-RPC error code, for `MCP_REQUEST_FAILED` and `MCP_CALL_TIMEOUT`. */
+  readonly rpcCode?: number;
+}
+
+/**
+ * One call of an MCP tool failed. Returned inside a failed `ToolResult`
+ * (never thrown), with the tool's `content` kept beside it.
+ */
+export class McpToolError extends McpAdapterError {
+  declare readonly code: McpToolErrorCode;
+  declare readonly server: string;
+  declare readonly toolName: string;
+  /** The tool's name on the MCP server. */
+  readonly mcpToolName: string;
+  /** The JSON-RPC error code, when the server sent one. */
+  declare readonly rpcCode?: number;
+
+  /**
+   * @param options - Code, server, tool names, message and cause.
+   * @throws Never.
+   */
+  constructor(options: McpToolErrorOptions) {
+    super(options.code, options);
+    this.name = 'McpToolError';
+    this.mcpToolName = options.mcpToolName;
+    if (options.rpcCode !== undefined) this.rpcCode = options.rpcCode;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /**
+   * True when `value` is a {@link McpToolError} from any installed copy.
+   *
+   * @throws Never.
+   */
+  static override isInstance(value: unknown): value is McpToolError {
+    return hasBrand(value, BRAND);
+  }
+}

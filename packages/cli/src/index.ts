@@ -1,0 +1,18 @@
+export { main } from './main';
+export type { CliIo } from './cli-io';
+export { processIo } from './cli-io';
+export { EXIT_CODES } from './exit-codes';
+export type { ExitCode } from './exit-codes';
+export { CliError } from './cli-error';
+export type { CliErrorCode, CliErrorOptions } from './cli-error';
+export { loadConfig, CONFIG_FILE_NAMES } from './config';
+export type { AgentsConfig, AgentsConfigFile, ResourceEntry, WrappedEntry } from './config';
+export { loadPlanFile } from './plan-file';
+export type { PlanFile, PlanStep } from './plan-file';
+export { buildRuntime, loadToolModule } from './build-runtime';
+export type { BuiltRuntime } from './build-runtime';
+export { runPlanFile } from './plan-runner';
+export type { PlanRunReport, RunPlanOptions, StepOutcome, StepReport } from './plan-runner';
+export { PlanRegistry, resolveStateDir } from './plan-registry';
+export type { RunningPlan } from './plan-registry';
+export { configSchema as agentsConfigSchema, planSchema as planFileSchema } from './validate-document';
