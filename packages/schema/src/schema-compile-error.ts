@@ -92,7 +92,12 @@ export class SchemaCompileError extends Error {
    * `@ca/schema` or from any other (checked through a `Symbol.for` brand).
    */
   static isInstance(value: unknown): value is SchemaCompileError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    try {
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    } catch {
+      // A hostile value (a Proxy whose traps throw) is not one of ours.
+      return false;
+    }
   }
 }
 

@@ -61,7 +61,12 @@ export class ToolSchemaValidationError extends Error {
    * `@ca/schema` or from any other (checked through a `Symbol.for` brand).
    */
   static isInstance(value: unknown): value is ToolSchemaValidationError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    try {
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    } catch {
+      // A hostile value (a Proxy whose traps throw) is not one of ours.
+      return false;
+    }
   }
 }
 

@@ -57,7 +57,12 @@ export class ContextValidationError extends TypeError {
    * @throws Never.
    */
   static isInstance(value: unknown): value is ContextValidationError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    try {
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    } catch {
+      // A hostile value (a Proxy whose traps throw) is not one of ours.
+      return false;
+    }
   }
 }
 

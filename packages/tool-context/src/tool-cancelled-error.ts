@@ -61,7 +61,12 @@ export class ToolCancelledError extends Error {
    * @throws Never.
    */
   static isInstance(value: unknown): value is ToolCancelledError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    try {
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+    } catch {
+      // A hostile value (a Proxy whose traps throw) is not one of ours.
+      return false;
+    }
   }
 }
 

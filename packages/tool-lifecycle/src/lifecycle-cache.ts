@@ -289,13 +289,21 @@ export class ToolLifecycleCache {
   }
 }
 
-/** @internal the message of any thrown value. */
+/**
+ * @internal the message of any thrown value. Never throws, whatever the
+ * value: a getter that throws or a Proxy with throwing traps is described as
+ * such instead.
+ */
 export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'string') return error;
   try {
+    if (error instanceof Error) return String(error.message);
+    if (typeof error === 'string') return error;
     return JSON.stringify(error) ?? String(error);
   } catch {
-    return String(error);
+    try {
+      return String(error);
+    } catch {
+      return `an unprintable ${error === null ? 'null' : typeof error}`;
+    }
   }
 }

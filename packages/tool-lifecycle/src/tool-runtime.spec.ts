@@ -338,6 +338,64 @@ describe('ToolRuntime.execute — the seven steps', () => {
   });
 });
 
+describe('ToolRuntime with hostile tools', () => {
+  function hostileError(): Error {
+    const error = new Error('x');
+    Object.defineProperty(error, 'message', {
+      get() {
+        throw new Error('boom');
+      },
+    });
+    return error;
+  }
+  const hostileProxy = () =>
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+      },
+    );
+
+  it('wraps a thrown value whose getters or traps throw, and still records the trace', async () => {
+    const getter = new TestTool({ name: 'getter', execute: () => Promise.reject(hostileError()) });
+    const proxy = new TestTool({ name: 'proxy', execute: () => Promise.reject(hostileProxy()) });
+    const { runtime } = setup([getter, proxy]);
+    const ctx = runtime.createPlan();
+    await expect(runtime.execute('getter', {}, ctx)).rejects.toMatchObject({ code: 'TOOL_EXECUTION_FAILED' });
+    await expect(runtime.execute('proxy', {}, ctx)).rejects.toMatchObject({ code: 'TOOL_EXECUTION_FAILED' });
+    expect(ctx.traces.map((trace) => trace.error?.code)).toEqual(['TOOL_EXECUTION_FAILED', 'TOOL_EXECUTION_FAILED']);
+  });
+
+  it('reports a hostile activation failure as ToolActivationError and a hostile deactivation failure without throwing', async () => {
+    const activation = new TestTool({ name: 'bad-activate', activate: () => Promise.reject(hostileError()) });
+    const deactivation = new TestTool({ name: 'bad-deactivate', deactivate: () => Promise.reject(hostileProxy()) });
+    const { runtime } = setup([activation, deactivation]);
+    const ctx = runtime.createPlan();
+    await expect(runtime.execute('bad-activate', {}, ctx)).rejects.toMatchObject({ code: 'TOOL_ACTIVATION_FAILED' });
+    await runtime.execute('bad-deactivate', {}, ctx);
+    const report = await runtime.endPlan(ctx);
+    expect(report.failures.map((failure) => failure.code)).toEqual(['TOOL_DEACTIVATION_FAILED']);
+  });
+
+  it('answers a cancelled caller at once even when the activation ignores cancellation', async () => {
+    let finishActivation!: () => void;
+    const slowStart = new TestTool({ name: 'slow-start', activate: () => new Promise<void>((resolve) => (finishActivation = resolve)) });
+    const { runtime } = setup([slowStart], { endPlanGraceMs: 5 });
+    const ctx = runtime.createPlan();
+    const running = runtime.execute('slow-start', {}, ctx);
+    await new Promise((resolve) => setImmediate(resolve));
+    ctx.cancellationToken.cancel('user stop');
+    await expect(running).rejects.toMatchObject({ code: 'TOOL_CANCELLED', reason: 'user stop' });
+    expect(slowStart.count('execute')).toBe(0);
+    await runtime.endPlan(ctx);
+    finishActivation();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(slowStart.count('deactivate')).toBe(1);
+  });
+});
+
 describe('ToolRuntime timeouts', () => {
   it('a per-tool timeout cancels the execution with the reason, through a child token', async () => {
     let sawAbort = false;

@@ -266,7 +266,7 @@ export class ToolRuntime {
       const instance = entry.instance ?? (await this.instanceOf(entry, planId));
       // 2. Activate once per (plan, tool).
       const activation = this.autoActivate ? this.cache.ensureActive(name, instance, ctx) : this.requireActive(name, ctx);
-      if (activation !== undefined) await activation;
+      if (activation !== undefined) await untilCancelled(activation, ctx.cancellationToken, name, planId);
       // 3. Capability enforcement: nothing of the tool runs when refused.
       const capability = entry.descriptor.capability;
       if (ctx.policy.readOnly && capability.writes) {
@@ -782,6 +782,32 @@ function withExecution(result: ToolResult, executionId: string, toolName: string
   if (result.changes !== undefined) out.changes = result.changes;
   if (result.metadata !== undefined) out.metadata = result.metadata;
   return out as unknown as ExecutionResult<never>;
+}
+
+/**
+ * Waits for `work` unless the token is cancelled first: an activation that
+ * ignores cancellation must not keep its caller waiting. The work goes on in
+ * the background; the lifecycle cache still tracks and matches it.
+ */
+function untilCancelled(work: Promise<void>, token: CancellationToken, toolName: string, planId: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (token.isCancelled) {
+      work.catch(() => undefined); // its outcome is the cache's business now
+      reject(new ToolCancelledError({ reason: token.reason ?? 'cancelled', toolName, planId }));
+      return;
+    }
+    const unsubscribe = token.onCancel((reason) => reject(new ToolCancelledError({ reason, toolName, planId })));
+    work.then(
+      () => {
+        unsubscribe();
+        resolve();
+      },
+      (error: unknown) => {
+        unsubscribe();
+        reject(error);
+      },
+    );
+  });
 }
 
 function checkResult(raw: unknown, toolName: string, planId: string): ToolResult {

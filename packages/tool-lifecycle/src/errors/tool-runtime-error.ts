@@ -50,7 +50,12 @@ export class ToolRuntimeError extends Error {
 
 /** @internal checks a `Symbol.for` brand on an object. */
 export function hasBrand(value: unknown, symbol: symbol): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[symbol] === true;
+  try {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[symbol] === true;
+  } catch {
+    // A hostile value (a Proxy whose traps throw) is not one of ours.
+    return false;
+  }
 }
 
 /** @internal `'tool' in plan 'p'` for messages. */
