@@ -385,7 +385,7 @@ describe('recordTrace storage', () => {
     ctx.recordTrace(frozen);
     expect(ctx.traces[0]).toBe(frozen);
     expect(() => ctx.recordTrace(Object.freeze({ ...base, durationMs: -1 }))).toThrow(/durationMs/);
-    expect(() => ctx.recordTrace(Object.freeze({ ...base, error: Object.freeze({ name: 'E' }) }))).toThrow(/error/);
+    expect(() => ctx.recordTrace(Object.freeze({ ...base, error: Object.freeze({ name: 'E' }) }) as never)).toThrow(/error/);
   });
 
   it('copies and freezes a trace that is not frozen, keeping only the known fields', () => {
