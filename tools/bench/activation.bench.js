@@ -7,7 +7,7 @@
 // tool), also when the first executes of a plan arrive concurrently.
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { compare } = require('./harness');
+const { compare, runWhenMain } = require('./harness');
 
 const capability = { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false };
 const inputSchema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
@@ -148,12 +148,4 @@ async function run() {
 }
 
 module.exports = { run };
-if (require.main === module) {
-  run().then(
-    (rows) => console.log(JSON.stringify(rows, null, 2)),
-    (error) => {
-      console.error(error);
-      process.exitCode = 1;
-    },
-  );
-}
+runWhenMain(module, run);

@@ -65,4 +65,21 @@ function formatNs(ns) {
   return ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`;
 }
 
-module.exports = { median, timeSync, timeAsync, compare, heapAfterGc, formatNs };
+/**
+ * Runs a benchmark file's `run()` when the file is executed directly
+ * (`node --expose-gc tools/bench/x.bench.js`) and prints its rows as JSON.
+ */
+function runWhenMain(module, run) {
+  if (require.main !== module) return;
+  Promise.resolve()
+    .then(run)
+    .then(
+      (rows) => console.log(JSON.stringify(rows, null, 2)),
+      (error) => {
+        console.error(error);
+        process.exitCode = 1;
+      },
+    );
+}
+
+module.exports = { median, timeSync, timeAsync, compare, heapAfterGc, formatNs, runWhenMain };

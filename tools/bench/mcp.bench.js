@@ -10,7 +10,7 @@ const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { createMcpAdapter } = require('../../packages/adapters-mcp/dist/index.js');
-const { compare } = require('./harness');
+const { compare, runWhenMain } = require('./harness');
 
 const everything = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 const server = { command: process.execPath, args: [everything, 'stdio'] };
@@ -166,12 +166,4 @@ async function run() {
 }
 
 module.exports = { run };
-if (require.main === module) {
-  run().then(
-    (rows) => console.log(JSON.stringify(rows, null, 2)),
-    (error) => {
-      console.error(error);
-      process.exitCode = 1;
-    },
-  );
-}
+runWhenMain(module, run);

@@ -6,7 +6,7 @@
 // per plan: the context, one trace per execution, the lifecycle cache entries.
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { heapAfterGc, median } = require('./harness');
+const { heapAfterGc, median, runWhenMain } = require('./harness');
 
 const LIVE_PLANS = 2_000;
 const TOOL_COUNTS = [0, 1, 10, 50];
@@ -94,12 +94,4 @@ async function run() {
 }
 
 module.exports = { run };
-if (require.main === module) {
-  run().then(
-    (rows) => console.log(JSON.stringify(rows, null, 2)),
-    (error) => {
-      console.error(error);
-      process.exitCode = 1;
-    },
-  );
-}
+runWhenMain(module, run);

@@ -5,7 +5,7 @@
 const Ajv2020 = require('ajv/dist/2020').default;
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { compare, heapAfterGc } = require('./harness');
+const { compare, heapAfterGc, runWhenMain } = require('./harness');
 
 const inputSchema = {
   type: 'object',
@@ -96,9 +96,4 @@ async function run() {
 }
 
 module.exports = { run };
-if (require.main === module) {
-  run().then((rows) => console.log(JSON.stringify(rows, null, 2)), (error) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runWhenMain(module, run);

@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { createSkillsAdapter, discoverSkills, nodeSkillsFileSystem, FRONTMATTER_CHUNK_BYTES } = require('../../packages/adapters-skills/dist/index.js');
-const { compare, heapAfterGc, median } = require('./harness');
+const { compare, heapAfterGc, median, runWhenMain } = require('./harness');
 
 const SKILLS = 1_000;
 
@@ -154,9 +154,4 @@ async function run() {
 }
 
 module.exports = { run };
-if (require.main === module) {
-  run().then((rows) => console.log(JSON.stringify(rows, null, 2)), (error) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runWhenMain(module, run);

@@ -14,7 +14,7 @@ const { createCustomAdapter, defineTool } = require('../../packages/adapters-cus
 const { createWrappedAdapter, fromFunction } = require('../../packages/adapters-wrapped/dist/index.js');
 const { getEventListeners } = require('node:events');
 const { performance } = require('node:perf_hooks');
-const { heapAfterGc } = require('./harness');
+const { heapAfterGc, runWhenMain } = require('./harness');
 
 const PLANS = Number(process.env.SOAK_PLANS ?? 10_000);
 const EXECUTIONS_PER_PLAN = 100;
@@ -250,12 +250,4 @@ async function run() {
 }
 
 module.exports = { run };
-if (require.main === module) {
-  run().then(
-    (rows) => console.log(JSON.stringify(rows, null, 2)),
-    (error) => {
-      console.error(error);
-      process.exitCode = 1;
-    },
-  );
-}
+runWhenMain(module, run);

@@ -6,7 +6,7 @@
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
 const { createWrappedAdapter, wrapTool } = require('../../packages/adapters-wrapped/dist/index.js');
-const { compare } = require('./harness');
+const { compare, runWhenMain } = require('./harness');
 
 const inputSchema = {
   type: 'object',
@@ -75,9 +75,4 @@ async function run() {
 }
 
 module.exports = { run };
-if (require.main === module) {
-  run().then((rows) => console.log(JSON.stringify(rows, null, 2)), (error) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runWhenMain(module, run);

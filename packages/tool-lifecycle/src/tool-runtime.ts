@@ -411,6 +411,8 @@ export class ToolRuntime {
     const planId = ctx.planId;
     const timeoutMs = options?.timeoutMs ?? entry.timeoutMs;
     const planToken = ctx.cancellationToken;
+    // Cancelled while activating or validating: the tool must not start.
+    planToken.check({ toolName: name, planId });
     const token =
       timeoutMs === undefined
         ? planToken

@@ -304,8 +304,11 @@ describe.each(sources)('fault matrix: $label', (source) => {
   it('a tool that ignores cancellation → the caller gets ToolCancelledError at once; endPlan gives up after the grace period; other plans run', async () => {
     const stuck = gate();
     let finished = 0;
+    let markStarted!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
     const target = cell(source, {
       execute: async () => {
+        markStarted();
         await stuck.wait; // never looks at its signal
         finished++;
         return { finally: true };
@@ -314,6 +317,7 @@ describe.each(sources)('fault matrix: $label', (source) => {
     const ctx = target.runtime.createPlan();
     await expectHealthy(target, ctx);
     const running = target.runtime.execute(target.faulty, {}, ctx);
+    await started; // cancel while the tool runs (a plan cancelled earlier never starts it)
     ctx.cancellationToken.cancel('user pressed stop');
     const error = await rejectionOf(running, ctx);
     expect(ToolCancelledError.isInstance(error)).toBe(true);
