@@ -491,7 +491,7 @@ export class ToolRuntime {
           }),
         };
       }
-      if (json !== undefined) size = Buffer.byteLength(json, 'utf8');
+      if (json !== undefined) size = utf8Length(json);
       // 6. Output validation.
       if (result.ok && entry.output !== undefined) {
         const check = entry.output.validate(result.output);
@@ -810,6 +810,15 @@ function untilCancelled(work: Promise<void>, token: CancellationToken, toolName:
       },
     );
   });
+}
+
+/** UTF-8 byte length; short ASCII strings (the common output) skip Buffer. */
+function utf8Length(text: string): number {
+  if (text.length > 256) return Buffer.byteLength(text, 'utf8');
+  for (let index = 0; index < text.length; index++) {
+    if (text.charCodeAt(index) > 0x7f) return Buffer.byteLength(text, 'utf8');
+  }
+  return text.length;
 }
 
 function checkResult(raw: unknown, toolName: string, planId: string): ToolResult {
