@@ -127,6 +127,26 @@ describe('ToolLifecycleCache', () => {
     expect(() => cache.beginExecution(ctx, 'once')).toThrow(ToolPlanEndedError);
   });
 
+  it('a second release while the first is deactivating waits for the tools to be released', async () => {
+    const gate = deferred();
+    const tool = new TestTool({ name: 'slow-stop', deactivate: () => gate.promise });
+    const cache = new ToolLifecycleCache(new RecordingLogger());
+    const ctx = createExecutionContext({ planId: 'twice' });
+    await cache.ensureActive('slow-stop', tool, ctx);
+    const first = cache.release('twice');
+    let secondDone = false;
+    const second = cache.release('twice').then((report) => {
+      secondDone = true;
+      return report;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(secondDone).toBe(false);
+    gate.resolve();
+    expect((await first).deactivated).toEqual(['slow-stop']);
+    expect(await second).toMatchObject({ deactivated: [], alreadyEnded: true });
+    expect(tool.count('deactivate')).toBe(1);
+  });
+
   it('deactivates an activation that was still in flight when the grace period ran out', async () => {
     const gate = deferred();
     const tool = new TestTool({ name: 'late', activate: () => gate.promise });

@@ -153,6 +153,25 @@ export class ToolLifecycleCache {
    * reported.
    */
   async release(planId: string, options: { readonly graceMs?: number } = {}): Promise<PlanEndReport> {
+    const inProgress = this.releases.get(planId);
+    if (inProgress !== undefined) {
+      // A second call while the first is still deactivating: answer once the
+      // tools are released, without doing anything twice.
+      await inProgress;
+      return { planId, deactivated: [], failures: [], abandonedExecutions: 0, alreadyEnded: true };
+    }
+    const release = this.releaseOnce(planId, options);
+    this.releases.set(planId, release);
+    try {
+      return await release;
+    } finally {
+      this.releases.delete(planId);
+    }
+  }
+
+  private readonly releases = new Map<string, Promise<PlanEndReport>>();
+
+  private async releaseOnce(planId: string, options: { readonly graceMs?: number }): Promise<PlanEndReport> {
     const plan = this.plans.get(planId);
     const alreadyEnded = this.ended.has(planId);
     this.markEnded(planId);
