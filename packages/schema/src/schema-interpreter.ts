@@ -469,7 +469,13 @@ function hasType(value: unknown, type: string): boolean {
   }
 }
 
-function isMultipleOf(value: number, divisor: number): boolean {
+/**
+ * @internal whether `value` is a multiple of `divisor`, for numbers of any
+ * size: 5e20 is a multiple of 0.5 (ajv's own check says no, as it compares
+ * against parseInt of the quotient's text, "1e+21"), and a quotient that
+ * overflows to Infinity is not.
+ */
+export function isMultipleOf(value: number, divisor: number): boolean {
   if (divisor <= 0) return false;
   const quotient = value / divisor;
   if (!Number.isFinite(quotient)) return false;

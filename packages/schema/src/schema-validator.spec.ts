@@ -414,3 +414,20 @@ describe('createSchemaValidator: engines', () => {
     }
   });
 });
+
+describe('multipleOf on large numbers', () => {
+  it('accepts 5e20 as a multiple of 0.5 and refuses a quotient that overflows, on every dialect', () => {
+    const validator = createSchemaValidator();
+    for (const $schema of ['https://json-schema.org/draft/2020-12/schema', 'https://json-schema.org/draft/2019-09/schema', 'http://json-schema.org/draft-07/schema#']) {
+      const half = validator.compile({ $schema, type: 'number', multipleOf: 0.5 });
+      expect(half.validate(5e20).valid).toBe(true);
+      expect(half.validate(0.75).valid).toBe(false);
+      const odd = validator.compile({ $schema, multipleOf: 0.123456789 });
+      expect(odd.validate(1e308).valid).toBe(false);
+      expect(validator.compile({ $schema, multipleOf: 0.01 }).validate(0.07).valid).toBe(true);
+    }
+    const result = validator.compile({ multipleOf: 3 }).validate(7);
+    expect(result.valid).toBe(false);
+    expect(!result.valid && result.issues[0]).toMatchObject({ keyword: 'multipleOf', instancePath: '', message: 'value must be multiple of 3' });
+  });
+});

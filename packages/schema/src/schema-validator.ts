@@ -14,7 +14,7 @@ import type { SchemaDirection } from './schema-direction';
 import type { SchemaDocument } from './schema-index';
 import { ANONYMOUS_BASE_URI, SchemaIndex } from './schema-index';
 import type { FormatCheck } from './schema-interpreter';
-import { SchemaInterpreter, deepEqual, findDuplicate } from './schema-interpreter';
+import { SchemaInterpreter, deepEqual, findDuplicate, isMultipleOf } from './schema-interpreter';
 import type { SchemaIssue, SchemaValidationResult } from './schema-issue';
 import { VALID_RESULT, createDepthIssue, createIssue, invalidResult, isStackOverflow } from './schema-issue';
 import { SchemaProblem } from './schema-problem';
@@ -328,6 +328,7 @@ export class DefaultSchemaValidator implements SchemaValidator {
     });
     if (this.assertFormats) addFormats(engine);
     replaceUniqueItems(engine);
+    replaceMultipleOf(engine);
     for (const [uri, schema] of this.remotes) addToEngine(engine, schema, uri);
     return engine;
   }
@@ -413,6 +414,19 @@ function replaceUniqueItems(engine: AjvEngine): void {
     return false;
   };
   engine.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: validateUniqueItems });
+}
+
+/** ajv's multipleOf is wrong for large numbers; the interpreter's check is not. */
+function replaceMultipleOf(engine: AjvEngine): void {
+  engine.removeKeyword('multipleOf');
+  const validateMultipleOf: DataValidateFunction = (divisor: unknown, data: unknown) => {
+    validateMultipleOf.errors = undefined;
+    if (typeof divisor !== 'number' || typeof data !== 'number' || isMultipleOf(data, divisor)) return true;
+    const error: Partial<ErrorObject> = { keyword: 'multipleOf', params: { multipleOf: divisor }, message: `must be multiple of ${divisor}` };
+    validateMultipleOf.errors = [error];
+    return false;
+  };
+  engine.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', errors: true, validate: validateMultipleOf });
 }
 
 function addToEngine(engine: AjvEngine, schema: JsonSchema, uri: string): void {
