@@ -13,7 +13,7 @@ import {
   TOOL_RUNTIME_OPTIONS,
   TOOL_SOURCE,
 } from './tokens';
-import { ToolRuntime, type ToolRuntimeOptions } from './tool-runtime';
+import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions } from './tool-runtime';
 
 /**
  * Registers the core of the runtime in `container`: the logger, clock and
@@ -42,10 +42,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
   container.register(TOOL_LIFECYCLE_CACHE, {
     useFactory: instanceCachingFactory(
       (resolver) =>
-        new ToolLifecycleCache(resolver.resolve(RUNTIME_LOGGER), {
-          ...(options.endPlanGraceMs === undefined ? {} : { graceMs: options.endPlanGraceMs }),
-          ...(options.deactivateTimeoutMs === undefined ? {} : { deactivateTimeoutMs: options.deactivateTimeoutMs }),
-        }),
+        new ToolLifecycleCache(resolver.resolve(RUNTIME_LOGGER), cacheOptionsOf(options)),
     ),
   });
   container.register(TOOL_RUNTIME, {

@@ -25,7 +25,7 @@ import { ToolNotActivatedError } from './errors/tool-not-activated-error';
 import { ToolNotFoundError } from './errors/tool-not-found-error';
 import { ToolRegistrationError } from './errors/tool-registration-error';
 import { ToolRuntimeError } from './errors/tool-runtime-error';
-import { ToolLifecycleCache, messageOf, type PlanEndReport } from './lifecycle-cache';
+import { ToolLifecycleCache, messageOf, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
 import { systemClock, type RuntimeClock } from './runtime-clock';
 import { createConsoleLogger, type RuntimeLogger } from './runtime-logger';
 import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
@@ -146,10 +146,7 @@ export class ToolRuntime {
     this.clock = settings.clock ?? systemClock;
     this.cache =
       settings.cache ??
-      new ToolLifecycleCache(this.logger, {
-        ...(options.endPlanGraceMs === undefined ? {} : { graceMs: options.endPlanGraceMs }),
-        ...(options.deactivateTimeoutMs === undefined ? {} : { deactivateTimeoutMs: options.deactivateTimeoutMs }),
-      });
+      new ToolLifecycleCache(this.logger, cacheOptionsOf(options));
     this.autoActivate = options.autoActivate ?? true;
     this.defaultTimeoutMs = options.defaultTimeoutMs;
     this.strictOutput = options.strictOutput ?? false;
@@ -861,6 +858,14 @@ function checkContext(ctx: ToolExecutionContext, toolName: unknown): void {
       message: `Tool ${describeValue(toolName)} was called without a plan context (got ${describeValue(ctx)}). Create one with runtime.createPlan() or run inside runtime.runPlan().`,
     });
   }
+}
+
+/** @internal the lifecycle cache settings that the runtime options carry. */
+export function cacheOptionsOf(options: ToolRuntimeOptions): ToolLifecycleCacheOptions {
+  return {
+    ...(options.endPlanGraceMs === undefined ? {} : { graceMs: options.endPlanGraceMs }),
+    ...(options.deactivateTimeoutMs === undefined ? {} : { deactivateTimeoutMs: options.deactivateTimeoutMs }),
+  };
 }
 
 function checkOptions(options: ToolRuntimeOptions): void {
