@@ -91,6 +91,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .showHelpAfterError('(run agents --help for usage)');
 
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  // --json may be given before the command or after it.
+  const wantsJson = (local: { readonly json?: boolean }): boolean => local.json === true || globals().json === true;
+  const planRegistry = (): PlanRegistry => new PlanRegistry(resolveStateDir(globals().stateDir, io.env));
   const runtime = async () => {
     const options = globals();
     const config = loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env });
@@ -106,7 +109,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .action(async (local: { json?: boolean }) => {
       const { runtime: rt } = await runtime();
       const discovery = await rt.discover();
-      if (local.json === true || globals().json === true) {
+      if (wantsJson(local)) {
         io.stdout(`${JSON.stringify(discovery, (key, value: unknown) => (key === 'error' && value instanceof Error ? { name: value.name, message: value.message } : value), 2)}\n`);
         return;
       }
@@ -128,7 +131,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .action(async (name: string, local: { json?: boolean }) => {
       const { runtime: rt } = await runtime();
       const descriptor = await rt.describe(name);
-      if (local.json === true || globals().json === true) {
+      if (wantsJson(local)) {
         io.stdout(`${JSON.stringify(descriptor, null, 2)}\n`);
         return;
       }
@@ -174,7 +177,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
             },
             async (ctx) => {
               planCtx = ctx;
-              const json = local.json === true || globals().json === true;
+              const json = wantsJson(local);
               try {
                 const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? undefined : { timeoutMs });
                 if (json) {
@@ -207,7 +210,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       if (local.planId !== undefined) checkPlanId(local.planId);
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const { config, runtime: rt } = await runtime();
-      const registry = new PlanRegistry(resolveStateDir(globals().stateDir, io.env));
+      const registry = planRegistry();
       let withdraw: (() => Promise<void>) | undefined;
       let planCtx: ToolExecutionContext | undefined;
       try {
@@ -217,7 +220,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
             runPlanFile(rt, planFile, config.resources, io, {
               ...(local.planId === undefined ? {} : { planId: local.planId }),
               ...(local.traces === undefined ? {} : { tracesFile: local.traces }),
-              json: local.json === true || globals().json === true,
+              json: wantsJson(local),
               onStart: async (ctx) => {
                 planCtx = ctx;
                 withdraw = await registry.announce(ctx.planId, planFile.file, (reason) => ctx.cancellationToken.cancel(reason));
@@ -234,7 +237,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .command('cancel <plan-id>')
     .description('cancel a running plan (from another terminal)')
     .action(async (planId: string) => {
-      await new PlanRegistry(resolveStateDir(globals().stateDir, io.env)).cancel(planId);
+      await planRegistry().cancel(planId);
       io.stdout(`Cancellation of plan ${planId} requested.\n`);
     });
 
@@ -243,8 +246,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .description('show running plans')
     .option('--json', 'machine-readable output')
     .action((local: { json?: boolean }) => {
-      const plans = new PlanRegistry(resolveStateDir(globals().stateDir, io.env)).list();
-      if (local.json === true || globals().json === true) io.stdout(`${JSON.stringify(plans, null, 2)}\n`);
+      const plans = planRegistry().list();
+      if (wantsJson(local)) io.stdout(`${JSON.stringify(plans, null, 2)}\n`);
       else if (plans.length === 0) io.stdout('No plan is running.\n');
       else io.stdout(formatTable(['plan', 'pid', 'started', 'file'], plans.map((entry) => [entry.planId, String(entry.pid), entry.startedAt, entry.planFile]), 100));
     });
