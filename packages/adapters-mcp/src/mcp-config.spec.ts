@@ -40,6 +40,7 @@ describe('parseMcpConfig', () => {
         connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
         callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
         maxTotalTimeoutMs: DEFAULT_CALL_TIMEOUT_MS * 10,
+        resetTimeoutOnProgress: true,
         shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
         include: ['*'],
         exclude: [],
@@ -70,6 +71,7 @@ describe('parseMcpConfig', () => {
           inheritEnv: ['HTTPS_PROXY'],
           connectTimeoutMs: 5_000,
           maxTotalTimeoutMs: 1_000,
+          resetTimeoutOnProgress: false,
           shutdownGraceMs: 100,
         },
       },
@@ -81,6 +83,7 @@ describe('parseMcpConfig', () => {
       inheritEnv: ['HTTPS_PROXY'],
       connectTimeoutMs: 5_000,
       maxTotalTimeoutMs: 1_000,
+      resetTimeoutOnProgress: false,
       shutdownGraceMs: 100,
     });
     expect(parseMcpConfig({ mcpServers: { a: { type: 'streamable-http', url: 'https://example.test/mcp' } } }).servers[0]!.transport).toBe('http');
@@ -95,6 +98,7 @@ describe('parseMcpConfig', () => {
     [{ mcpServers: { a: {} } }, 'a', undefined, /needs "command".*or "url"/],
     [{ mcpServers: { a: { command: 'x', url: 'http://h/' } } }, 'a', undefined, /both "command" and "url"/],
     [{ mcpServers: { a: { command: '' } } }, 'a', 'command', /non-empty string/],
+    [{ mcpServers: { a: { command: 'x', resetTimeoutOnProgress: 'yes' } } }, 'a', 'resetTimeoutOnProgress', /expected true or false/],
     [{ mcpServers: { a: { command: 'x', args: 'serve' } } }, 'a', 'args', /array of strings/],
     [{ mcpServers: { a: { command: 'x', args: ['ok', 3] } } }, 'a', 'args', /index 1/],
     [{ mcpServers: { a: { command: 'x', env: { PORT: 3000 } } } }, 'a', 'env.PORT', /expected a string, got number 3000/],

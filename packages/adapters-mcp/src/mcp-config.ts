@@ -30,6 +30,14 @@ export interface McpServerExtensions {
   readonly callTimeoutMs?: number;
   /** Deadline of one request however much progress it reports, in ms (default 10 × `callTimeoutMs`). */
   readonly maxTotalTimeoutMs?: number;
+  /**
+   * `true` (default): every `tools/call` carries a progress token, so a tool
+   * that reports progress is not cut off by `callTimeoutMs` (only by
+   * `maxTotalTimeoutMs`). `false`: a token is sent only when the caller
+   * listens for progress, and `callTimeoutMs` is a hard limit; the server then
+   * has less to parse per call (see the package README, "Performance").
+   */
+  readonly resetTimeoutOnProgress?: boolean;
   /** How long a closing stdio server may take after SIGTERM before SIGKILL, in ms (default 2,000). */
   readonly shutdownGraceMs?: number;
   /** Only tools whose MCP name matches one of these globs (`*`, `?`) are offered. */
@@ -92,6 +100,7 @@ export interface ParsedMcpServer {
   readonly connectTimeoutMs: number;
   readonly callTimeoutMs: number;
   readonly maxTotalTimeoutMs: number;
+  readonly resetTimeoutOnProgress: boolean;
   readonly shutdownGraceMs: number;
   readonly include: readonly string[];
   readonly exclude: readonly string[];
@@ -128,6 +137,7 @@ const COMMON_KEYS = [
   'connectTimeoutMs',
   'callTimeoutMs',
   'maxTotalTimeoutMs',
+  'resetTimeoutOnProgress',
   'shutdownGraceMs',
   'include',
   'exclude',
@@ -248,6 +258,10 @@ function parseServer(
   const scope = raw['scope'];
   if (scope !== undefined && scope !== 'plan' && scope !== 'shared') fail(`expected "plan" or "shared", got ${describe(scope)}.`, 'scope');
   const callTimeoutMs = optionalTimeout(raw['callTimeoutMs'], 'callTimeoutMs', fail) ?? DEFAULT_CALL_TIMEOUT_MS;
+  const resetTimeoutOnProgress = raw['resetTimeoutOnProgress'];
+  if (resetTimeoutOnProgress !== undefined && typeof resetTimeoutOnProgress !== 'boolean') {
+    fail(`expected true or false, got ${describe(resetTimeoutOnProgress)}.`, 'resetTimeoutOnProgress');
+  }
   const common = {
     name,
     scope: (scope as McpServerScope | undefined) ?? 'plan',
@@ -255,6 +269,7 @@ function parseServer(
     callTimeoutMs,
     maxTotalTimeoutMs:
       optionalTimeout(raw['maxTotalTimeoutMs'], 'maxTotalTimeoutMs', fail) ?? Math.min(callTimeoutMs * 10, MAX_TIMER_MS),
+    resetTimeoutOnProgress: (resetTimeoutOnProgress as boolean | undefined) ?? true,
     shutdownGraceMs: optionalTimeout(raw['shutdownGraceMs'], 'shutdownGraceMs', fail) ?? DEFAULT_SHUTDOWN_GRACE_MS,
     include: optionalStrings(raw['include'], 'include', fail) ?? ['*'],
     exclude: optionalStrings(raw['exclude'], 'exclude', fail) ?? [],

@@ -180,6 +180,39 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     }
   });
 
+  it('resets the timeout on progress without a listener by default; resetTimeoutOnProgress: false makes callTimeoutMs a hard limit', async () => {
+    const tight = createMcpAdapter({
+      servers: {
+        mcpServers: {
+          resets: fixtureServer({}, { callTimeoutMs: 1_500 }),
+          hard: fixtureServer({}, { callTimeoutMs: 1_500, resetTimeoutOnProgress: false }),
+        },
+      },
+      spawn: spawns.spawn,
+      logger,
+    });
+    const local = new ToolRuntime({ sources: [tight], logger });
+    const input = { steps: 5, intervalMs: 500 };
+    const heard: ToolProgress[] = [];
+    try {
+      const [resets, hard, hardListened] = await local.runPlan({}, (ctx) =>
+        Promise.all([
+          local.execute('mcp.resets.slow-progress', input, ctx),
+          local.execute('mcp.hard.slow-progress', input, ctx),
+          local.execute('mcp.hard.slow-progress', input, ctx, { onProgress: (item) => heard.push(item) }),
+        ]),
+      );
+      expect(resets).toMatchObject({ ok: true, output: 'done' });
+      expect(hard.ok === false && hard.error.code).toBe('MCP_CALL_TIMEOUT');
+      expect(hard.ok === false && hard.error.message).toMatch(/callTimeoutMs \(1500 ms\)/);
+      // A listener still gets progress (the request then carries a token), but it no longer extends the deadline.
+      expect(hardListened.ok === false && hardListened.error.code).toBe('MCP_CALL_TIMEOUT');
+      expect(heard.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await local.dispose();
+    }
+  });
+
   it('sends notifications/cancelled when the plan is cancelled during a call', async () => {
     const ctx = runtime.createPlan();
     const record = join(dir, 'record.txt');

@@ -1,7 +1,6 @@
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
 import {
   toolFailure,
-  toolSuccess,
   type RuntimeLogger,
   type ToolCallOptions,
   type ToolContent,
@@ -9,8 +8,8 @@ import {
   type ToolInstance,
   type ToolResult,
 } from '@ca/tool-lifecycle';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { linkToken } from './cancellation-link';
+import { ErrorCode, McpError, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { linkCall } from './cancellation-link';
 import { messageOf, type ParsedMcpServer } from './mcp-config';
 import { McpServerError } from './mcp-server-error';
 import type { McpSession } from './mcp-session';
@@ -83,27 +82,24 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
       });
     }
     if (!session.isOpen) return toolFailure(session.exitedError({ toolName, planId }));
-    const link = linkToken(ctx.cancellationToken, { toolName, planId });
+    const link = linkCall(ctx.cancellationToken, { toolName, planId });
     const onProgress = options?.onProgress;
+    const server = this.#server;
+    // The SDK puts a progress token in the request when `onprogress` is given:
+    // always with resetTimeoutOnProgress, so that progress can reset the timeout.
+    const onprogress =
+      onProgress !== undefined
+        ? (progress: Progress) => this.#forwardProgress(onProgress, progress, planId)
+        : server.resetTimeoutOnProgress
+          ? ignoreProgress
+          : undefined;
     try {
       const result = (await session.client.callTool({ name: this.mcpName, arguments: input ?? {} }, undefined, {
         signal: link.signal,
-        timeout: this.#server.callTimeoutMs,
-        maxTotalTimeout: this.#server.maxTotalTimeoutMs,
-        resetTimeoutOnProgress: true,
-        // Always given, so the request carries a progress token and progress can reset the timeout.
-        onprogress: (progress) => {
-          if (onProgress === undefined) return;
-          try {
-            onProgress({
-              progress: progress.progress,
-              ...(progress.total === undefined ? {} : { total: progress.total }),
-              ...(progress.message === undefined ? {} : { message: progress.message }),
-            });
-          } catch (error) {
-            this.#logger.warn(`The progress listener of tool '${toolName}' in plan '${planId}' threw: ${messageOf(error)}`, { toolName, planId });
-          }
-        },
+        timeout: server.callTimeoutMs,
+        maxTotalTimeout: server.maxTotalTimeoutMs,
+        resetTimeoutOnProgress: server.resetTimeoutOnProgress,
+        onprogress,
       })) as CallToolResult;
       return this.#toResult(result, planId);
     } catch (error) {
@@ -124,32 +120,47 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     }
   }
 
+  #forwardProgress(onProgress: NonNullable<ToolCallOptions['onProgress']>, progress: Progress, planId: string): void {
+    try {
+      onProgress({
+        progress: progress.progress,
+        ...(progress.total === undefined ? {} : { total: progress.total }),
+        ...(progress.message === undefined ? {} : { message: progress.message }),
+      });
+    } catch (error) {
+      const toolName = this.descriptor.name;
+      this.#logger.warn(`The progress listener of tool '${toolName}' in plan '${planId}' threw: ${messageOf(error)}`, { toolName, planId });
+    }
+  }
+
   #toResult(result: CallToolResult, planId: string): ToolResult {
     const content = (Array.isArray(result.content) ? result.content : []) as unknown as ToolContent[];
-    const extra = {
-      content,
-      ...(result._meta === undefined ? {} : { metadata: { _meta: result._meta } }),
-    };
     const structured = result.structuredContent;
     if (result.isError === true) {
       const text = textOf(content);
       return toolFailure(
         this.#error('MCP_TOOL_ERROR', planId, `reported an error: ${text.length > 0 ? truncate(text, 500) : '(no text content)'}`),
-        { ...extra, output: structured ?? text },
+        withMeta({ content, output: structured ?? text }, result),
       );
     }
-    if (structured !== undefined) return toolSuccess(structured, extra);
-    if (this.#hasOutputSchema) {
+    if (structured === undefined && this.#hasOutputSchema) {
       return toolFailure(
         this.#error(
           'MCP_STRUCTURED_CONTENT_MISSING',
           planId,
           'declares an outputSchema but returned no structuredContent, as the MCP specification requires. Fix the server, or exclude the tool',
         ),
-        { ...extra, output: textOf(content) },
+        withMeta({ content, output: textOf(content) }, result),
       );
     }
-    return toolSuccess(textOf(content), extra);
+    // Built as one literal (no spread): this runs on every call.
+    const success: { ok: true; output: unknown; content: ToolContent[]; metadata?: Record<string, unknown> } = {
+      ok: true,
+      output: structured ?? textOf(content),
+      content,
+    };
+    if (result._meta !== undefined) success.metadata = { _meta: result._meta };
+    return success;
   }
 
   #callFailure(error: unknown, session: McpSession, planId: string): McpToolError {
@@ -187,6 +198,13 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
       message: `Tool '${toolName}' (MCP tool '${this.mcpName}' of server '${this.#server.name}') in plan '${planId}' ${what}.`,
     });
   }
+}
+
+function ignoreProgress(): void {}
+
+/** `extra` with `metadata: { _meta }` when the result has `_meta`. */
+function withMeta<T extends object>(extra: T, result: CallToolResult): T & { metadata?: Record<string, unknown> } {
+  return result._meta === undefined ? extra : { ...extra, metadata: { _meta: result._meta } };
 }
 
 function isMaxTotalTimeout(error: McpError): boolean {
