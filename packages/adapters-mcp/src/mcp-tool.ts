@@ -200,7 +200,10 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
   }
 }
 
-function ignoreProgress(): void {}
+/** The listener given when only the progress token matters (progress resets the timeout). */
+function ignoreProgress(): void {
+  // Nothing to forward: no caller listens.
+}
 
 /** `extra` with `metadata: { _meta }` when the result has `_meta`. */
 function withMeta<T extends object>(extra: T, result: CallToolResult): T & { metadata?: Record<string, unknown> } {
