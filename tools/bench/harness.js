@@ -52,6 +52,39 @@ async function compare(cases, { rounds = 15, iterations = 20_000, warmup = 20_00
   return Object.fromEntries(names.map((name) => [name, median(samples[name])]));
 }
 
+/**
+ * Like {@link compare}, for cases whose cost is dominated by another process
+ * (a server answering over a pipe): many short rounds, interleaved, and for
+ * each case the median of its per-round ratio to the `baseline` case of the
+ * same round. Pairing each round with its neighbour cancels the drift that
+ * dwarfs a few-percent difference on a shared machine. Returns
+ * `{ medians: name -> ns/op, ratios: name -> median ratio to baseline }`.
+ */
+async function comparePaired(cases, { baseline, rounds = 200, iterations = 50, warmup = 1_000 } = {}) {
+  const names = Object.keys(cases);
+  if (!names.includes(baseline)) throw new Error(`comparePaired: no case named '${baseline}'`);
+  const samples = Object.fromEntries(names.map((name) => [name, []]));
+  for (const name of names) {
+    const entry = cases[name];
+    if (entry.setup) await entry.setup(-1);
+    await timeAsync(entry.fn, warmup);
+    if (entry.teardown) await entry.teardown(-1);
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+      const entry = cases[name];
+      if (entry.setup) await entry.setup(round);
+      samples[name].push(await timeAsync(entry.fn, iterations));
+      if (entry.teardown) await entry.teardown(round);
+    }
+  }
+  const base = samples[baseline];
+  return {
+    medians: Object.fromEntries(names.map((name) => [name, median(samples[name])])),
+    ratios: Object.fromEntries(names.map((name) => [name, median(samples[name].map((value, round) => value / base[round]))])),
+  };
+}
+
 /** Heap used after a full collection (needs node --expose-gc). */
 function heapAfterGc() {
   if (typeof global.gc !== 'function') throw new Error('Run the benchmark with node --expose-gc (npm run bench does).');
@@ -82,4 +115,4 @@ function runWhenMain(module, run) {
     );
 }
 
-module.exports = { median, timeSync, timeAsync, compare, heapAfterGc, formatNs, runWhenMain };
+module.exports = { median, timeSync, timeAsync, compare, comparePaired, heapAfterGc, formatNs, runWhenMain };

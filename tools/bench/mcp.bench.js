@@ -10,7 +10,8 @@ const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { createMcpAdapter } = require('../../packages/adapters-mcp/dist/index.js');
-const { compare, runWhenMain } = require('./harness');
+const { getEventListeners, setMaxListeners } = require('node:events');
+const { compare, comparePaired, runWhenMain } = require('./harness');
 
 const everything = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 const server = { command: process.execPath, args: [everything, 'stdio'] };
@@ -27,31 +28,80 @@ function countingSpawn() {
 }
 
 async function perCall() {
-  // Both cases on one connection to one server process: the runtime's shared
-  // session, and that session's own SDK Client called directly. Each round of
-  // the runtime case runs in a fresh plan (the shared session makes that free).
-  const source = createMcpAdapter({ servers: { mcpServers: { everything: { ...server, scope: 'shared' } } }, logger: silentLogger });
-  const runtime = new ToolRuntime({ sources: [source], logger: silentLogger });
-  let ctx = runtime.createPlan();
+  // Every case on one connection to one server process: the runtime's shared
+  // session, and that session's own SDK Client called directly. A second
+  // source (another process) runs with resetTimeoutOnProgress: false, paired
+  // with bare calls on its own client. Short interleaved rounds, compared per
+  // round (see comparePaired): the server's scheduling noise is larger than
+  // the differences measured.
   const input = { message: 'bench' };
-  try {
-    const check = await runtime.execute('mcp.everything.echo', input, ctx);
+  const open = async (extensions) => {
+    const source = createMcpAdapter({ servers: { mcpServers: { everything: { ...server, scope: 'shared', ...extensions } } }, logger: silentLogger });
+    const runtime = new ToolRuntime({ sources: [source], logger: silentLogger });
+    const state = { source, runtime, ctx: runtime.createPlan() };
+    const check = await runtime.execute('mcp.everything.echo', input, state.ctx);
     if (!check.ok || check.output !== 'Echo: bench') throw new Error(`unexpected result ${JSON.stringify(check)}`);
-    const client = source.sessionFor('everything', ctx.planId).client;
-    const fresh = async () => {
-      await runtime.endPlan(ctx);
-      ctx = runtime.createPlan();
+    state.client = source.sessionFor('everything', state.ctx.planId).client;
+    state.tool = await source.get('mcp.everything.echo');
+    // A fresh plan every 20 rounds: traces do not pile up without bound (the shared session makes it free).
+    state.fresh = async (round) => {
+      if (round % 20 !== 0) return;
+      await runtime.endPlan(state.ctx);
+      state.ctx = runtime.createPlan();
+      await runtime.activate('mcp.everything.echo', state.ctx);
     };
-    return await compare(
+    return state;
+  };
+  const main = await open({});
+  const hard = await open({ resetTimeoutOnProgress: false });
+  // What the adapter asks of the SDK, done as cheaply as the SDK allows: one
+  // AbortController whose listeners (the SDK never removes its own) are
+  // stripped after each round.
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal); // up to one listener per call of a round, stripped after it
+  const sameOptions = {
+    signal: controller.signal,
+    timeout: 60_000,
+    maxTotalTimeout: 600_000,
+    resetTimeoutOnProgress: true,
+    onprogress: () => undefined,
+  };
+  const stripListeners = () => {
+    for (const listener of getEventListeners(controller.signal, 'abort')) controller.signal.removeEventListener('abort', listener);
+  };
+  const options = { rounds: 200, iterations: 50, warmup: 2_000 };
+  try {
+    const bare = await comparePaired(
       {
-        'client.callTool': { async: true, fn: () => client.callTool({ name: 'echo', arguments: input }) },
-        'runtime.execute': { async: true, fn: () => runtime.execute('mcp.everything.echo', input, ctx), setup: fresh },
+        'client.callTool': { fn: () => main.client.callTool({ name: 'echo', arguments: input }) },
+        'runtime.execute': { fn: () => main.runtime.execute('mcp.everything.echo', input, main.ctx), setup: main.fresh },
       },
-      { rounds: 31, iterations: 300, warmup: 1_000 },
+      { ...options, baseline: 'client.callTool' },
     );
+    const same = await comparePaired(
+      {
+        'client.callTool, same options': {
+          fn: () => main.client.callTool({ name: 'echo', arguments: input }, undefined, sameOptions),
+          teardown: stripListeners,
+        },
+        'McpTool.execute': { fn: () => main.tool.execute(input, main.ctx) },
+        'runtime.execute': { fn: () => main.runtime.execute('mcp.everything.echo', input, main.ctx), setup: main.fresh },
+      },
+      { ...options, baseline: 'client.callTool, same options' },
+    );
+    const noToken = await comparePaired(
+      {
+        'client.callTool': { fn: () => hard.client.callTool({ name: 'echo', arguments: input }) },
+        'runtime.execute': { fn: () => hard.runtime.execute('mcp.everything.echo', input, hard.ctx), setup: hard.fresh },
+      },
+      { ...options, baseline: 'client.callTool' },
+    );
+    return { bare, same, noToken };
   } finally {
-    await runtime.endPlan(ctx);
-    await runtime.dispose();
+    for (const state of [main, hard]) {
+      await state.runtime.endPlan(state.ctx);
+      await state.runtime.dispose();
+    }
   }
 }
 
@@ -122,20 +172,50 @@ async function sharedSpawns() {
 }
 
 async function run() {
-  const medians = await perCall();
+  const { bare, same, noToken } = await perCall();
   const transport = await transports();
   const planSpawns = await spawnsPerPlan();
   const shared = await sharedSpawns();
-  const ratio = medians['runtime.execute'] / medians['client.callTool'];
+  const bareRatio = bare.ratios['runtime.execute'];
   return [
     {
-      name: 'MCP echo call: runtime.execute vs raw SDK callTool',
-      baseline: 'client.callTool, same session and process (server-everything, stdio)',
-      baselineNs: medians['client.callTool'],
-      subjectNs: medians['runtime.execute'],
-      ratio,
+      name: 'MCP echo call: runtime.execute vs bare SDK callTool',
+      baseline: 'client.callTool(params), same session and process (server-everything, stdio)',
+      baselineNs: bare.medians['client.callTool'],
+      subjectNs: bare.medians['runtime.execute'],
+      ratio: bareRatio,
       target: '≤ 1.05×',
-      pass: ratio <= 1.05,
+      note: 'median of per-round ratios; the runtime sends a progress token, the bare call does not',
+      pass: bareRatio <= 1.05,
+    },
+    {
+      name: 'MCP echo call: runtime.execute vs callTool with the same request options',
+      baseline: 'client.callTool with signal, timeout, maxTotalTimeout, resetTimeoutOnProgress and onprogress',
+      baselineNs: same.medians['client.callTool, same options'],
+      subjectNs: same.medians['runtime.execute'],
+      ratio: same.ratios['runtime.execute'],
+      target: 'report',
+      note: 'the runtime and adapter alone: same bytes on the wire',
+      pass: true,
+    },
+    {
+      name: 'MCP echo call: McpTool.execute (adapter, no runtime) vs callTool with the same options',
+      baseline: 'client.callTool with the same options',
+      baselineNs: same.medians['client.callTool, same options'],
+      subjectNs: same.medians['McpTool.execute'],
+      ratio: same.ratios['McpTool.execute'],
+      target: 'report',
+      pass: true,
+    },
+    {
+      name: 'MCP echo call, resetTimeoutOnProgress: false: runtime.execute vs bare SDK callTool',
+      baseline: 'client.callTool(params), same session and process',
+      baselineNs: noToken.medians['client.callTool'],
+      subjectNs: noToken.medians['runtime.execute'],
+      ratio: noToken.ratios['runtime.execute'],
+      target: 'report',
+      note: 'no progress token: same bytes on the wire as the bare call',
+      pass: true,
     },
     {
       name: 'MCP stdio transport: SDK StdioClientTransport vs process-group transport',

@@ -2,6 +2,8 @@ import { ProxyTracerProvider, SpanKind, SpanStatusCode, trace, type Span, type T
 import type { ToolSourceKind } from '@ca/domain';
 
 const TRACER_NAME = '@ca/tool-lifecycle';
+// Where @opentelemetry/api 1.x keeps its registered globals.
+const OTEL_API_KEY = Symbol.for('opentelemetry.js.api.1');
 // The provider the API falls back to when nothing is registered.
 const noopProvider = new ProxyTracerProvider().getDelegate();
 
@@ -11,10 +13,15 @@ let cachedTracer: Tracer | undefined;
 /**
  * The tracer to use for an execution, or `undefined` when no OpenTelemetry
  * tracer provider is registered — so that an unobserved runtime does not pay
- * for no-op spans. Checked on every call (cheap: two property reads), so a
+ * for no-op spans. Checked on every call (cheap, see the fast path), so a
  * provider registered later is picked up.
  */
 export function activeTracer(): Tracer | undefined {
+  // Fast path: `trace.setGlobalTracerProvider` stores the API's proxy under
+  // this key; while nothing is stored there, no provider is registered. One
+  // read instead of the API's global lookup and version check, on every call.
+  const registry = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_API_KEY];
+  if (registry?.trace === undefined) return undefined;
   const global = trace.getTracerProvider();
   const delegate = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
   if (delegate === noopProvider) return undefined;
