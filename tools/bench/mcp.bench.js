@@ -66,6 +66,8 @@ async function perCall() {
     resetTimeoutOnProgress: true,
     onprogress: () => undefined,
   };
+  // The SDK alone, asked for the progress token every call of a plan carries by default.
+  const progressOnly = { onprogress: () => undefined };
   const stripListeners = () => {
     for (const listener of getEventListeners(controller.signal, 'abort')) controller.signal.removeEventListener('abort', listener);
   };
@@ -74,6 +76,9 @@ async function perCall() {
     const bare = await comparePaired(
       {
         'client.callTool': { fn: () => main.client.callTool({ name: 'echo', arguments: input }) },
+        'client.callTool, progress token only': {
+          fn: () => main.client.callTool({ name: 'echo', arguments: input }, undefined, progressOnly),
+        },
         'runtime.execute': { fn: () => main.runtime.execute('mcp.everything.echo', input, main.ctx), setup: main.fresh },
       },
       { ...options, baseline: 'client.callTool' },
@@ -187,6 +192,16 @@ async function run() {
       target: '≤ 1.05×',
       note: 'median of per-round ratios; the runtime sends a progress token, the bare call does not',
       pass: bareRatio <= 1.05,
+    },
+    {
+      name: 'MCP echo call: SDK callTool with a progress token vs bare SDK callTool (no runtime)',
+      baseline: 'client.callTool(params), same session and process',
+      baselineNs: bare.medians['client.callTool'],
+      subjectNs: bare.medians['client.callTool, progress token only'],
+      ratio: bare.ratios['client.callTool, progress token only'],
+      target: 'report',
+      note: 'what the token alone costs (the server parses _meta): the floor of the row above',
+      pass: true,
     },
     {
       name: 'MCP echo call: runtime.execute vs callTool with the same request options',
