@@ -1,4 +1,5 @@
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from '@ca/tool-lifecycle';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -36,7 +37,6 @@ export interface ProcessStdioTransportOptions {
 const STDERR_TAIL_CHARACTERS = 8_192;
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 const EXIT_TO_CLOSE_MS = 250;
-const isWindows = process.platform === 'win32';
 
 /**
  * An MCP `Transport` over a child process's stdin/stdout, like the SDK's
@@ -115,7 +115,7 @@ export class ProcessStdioTransport implements Transport {
           env: { ...env },
           ...(cwd === undefined ? {} : { cwd }),
           stdio: ['pipe', 'pipe', 'pipe'],
-          detached: !isWindows,
+          detached: PROCESS_GROUPS_SUPPORTED,
           shell: false,
           windowsHide: true,
         });
@@ -194,23 +194,12 @@ export class ProcessStdioTransport implements Transport {
       await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
     }
     if (this.#exit === undefined) {
-      this.#signal(child, 'SIGTERM');
+      signalProcessGroup(child, 'SIGTERM');
       await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
     }
     // Also after a clean exit: whatever the server left in its group must not outlive it.
-    this.#signal(child, 'SIGKILL');
+    signalProcessGroup(child, 'SIGKILL');
     if (this.#exit === undefined) await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
-  }
-
-  #signal(child: ChildProcess, signal: NodeJS.Signals): void {
-    const pid = child.pid;
-    if (pid === undefined) return;
-    try {
-      if (isWindows) child.kill(signal);
-      else process.kill(-pid, signal);
-    } catch {
-      // ESRCH: the group is already gone.
-    }
   }
 
   #finish(exit: ProcessExit, spawnError: unknown): void {

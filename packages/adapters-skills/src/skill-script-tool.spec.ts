@@ -60,6 +60,8 @@ describe('bundled scripts', () => {
       'scripts/echo.mjs': 'console.log(JSON.stringify(process.argv.slice(2)));\n',
       'scripts/fail.sh': 'echo boom >&2\nexit 3\n',
       'scripts/hang.sh': 'sleep 30 &\necho $! > "$1"\nwait\n',
+      'scripts/detach.sh': 'sleep 30 > /dev/null 2>&1 < /dev/null &\necho $! > "$1"\necho started\n',
+      'scripts/linger.sh': 'sleep 30 &\necho $! > "$1"\necho started\n',
       'scripts/noisy.sh': "head -c 100000 /dev/zero | tr '\\0' a\n",
       'scripts/data.txt': 'not a script\n',
       'scripts/run': '#!/bin/sh\necho direct\n',
@@ -98,10 +100,12 @@ describe('bundled scripts', () => {
       'skill.other.script.other',
       'skill.tools-skill',
       'skill.tools-skill.script.count',
+      'skill.tools-skill.script.detach',
       'skill.tools-skill.script.echo',
       'skill.tools-skill.script.fail',
       'skill.tools-skill.script.hang',
       'skill.tools-skill.script.hello',
+      'skill.tools-skill.script.linger',
       'skill.tools-skill.script.noisy',
       'skill.tools-skill.script.run',
     ]);
@@ -164,6 +168,27 @@ describe('bundled scripts', () => {
     expect(result.output.stdoutTruncated).toBe(true);
     expect(result.output.stderrTruncated).toBe(false);
   });
+
+  it('leaves nothing running after a script that exits while its background child lives on', async () => {
+    const pidFile = join(temp, 'detach.pid');
+    const result = (await (await script('skill.tools-skill.script.detach')).execute({ args: [pidFile] }, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
+    expect(result).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'started\n' } });
+    const grandchild = await readPid(pidFile);
+    leftovers.push(grandchild);
+    expect(await waitUntilGone(grandchild)).toBe(true);
+  }, 20_000);
+
+  it('returns when the script exits, even if a background child still holds its output pipes', async () => {
+    const pidFile = join(temp, 'linger.pid');
+    const result = (await (await script('skill.tools-skill.script.linger', { scriptTimeoutMs: 15_000 })).execute(
+      { args: [pidFile] },
+      createExecutionContext(),
+    )) as ToolSuccess<SkillScriptOutput>;
+    const grandchild = await readPid(pidFile);
+    leftovers.push(grandchild);
+    expect(result).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'started\n' } });
+    expect(await waitUntilGone(grandchild)).toBe(true);
+  }, 20_000);
 
   it('kills the whole process group when the script times out', async () => {
     const pidFile = join(temp, 'timeout.pid');

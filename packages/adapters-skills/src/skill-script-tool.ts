@@ -1,6 +1,14 @@
 import { normalizeCapability, type JsonSchema } from '@ca/domain';
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
-import { toolFailure, toolSuccess, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
+import {
+  PROCESS_GROUPS_SUPPORTED,
+  signalProcessGroup,
+  toolFailure,
+  toolSuccess,
+  type ToolDescriptor,
+  type ToolInstance,
+  type ToolResult,
+} from '@ca/tool-lifecycle';
 import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
 import type { DiscoveredSkill, DiscoveredSkillScript } from './discover-skills';
@@ -87,7 +95,7 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
       const child = spawn(this.script.command, args, {
         cwd: this.skill.path,
         env: { ...(this.settings.scriptEnv ?? process.env) },
-        detached: true,
+        detached: PROCESS_GROUPS_SUPPORTED,
         shell: false,
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
@@ -100,11 +108,9 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
 
       const killGroup = (): void => {
         // Also after the script itself exited: its children may still hold the output pipes.
-        if (child.pid === undefined || settled) return;
-        sendToGroup(child.pid, 'SIGTERM');
-        killTimer ??= setTimeout(() => {
-          if (child.pid !== undefined) sendToGroup(child.pid, 'SIGKILL');
-        }, KILL_GRACE_MS);
+        if (settled) return;
+        signalProcessGroup(child, 'SIGTERM');
+        killTimer ??= setTimeout(() => signalProcessGroup(child, 'SIGKILL'), KILL_GRACE_MS);
       };
       const onAbort = (): void => killGroup();
       const deadline = setTimeout(() => {
@@ -140,6 +146,9 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
           ),
         );
       });
+      // The script has exited: whatever it left running in its group must not
+      // outlive the call (nor hold the output pipes open, which delays 'close').
+      child.once('exit', () => signalProcessGroup(child, 'SIGKILL'));
       child.on('close', (exitCode, exitSignal) => {
         const output: SkillScriptOutput = {
           exitCode,
@@ -178,14 +187,6 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
         }
       });
     });
-  }
-}
-
-function sendToGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // the group is already gone
   }
 }
 

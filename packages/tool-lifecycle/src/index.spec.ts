@@ -4,6 +4,7 @@ import * as testing from './testing/index';
 describe('@ca/tool-lifecycle public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
+      'PROCESS_GROUPS_SUPPORTED',
       'RUNTIME_CLOCK',
       'RUNTIME_LOGGER',
       'SCHEMA_VALIDATOR',
@@ -26,6 +27,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'ToolRuntimeError',
       'createConsoleLogger',
       'registerToolRuntime',
+      'signalProcessGroup',
       'silentLogger',
       'systemClock',
       'toolFailure',

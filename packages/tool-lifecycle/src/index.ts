@@ -15,6 +15,7 @@ export type { ToolLifecycleCacheOptions, PlanEndReport } from './lifecycle-cache
 export { ToolRuntime } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions, DiscoveryResult } from './tool-runtime';
 export { registerToolRuntime } from './register-tool-runtime';
+export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process-group';
 export {
   TOOL_SOURCE,
   SCHEMA_VALIDATOR,

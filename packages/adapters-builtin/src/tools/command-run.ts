@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ToolCancelledError } from '@ca/tool-context';
-import { toolFailure, toolSuccess } from '@ca/tool-lifecycle';
+import { PROCESS_GROUPS_SUPPORTED, signalProcessGroup, toolFailure, toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
 import { RESOURCE_PROPERTY } from './common';
 
@@ -140,7 +140,6 @@ async function runProcess(
   call: ToolCall,
 ): Promise<import('@ca/tool-lifecycle').ToolResult> {
   const settings = call.settings.command;
-  const groupKill = process.platform !== 'win32';
   const token = call.ctx.cancellationToken.child({ timeoutMs, reason: `command timed out after ${timeoutMs} ms` });
   const stdout = new OutputCollector(settings.maxOutputBytes);
   const stderr = new OutputCollector(settings.maxOutputBytes);
@@ -150,7 +149,7 @@ async function runProcess(
       cwd,
       env,
       shell: false,
-      detached: groupKill,
+      detached: PROCESS_GROUPS_SUPPORTED,
       windowsHide: true,
       stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
@@ -159,14 +158,7 @@ async function runProcess(
     throw call.fail('BUILTIN_COMMAND_START_FAILED', `could not start "${argv[0]}": ${(error as Error).message}.`, argv[0], error);
   }
   const pid = child.pid;
-  const killGroup = (signal: NodeJS.Signals): void => {
-    try {
-      if (groupKill && pid !== undefined) process.kill(-pid, signal);
-      else child.kill(signal);
-    } catch {
-      // The group is already gone.
-    }
-  };
+  const killGroup = (signal: NodeJS.Signals): void => signalProcessGroup(child, signal);
   let graceTimer: NodeJS.Timeout | undefined;
   let cancelled = false;
   const unsubscribe = token.onCancel(() => {
