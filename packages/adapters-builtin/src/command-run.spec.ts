@@ -2,31 +2,11 @@ import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createExecutionContext, ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
+import { isProcessAlive, waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
 const node = process.execPath;
 const fixture = join(__dirname, '__fixtures__', 'spawn-grandchild.js');
-
-/** True while the process exists and is not a zombie waiting to be reaped. */
-async function isAlive(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return !/^\d+ \(.*\) Z/.test(stat);
-}
-
-async function waitUntilGone(pids: number[]): Promise<boolean> {
-  // Hang guard only: a SIGKILLed process disappears almost at once.
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const alive = await Promise.all(pids.map(isAlive));
-    if (!alive.some(Boolean)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
 
 async function waitForPids(file: string): Promise<number[]> {
   for (let attempt = 0; attempt < 400; attempt++) {
@@ -121,7 +101,7 @@ describe('builtin.command.run', () => {
     started.push(...pids);
     expect(codeOf(result)).toBe('BUILTIN_COMMAND_TIMED_OUT');
     expect(result.ok ? undefined : result.output).toMatchObject({ timedOut: true, signal: 'SIGKILL', stdout: expect.stringContaining('ignoring SIGTERM') });
-    expect(await waitUntilGone(pids)).toBe(true);
+    expect(await waitUntilProcessesGone(pids)).toBe(true);
   }, 20_000);
 
   it('on plan cancellation kills the process group and the runtime reports ToolCancelledError', async () => {
@@ -129,11 +109,11 @@ describe('builtin.command.run', () => {
     const running = run({ command: [node, fixture, pidFile] }, ctx).catch((error: unknown) => error);
     const pids = await waitForPids(pidFile);
     started.push(...pids);
-    expect(await isAlive(pids[1])).toBe(true);
+    expect(isProcessAlive(pids[1] as number)).toBe(true);
     ctx.cancellationToken.cancel('cancelled by user');
     const error = await running;
     expect(ToolCancelledError.isInstance(error)).toBe(true);
-    expect(await waitUntilGone(pids)).toBe(true);
+    expect(await waitUntilProcessesGone(pids)).toBe(true);
   }, 20_000);
 
   it('leaves no background process behind when the program exits on its own', async () => {
@@ -142,6 +122,6 @@ describe('builtin.command.run', () => {
     expect(result.output).toMatchObject({ exitCode: 0 });
     const pids = await waitForPids(pidFile);
     started.push(...pids);
-    expect(await waitUntilGone(pids)).toBe(true);
+    expect(await waitUntilProcessesGone(pids)).toBe(true);
   }, 20_000);
 });

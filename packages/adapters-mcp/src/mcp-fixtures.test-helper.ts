@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { isProcessAlive } from '@ca/tool-lifecycle/testing';
 import type { McpServerConfig, McpStdioServerConfig } from './mcp-config';
 import type { McpSpawn } from './process-stdio-transport';
 
@@ -35,19 +35,7 @@ export function countingSpawn(): { readonly spawn: McpSpawn; readonly pids: numb
 }
 
 /** True while `pid` runs (a zombie waiting to be reaped counts as gone). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
+export const isAlive = isProcessAlive;
 
 /** Polls `predicate` every 20 ms until it holds; throws after `timeoutMs` (a hang guard, not a speed check). */
 export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {

@@ -1,6 +1,7 @@
 import { CancellationToken, ToolCancelledError, createExecutionContext } from '@ca/tool-context';
 import type { ToolFailure, ToolInstance, ToolSuccess } from '@ca/tool-lifecycle';
-import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import { waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
+import { existsSync, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { SkillError } from './skill-error';
 import type { SkillScriptInput, SkillScriptOutput } from './skill-script-tool';
@@ -12,28 +13,6 @@ type ScriptInstance = ToolInstance<SkillScriptInput, SkillScriptOutput>;
 
 // Child processes start slowly on a loaded machine; this is a hang guard, not a speed requirement.
 jest.setTimeout(30_000);
-
-/** True once the process is gone (or a zombie waiting for a parent that does not reap). */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function waitUntilGone(pid: number): Promise<boolean> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (isGone(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
 
 async function readPid(file: string): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
@@ -175,7 +154,7 @@ describe('bundled scripts', () => {
     expect(result).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'started\n' } });
     const grandchild = await readPid(pidFile);
     leftovers.push(grandchild);
-    expect(await waitUntilGone(grandchild)).toBe(true);
+    expect(await waitUntilProcessesGone([grandchild])).toBe(true);
   }, 20_000);
 
   it('returns when the script exits, even if a background child still holds its output pipes', async () => {
@@ -187,7 +166,7 @@ describe('bundled scripts', () => {
     const grandchild = await readPid(pidFile);
     leftovers.push(grandchild);
     expect(result).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'started\n' } });
-    expect(await waitUntilGone(grandchild)).toBe(true);
+    expect(await waitUntilProcessesGone([grandchild])).toBe(true);
   }, 20_000);
 
   it('kills the whole process group when the script times out', async () => {
@@ -198,7 +177,7 @@ describe('bundled scripts', () => {
     const result = (await running) as ToolFailure;
     expect(result.ok).toBe(false);
     expect(result.error).toMatchObject({ code: 'SKILL_SCRIPT_TIMEOUT', message: expect.stringContaining('longer than 300 ms') });
-    expect(await waitUntilGone(grandchild)).toBe(true);
+    expect(await waitUntilProcessesGone([grandchild])).toBe(true);
   }, 20_000);
 
   it("kills the whole process group when the plan is cancelled, rejects with ToolCancelledError and removes its listener", async () => {
@@ -225,7 +204,7 @@ describe('bundled scripts', () => {
     const error = await running.catch((caught: unknown) => caught);
     expect(ToolCancelledError.isInstance(error)).toBe(true);
     expect((error as ToolCancelledError).reason).toBe('user stopped the plan');
-    expect(await waitUntilGone(grandchild)).toBe(true);
+    expect(await waitUntilProcessesGone([grandchild])).toBe(true);
     expect(added.length).toBeGreaterThan(0);
     expect(removed).toEqual(expect.arrayContaining(added));
   }, 20_000);

@@ -36,7 +36,7 @@ describe('@ca/tool-lifecycle public API', () => {
   });
 
   it('exports the test doubles from the testing subpath only', () => {
-    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool']);
+    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'waitUntilProcessesGone']);
   });
 
   it('uses Symbol.for tokens so two copies of the package share them', () => {

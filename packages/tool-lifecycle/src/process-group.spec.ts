@@ -1,29 +1,7 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { signalProcessGroup } from './process-group';
-
-/** True once the process is gone (or a zombie nobody reaps). */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function waitUntilGone(pid: number): Promise<boolean> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (isGone(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
+import { isProcessAlive, waitUntilProcessesGone } from './testing/processes';
 
 // POSIX only, like the process groups themselves.
 describe('signalProcessGroup', () => {
@@ -45,9 +23,9 @@ describe('signalProcessGroup', () => {
     await once(child, 'close');
     const background = Number(output.trim());
     started.push(background);
-    expect(isGone(background)).toBe(false);
+    expect(isProcessAlive(background)).toBe(true);
     signalProcessGroup(child, 'SIGKILL');
-    expect(await waitUntilGone(background)).toBe(true);
+    expect(await waitUntilProcessesGone([background])).toBe(true);
     // Again, with the group gone: nothing to do, nothing thrown.
     expect(() => signalProcessGroup(child, 'SIGKILL')).not.toThrow();
   });
@@ -61,7 +39,7 @@ describe('signalProcessGroup', () => {
     signalProcessGroup(child, 'SIGTERM');
     const [, signal] = (await closed) as [number | null, NodeJS.Signals | null];
     expect(signal).toBe('SIGTERM');
-    expect(await waitUntilGone(background)).toBe(true);
+    expect(await waitUntilProcessesGone([background])).toBe(true);
   });
 
   it('does nothing for a child that never got a pid', () => {

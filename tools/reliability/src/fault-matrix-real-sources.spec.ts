@@ -12,7 +12,7 @@ import { BuiltinToolError, createBuiltinAdapter } from '@ca/adapters-builtin';
 import { SkillError, createSkillsAdapter } from '@ca/adapters-skills';
 import { ToolCancelledError, resourceFromPath, type ToolExecutionContext } from '@ca/tool-context';
 import { ToolActivationError, ToolRuntime, type ExecutionResult } from '@ca/tool-lifecycle';
-import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { settle, withinHangGuard } from './support/guards';
 
 const node = process.execPath;
@@ -29,17 +29,6 @@ async function temporaryFolder(): Promise<string> {
   const folder = await realpath(await mkdtemp(join(tmpdir(), 'ca-reliability-')));
   folders.push(folder);
   return folder;
-}
-
-/** True while the process exists and is not a zombie. */
-async function isAlive(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return !/^\d+ \(.*\) Z/.test(stat);
 }
 
 /** Polls until `check` holds (a hang guard bounds it; no assertion depends on the speed). */
@@ -115,7 +104,7 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
     const pidFile = join(work, 'stubborn.pid');
     const running = runtime.execute('builtin.command.run', { command: [node, '-e', STUBBORN, pidFile] }, ctx);
     const pid = await pidFrom(pidFile);
-    expect(await isAlive(pid)).toBe(true);
+    expect(isProcessAlive(pid)).toBe(true);
     ctx.cancellationToken.cancel('stop the build');
     const outcome = await withinHangGuard(settle(running), 'the cancelled command');
     const error = outcome.status === 'rejected' ? (outcome.reason as Error & { trace?: unknown }) : undefined;
@@ -124,7 +113,7 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
     expect(error?.trace).toBe(ctx.traces[0]);
     const report = await withinHangGuard(runtime.endPlan(ctx), 'endPlan');
     expect(report).toMatchObject({ failures: [], alreadyEnded: false });
-    await eventually(async () => !(await isAlive(pid)), 'the stubborn process to be killed');
+    await eventually(async () => !isProcessAlive(pid), 'the stubborn process to be killed');
 
     const other = plan();
     const echo = await runtime.execute<{ exitCode: number; stdout: string }>('builtin.command.run', { command: [node, '-e', 'console.log("still fine")'] }, other);
@@ -139,7 +128,7 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
     const pid = await pidFrom(pidFile);
     expectReturnedFailure(result, ctx, 'builtin.command.run', 'BUILTIN_COMMAND_TIMED_OUT');
     expect(result.ok ? undefined : result.output).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
-    await eventually(async () => !(await isAlive(pid)), 'the process to be gone');
+    await eventually(async () => !isProcessAlive(pid), 'the process to be gone');
     expect((await runtime.endPlan(ctx)).failures).toEqual([]);
   });
 });
@@ -241,7 +230,7 @@ describe('fault matrix: Agent Skills (@ca/adapters-skills, temporary skills fold
     const report = await withinHangGuard(runtime.endPlan(ctx), 'endPlan');
     expect(report).toMatchObject({ failures: [], alreadyEnded: false });
     expect(report.deactivated).toContain('skill.healthy');
-    await eventually(async () => !(await isAlive(pid)), 'the script process to be killed');
+    await eventually(async () => !isProcessAlive(pid), 'the script process to be killed');
     const other = runtime.createPlan();
     await expectHealthySkill(other);
     await runtime.endPlan(other);

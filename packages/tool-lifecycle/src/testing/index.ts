@@ -3,3 +3,4 @@ export type { TestToolEvent, TestToolOptions } from './test-tool';
 export { InMemoryToolSource } from './in-memory-tool-source';
 export { RecordingLogger } from './recording-logger';
 export type { LogEntry } from './recording-logger';
+export { isProcessAlive, waitUntilProcessesGone } from './processes';
