@@ -27,17 +27,21 @@ async function timeAsync(fn, iterations) {
 }
 
 /**
- * Runs each named case `rounds` times, interleaved, `iterations` calls per
- * round (after `warmup` calls each), and returns the median ns/op per case.
- * `cases` is an object of name -> { fn, async?, setup?(round), teardown?(round) }.
+ * Runs each named case `rounds` times, interleaved (alternating the order),
+ * `iterations` calls per round, after `warmup` calls each, and returns the
+ * ns/op of every round: name -> [ns/op per round]. `cases` is an object of
+ * name -> { fn, async?, setup?(round), teardown?(round) }; `allAsync` awaits
+ * every case.
  */
-async function compare(cases, { rounds = 15, iterations = 20_000, warmup = 20_000 } = {}) {
+async function sampleRounds(cases, { rounds, iterations, warmup, allAsync = false }) {
   const names = Object.keys(cases);
   const samples = Object.fromEntries(names.map((name) => [name, []]));
+  // A synchronous case is timed without an await, as it would run.
+  const isAsync = (entry) => allAsync || entry.async === true;
   for (const name of names) {
     const entry = cases[name];
     if (entry.setup) await entry.setup(-1);
-    if (entry.async) await timeAsync(entry.fn, warmup);
+    if (isAsync(entry)) await timeAsync(entry.fn, warmup);
     else timeSync(entry.fn, warmup);
     if (entry.teardown) await entry.teardown(-1);
   }
@@ -45,11 +49,21 @@ async function compare(cases, { rounds = 15, iterations = 20_000, warmup = 20_00
     for (const name of round % 2 === 0 ? names : [...names].reverse()) {
       const entry = cases[name];
       if (entry.setup) await entry.setup(round);
-      samples[name].push(entry.async ? await timeAsync(entry.fn, iterations) : timeSync(entry.fn, iterations));
+      samples[name].push(isAsync(entry) ? await timeAsync(entry.fn, iterations) : timeSync(entry.fn, iterations));
       if (entry.teardown) await entry.teardown(round);
     }
   }
-  return Object.fromEntries(names.map((name) => [name, median(samples[name])]));
+  return samples;
+}
+
+/**
+ * Runs each named case `rounds` times, interleaved, `iterations` calls per
+ * round (after `warmup` calls each), and returns the median ns/op per case.
+ * `cases` is an object of name -> { fn, async?, setup?(round), teardown?(round) }.
+ */
+async function compare(cases, { rounds = 15, iterations = 20_000, warmup = 20_000 } = {}) {
+  const samples = await sampleRounds(cases, { rounds, iterations, warmup });
+  return Object.fromEntries(Object.keys(cases).map((name) => [name, median(samples[name])]));
 }
 
 /**
@@ -57,27 +71,13 @@ async function compare(cases, { rounds = 15, iterations = 20_000, warmup = 20_00
  * (a server answering over a pipe): many short rounds, interleaved, and for
  * each case the median of its per-round ratio to the `baseline` case of the
  * same round. Pairing each round with its neighbour cancels the drift that
- * dwarfs a few-percent difference on a shared machine. Returns
- * `{ medians: name -> ns/op, ratios: name -> median ratio to baseline }`.
+ * dwarfs a few-percent difference on a shared machine. Every case is awaited.
+ * Returns `{ medians: name -> ns/op, ratios: name -> median ratio to baseline }`.
  */
 async function comparePaired(cases, { baseline, rounds = 200, iterations = 50, warmup = 1_000 } = {}) {
   const names = Object.keys(cases);
   if (!names.includes(baseline)) throw new Error(`comparePaired: no case named '${baseline}'`);
-  const samples = Object.fromEntries(names.map((name) => [name, []]));
-  for (const name of names) {
-    const entry = cases[name];
-    if (entry.setup) await entry.setup(-1);
-    await timeAsync(entry.fn, warmup);
-    if (entry.teardown) await entry.teardown(-1);
-  }
-  for (let round = 0; round < rounds; round++) {
-    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      const entry = cases[name];
-      if (entry.setup) await entry.setup(round);
-      samples[name].push(await timeAsync(entry.fn, iterations));
-      if (entry.teardown) await entry.teardown(round);
-    }
-  }
+  const samples = await sampleRounds(cases, { rounds, iterations, warmup, allAsync: true });
   const base = samples[baseline];
   return {
     medians: Object.fromEntries(names.map((name) => [name, median(samples[name])])),

@@ -41,14 +41,20 @@ async function perCall() {
     const state = { source, runtime, ctx: runtime.createPlan() };
     const check = await runtime.execute('mcp.everything.echo', input, state.ctx);
     if (!check.ok || check.output !== 'Echo: bench') throw new Error(`unexpected result ${JSON.stringify(check)}`);
-    state.client = source.sessionFor('everything', state.ctx.planId).client;
-    state.tool = await source.get('mcp.everything.echo');
-    // A fresh plan every 20 rounds: traces do not pile up without bound (the shared session makes it free).
-    state.fresh = async (round) => {
-      if (round % 20 !== 0) return;
-      await runtime.endPlan(state.ctx);
-      state.ctx = runtime.createPlan();
-      await runtime.activate('mcp.everything.echo', state.ctx);
+    const client = source.sessionFor('everything', state.ctx.planId).client;
+    const tool = await source.get('mcp.everything.echo');
+    state.client = client;
+    state.bare = { fn: () => client.callTool({ name: 'echo', arguments: input }) };
+    state.adapter = { fn: () => tool.execute(input, state.ctx) };
+    state.execute = {
+      fn: () => runtime.execute('mcp.everything.echo', input, state.ctx),
+      // A fresh plan every 20 rounds: traces do not pile up without bound (the shared session makes it free).
+      setup: async (round) => {
+        if (round % 20 !== 0) return;
+        await runtime.endPlan(state.ctx);
+        state.ctx = runtime.createPlan();
+        await runtime.activate('mcp.everything.echo', state.ctx);
+      },
     };
     return state;
   };
@@ -75,11 +81,11 @@ async function perCall() {
   try {
     const bare = await comparePaired(
       {
-        'client.callTool': { fn: () => main.client.callTool({ name: 'echo', arguments: input }) },
+        'client.callTool': main.bare,
         'client.callTool, progress token only': {
           fn: () => main.client.callTool({ name: 'echo', arguments: input }, undefined, progressOnly),
         },
-        'runtime.execute': { fn: () => main.runtime.execute('mcp.everything.echo', input, main.ctx), setup: main.fresh },
+        'runtime.execute': main.execute,
       },
       { ...options, baseline: 'client.callTool' },
     );
@@ -89,16 +95,13 @@ async function perCall() {
           fn: () => main.client.callTool({ name: 'echo', arguments: input }, undefined, sameOptions),
           teardown: stripListeners,
         },
-        'McpTool.execute': { fn: () => main.tool.execute(input, main.ctx) },
-        'runtime.execute': { fn: () => main.runtime.execute('mcp.everything.echo', input, main.ctx), setup: main.fresh },
+        'McpTool.execute': main.adapter,
+        'runtime.execute': main.execute,
       },
       { ...options, baseline: 'client.callTool, same options' },
     );
     const noToken = await comparePaired(
-      {
-        'client.callTool': { fn: () => hard.client.callTool({ name: 'echo', arguments: input }) },
-        'runtime.execute': { fn: () => hard.runtime.execute('mcp.everything.echo', input, hard.ctx), setup: hard.fresh },
-      },
+      { 'client.callTool': hard.bare, 'runtime.execute': hard.execute },
       { ...options, baseline: 'client.callTool' },
     );
     return { bare, same, noToken };
