@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { ToolRuntime } from '@ca/tool-lifecycle';
-import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import type { McpServerConfig } from './mcp-config';
 import { McpServerError } from './mcp-server-error';
 import { McpToolError } from './mcp-tool-error';
-import { countingSpawn, fixtureServer, isAlive, makeTempDir, readLines, rejectionOf, removeTempDir, waitFor } from './mcp-fixtures.test-helper';
+import { countingSpawn, fixtureServer, makeTempDir, readLines, rejectionOf, removeTempDir, waitFor } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(60_000);
 
@@ -25,7 +25,7 @@ describe('MCP server faults', () => {
     await runtime?.dispose();
     runtime = undefined;
     // No server process outlives its test.
-    for (const pid of spawns.pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of spawns.pids) expect(isProcessAlive(pid)).toBe(false);
     await removeTempDir(dir);
   });
 
@@ -138,14 +138,14 @@ describe('MCP server faults', () => {
     const recorded = (await readLines(pidFile)).map((line) => JSON.parse(line) as { pid: number; grandchild: number });
     expect(recorded).toHaveLength(2);
     const [discovery, plan] = recorded as [{ pid: number; grandchild: number }, { pid: number; grandchild: number }];
-    expect(isAlive(plan.pid)).toBe(true);
-    expect(isAlive(plan.grandchild)).toBe(true);
-    await waitFor(() => !isAlive(discovery.grandchild), 10_000, 'the discovery grandchild to die');
-    expect(isAlive(discovery.pid)).toBe(false);
+    expect(isProcessAlive(plan.pid)).toBe(true);
+    expect(isProcessAlive(plan.grandchild)).toBe(true);
+    await waitFor(() => !isProcessAlive(discovery.grandchild), 10_000, 'the discovery grandchild to die');
+    expect(isProcessAlive(discovery.pid)).toBe(false);
     const report = await local.endPlan(ctx);
     expect(report.failures).toEqual([]);
-    expect(isAlive(plan.pid)).toBe(false);
-    await waitFor(() => !isAlive(plan.grandchild), 10_000, 'the plan grandchild to die');
+    expect(isProcessAlive(plan.pid)).toBe(false);
+    await waitFor(() => !isProcessAlive(plan.grandchild), 10_000, 'the plan grandchild to die');
   });
 
   it('guards tools/list pagination against a repeated cursor and too many pages', async () => {

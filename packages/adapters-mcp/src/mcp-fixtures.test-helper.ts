@@ -2,7 +2,6 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { isProcessAlive } from '@ca/tool-lifecycle/testing';
 import type { McpServerConfig, McpStdioServerConfig } from './mcp-config';
 import type { McpSpawn } from './process-stdio-transport';
 
@@ -33,9 +32,6 @@ export function countingSpawn(): { readonly spawn: McpSpawn; readonly pids: numb
     },
   };
 }
-
-/** True while `pid` runs (a zombie waiting to be reaped counts as gone). */
-export const isAlive = isProcessAlive;
 
 /** Polls `predicate` every 20 ms until it holds; throws after `timeoutMs` (a hang guard, not a speed check). */
 export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {

@@ -1,12 +1,12 @@
 import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
 import { ToolAccessDeniedError, ToolRuntime, type ToolProgress } from '@ca/tool-lifecycle';
-import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import { McpServerError } from './mcp-server-error';
 import { McpToolError } from './mcp-tool-error';
 import type { McpToolSource } from './mcp-tool-source';
-import { countingSpawn, fixtureServer, isAlive, makeTempDir, readLines, rejectionOf, removeTempDir, waitFor } from './mcp-fixtures.test-helper';
+import { countingSpawn, fixtureServer, makeTempDir, readLines, rejectionOf, removeTempDir, waitFor } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(60_000);
 
@@ -49,7 +49,7 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     if (savedSecret === undefined) delete process.env['CA_MCP_TEST_SECRET'];
     else process.env['CA_MCP_TEST_SECRET'] = savedSecret;
     delete process.env['CA_MCP_TEST_PASSED'];
-    for (const pid of spawns.pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of spawns.pids) expect(isProcessAlive(pid)).toBe(false);
     await removeTempDir(dir);
   });
 
@@ -67,7 +67,7 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     const weather = tools.find((tool) => tool.name === 'mcp.fixture.get_weather_now');
     expect(weather?.annotations).toMatchObject({ mcpServer: 'fixture', mcpToolName: 'get weather/now' });
     expect(spawns.count()).toBe(1);
-    await waitFor(() => !isAlive(spawns.pids[0]!), 10_000, 'the discovery server to exit');
+    await waitFor(() => !isProcessAlive(spawns.pids[0]!), 10_000, 'the discovery server to exit');
   });
 
   it('maps annotations to capabilities, with the configured overrides', async () => {
@@ -95,11 +95,11 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     expect(ctx.traces).toHaveLength(1_001);
     expect(spawns.count()).toBe(before + 1);
     const { output } = (await runtime.execute('mcp.fixture.pids', {}, ctx)) as { output: { pid: number } };
-    expect(isAlive(output.pid)).toBe(true);
+    expect(isProcessAlive(output.pid)).toBe(true);
     expect(source.openPlanSessions('fixture')).toBe(1);
     await runtime.endPlan(ctx);
     expect(source.openPlanSessions('fixture')).toBe(0);
-    expect(isAlive(output.pid)).toBe(false);
+    expect(isProcessAlive(output.pid)).toBe(false);
   });
 
   it('gives the server only the declared environment plus the safe defaults', async () => {
@@ -224,7 +224,7 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     await waitFor(async () => (await readLines(record)).some((line) => line.startsWith('cancelled hang')), 10_000, 'the cancellation record');
     const report = await runtime.endPlan(ctx);
     expect(report.failures).toEqual([]);
-    expect(isAlive(output.pid)).toBe(false);
+    expect(isProcessAlive(output.pid)).toBe(false);
   });
 
   it('fails execute clearly when the tool was not activated', async () => {

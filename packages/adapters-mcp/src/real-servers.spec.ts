@@ -4,21 +4,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { container } from 'tsyringe';
 import { registerToolRuntime, TOOL_RUNTIME, TOOL_SOURCE, ToolAccessDeniedError, ToolRuntime, type ToolProgress } from '@ca/tool-lifecycle';
-import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter, registerMcpAdapter } from './mcp-adapter';
 import type { McpToolSource } from './mcp-tool-source';
-import {
-  countingSpawn,
-  EVERYTHING_SERVER,
-  FILESYSTEM_SERVER,
-  isAlive,
-  makeTempDir,
-  rejectionOf,
-  removeTempDir,
-  startEverythingHttp,
-  waitFor,
-  type HttpServer,
-} from './mcp-fixtures.test-helper';
+import { countingSpawn, EVERYTHING_SERVER, FILESYSTEM_SERVER, makeTempDir, rejectionOf, removeTempDir, startEverythingHttp, waitFor, type HttpServer } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(90_000);
 
@@ -42,7 +31,7 @@ describe('@modelcontextprotocol/server-everything over stdio, through DI', () =>
 
   afterAll(async () => {
     await runtime.dispose();
-    for (const pid of spawns.pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of spawns.pids) expect(isProcessAlive(pid)).toBe(false);
   });
 
   it('lists its tools with their capabilities, leaving out the task-only one', async () => {
@@ -73,7 +62,7 @@ describe('@modelcontextprotocol/server-everything over stdio, through DI', () =>
     expect(progress.length).toBeGreaterThanOrEqual(2);
     expect(progress[0]).toMatchObject({ progress: 1, total: 3 });
     expect(spawns.count()).toBe(before + 1);
-    expect(isAlive(spawns.pids.at(-1)!)).toBe(false);
+    expect(isProcessAlive(spawns.pids.at(-1)!)).toBe(false);
   });
 });
 
@@ -98,7 +87,7 @@ describe('@modelcontextprotocol/server-everything over Streamable HTTP', () => {
   afterAll(async () => {
     await runtime?.dispose();
     await server?.stop();
-    if (server !== undefined) expect(isAlive(server.pid)).toBe(false);
+    if (server !== undefined) expect(isProcessAlive(server.pid)).toBe(false);
   });
 
   it('discovers and calls tools, and terminates each session when its plan ends', async () => {

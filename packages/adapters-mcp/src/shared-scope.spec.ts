@@ -1,8 +1,8 @@
 import { ToolRuntime } from '@ca/tool-lifecycle';
-import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import type { McpToolSource } from './mcp-tool-source';
-import { countingSpawn, fixtureServer, isAlive, rejectionOf, waitFor } from './mcp-fixtures.test-helper';
+import { countingSpawn, fixtureServer, rejectionOf, waitFor } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(60_000);
 
@@ -25,7 +25,7 @@ describe('shared scope and list_changed', () => {
 
   afterEach(async () => {
     await runtime.dispose();
-    for (const pid of spawns.pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of spawns.pids) expect(isProcessAlive(pid)).toBe(false);
   });
 
   it('discovers through the shared session and lets later plans lease it without spawning', async () => {
@@ -40,11 +40,11 @@ describe('shared scope and list_changed', () => {
         expect(source.sharedLeases('shared')).toBe(2);
       });
       expect(source.sharedLeases('shared')).toBe(0);
-      expect(isAlive(server)).toBe(true);
+      expect(isProcessAlive(server)).toBe(true);
     }
     expect(spawns.count()).toBe(1);
     await runtime.dispose();
-    expect(isAlive(server)).toBe(false);
+    expect(isProcessAlive(server)).toBe(false);
   });
 
   it('counts concurrent plans as separate leases', async () => {

@@ -158,13 +158,12 @@ async function runProcess(
     throw call.fail('BUILTIN_COMMAND_START_FAILED', `could not start "${argv[0]}": ${(error as Error).message}.`, argv[0], error);
   }
   const pid = child.pid;
-  const killGroup = (signal: NodeJS.Signals): void => signalProcessGroup(child, signal);
   let graceTimer: NodeJS.Timeout | undefined;
   let cancelled = false;
   const unsubscribe = token.onCancel(() => {
     cancelled = true;
-    killGroup('SIGTERM');
-    graceTimer = setTimeout(() => killGroup('SIGKILL'), settings.killGraceMs);
+    signalProcessGroup(child, 'SIGTERM');
+    graceTimer = setTimeout(() => signalProcessGroup(child, 'SIGKILL'), settings.killGraceMs);
   });
   child.stdout?.on('data', (chunk: Buffer) => stdout.add(chunk));
   child.stderr?.on('data', (chunk: Buffer) => stderr.add(chunk));
@@ -177,7 +176,7 @@ async function runProcess(
       child.once('error', (error) => resolve({ code: null, signal: null, error }));
       child.once('exit', (code, signal) => {
         // Whatever the program left running in its group goes with it.
-        killGroup('SIGKILL');
+        signalProcessGroup(child, 'SIGKILL');
         waitForPipes([child.stdout, child.stderr]).then(() => resolve({ code, signal }));
       });
     });
