@@ -1,26 +1,13 @@
 import { existsSync, promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { nodeSkillsFileSystem, type SkillsFileHandle, type SkillsFileSystem } from './skills-file-system';
 
-/** The monorepo root: the nearest folder above this file holding nx.json. */
-export function repoRoot(): string {
-  let folder = __dirname;
-  while (!existsSync(join(folder, 'nx.json'))) {
-    const parent = dirname(folder);
-    if (parent === folder) throw new Error(`No nx.json found above ${__dirname}; cannot locate the repository root.`);
-    folder = parent;
-  }
-  return folder;
-}
-
-/** `<repo>/../shared/fixtures/<name>`, which CI checks out as a sibling of the repository. */
+/** A skills fixture kept in the repository (`src/__fixtures__/<name>`, see its SOURCE.md). */
 export function sharedFixture(name: 'agent-skills' | 'agent-skills-invalid'): string {
-  const path = resolve(repoRoot(), '..', 'shared', 'fixtures', name);
+  const path = join(__dirname, '__fixtures__', name);
   if (!existsSync(path)) {
-    throw new Error(
-      `Shared fixture folder '${path}' is missing. The skills tests need the shared fixtures checked out next to the repository (<repo>/../shared/fixtures/${name}).`,
-    );
+    throw new Error(`Skills fixture folder '${path}' is missing: it is part of the repository; restore it with git checkout -- ${path}.`);
   }
   return path;
 }

@@ -6,7 +6,7 @@ import { DefaultSchemaValidator } from './schema-validator';
 
 /**
  * Runs the required draft 2020-12 tests of the official JSON Schema Test
- * Suite (shared/fixtures/json-schema-test-suite, beside the repository) and
+ * Suite (kept in __fixtures__/json-schema-test-suite, MIT, see its SOURCE.md) and
  * holds the result to the checked-in baseline of known failures: a new
  * failure fails, and so does a baseline entry that now passes.
  */
@@ -30,20 +30,10 @@ const REQUIRED_PASS_RATE = 0.99;
 const BASELINE_FILE = path.join(__dirname, '__fixtures__', 'test-suite-baseline.json');
 const REMOTES_BASE = 'http://localhost:1234/';
 
-function findRepositoryRoot(start: string): string {
-  for (let directory = start; ; directory = path.dirname(directory)) {
-    if (fs.existsSync(path.join(directory, 'nx.json'))) return directory;
-    if (path.dirname(directory) === directory) throw new Error(`No nx.json above ${start}: cannot find the repository root.`);
-  }
-}
-
 function findSuite(): string {
-  const suite = path.resolve(findRepositoryRoot(__dirname), '..', 'shared', 'fixtures', 'json-schema-test-suite');
+  const suite = path.join(__dirname, '__fixtures__', 'json-schema-test-suite');
   if (!fs.existsSync(path.join(suite, 'tests', 'draft2020-12'))) {
-    throw new Error(
-      `JSON Schema Test Suite not found at ${suite}. It is expected in shared/fixtures/json-schema-test-suite, ` +
-        'with shared/ a sibling of the repository root (as in /work/shared or a CI clone).',
-    );
+    throw new Error(`JSON Schema Test Suite not found at ${suite}: it is part of the repository; restore it with git checkout -- ${suite}.`);
   }
   return suite;
 }
