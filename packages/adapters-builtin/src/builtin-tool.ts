@@ -1,5 +1,5 @@
 import { normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
-import { createExecutionId, type ChangeInput, type ToolExecutionContext } from '@ca/tool-context';
+import type { ChangeInput, ToolExecutionContext } from '@ca/tool-context';
 import { toolFailure, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
 import type { ResolvedSettings } from './builtin-adapter-settings';
 import { BuiltinToolError, type BuiltinToolErrorCode } from './builtin-tool-error';
@@ -115,18 +115,14 @@ export class BuiltinTool implements ToolInstance {
 /**
  * Attaches the call's changes to its result. When the tool throws there is no
  * result to carry them (the runtime turns the throw into ToolExecutionError),
- * so they are recorded into the context directly; otherwise they would be
- * lost to rollback. A result that arrives after cancellation still reaches
- * the runtime, which records its changes.
+ * so they are reported through the context, which attributes them like the
+ * runtime does; otherwise they would be lost to rollback. A result that
+ * arrives after cancellation still reaches the runtime, which records its changes.
  */
 function deliverChanges(call: ToolCall, result?: ToolResult): ToolResult {
   const changes = call.changes;
   if (result === undefined) {
-    if (changes.length > 0) {
-      const at = new Date().toISOString();
-      const executionId = call.ctx.executionId ?? createExecutionId();
-      for (const change of changes) call.ctx.recordChange({ ...change, toolName: call.toolName, executionId, at: change.at ?? at });
-    }
+    for (const change of changes) call.ctx.reportChange(change);
     return toolFailure(call.fail('BUILTIN_IO_FAILED', 'was interrupted.'));
   }
   return changes.length === 0 ? result : { ...result, changes: [...(result.changes ?? []), ...changes] };

@@ -1,6 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createExecutionContext, ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
+import { createExecutionContext, ToolCancelledError, type PlanContext } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
 import { isProcessAlive, waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
@@ -20,7 +20,7 @@ async function waitForPids(file: string): Promise<number[]> {
 describe('builtin.command.run', () => {
   let work: string;
   let runtime: ToolRuntime;
-  let ctx: ToolExecutionContext;
+  let ctx: PlanContext;
   const started: number[] = [];
   const run = (input: unknown, context = ctx) => runtime.execute<any>('builtin.command.run', input, context);
 

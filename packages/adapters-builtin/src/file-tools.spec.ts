@@ -1,13 +1,13 @@
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createExecutionContext, type ToolExecutionContext } from '@ca/tool-context';
+import { createExecutionContext, type PlanContext } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
 describe('file tools', () => {
   let work: string;
   let runtime: ToolRuntime;
-  let ctx: ToolExecutionContext;
+  let ctx: PlanContext;
   const run = (name: string, input: unknown) => runtime.execute<any>(`builtin.fs.${name}`, input, ctx);
 
   beforeEach(async () => {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createWriteStream, linkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createExecutionContext, type ToolExecutionContext } from '@ca/tool-context';
+import { createExecutionContext, type PlanContext } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
 import { folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
@@ -31,7 +31,7 @@ async function writeLargeFile(path: string): Promise<void> {
 describe('large inputs', () => {
   let work: string;
   let runtime: ToolRuntime;
-  let ctx: ToolExecutionContext;
+  let ctx: PlanContext;
 
   beforeAll(async () => {
     work = await makeTemporaryFolder();

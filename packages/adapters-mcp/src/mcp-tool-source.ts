@@ -2,6 +2,7 @@ import { normalizeCapability, type ToolCapabilityInput } from '@ca/domain';
 import { createSchemaValidator, SchemaCompileError, type SchemaValidator } from '@ca/schema';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import {
+  closestNames,
   createConsoleLogger,
   ToolNotFoundError,
   type RuntimeLogger,
@@ -136,14 +137,8 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     const state = serverName === undefined ? undefined : servers.get(serverName);
     const tool = state === undefined ? undefined : (await this.#discoverServer(state)).tools.get(name);
     if (tool === undefined) {
-      throw new ToolNotFoundError({
-        toolName: String(name),
-        message: `MCP source '${this.id}' has no tool named '${String(name)}'. Its tools are named mcp.<server>.<tool>, for the servers ${[
-          ...servers.keys(),
-        ]
-          .map((server) => `'${server}'`)
-          .join(', ')}; list them with runtime.listTools().`,
-      });
+      const known = [...servers.values()].flatMap((server) => [...(server.catalog?.tools.keys() ?? [])]);
+      throw new ToolNotFoundError({ toolName: String(name), sourceId: this.id, suggestions: closestNames(String(name), known) });
     }
     return tool;
   }

@@ -1,4 +1,4 @@
-import { createExecutionContext, type ToolExecutionContext } from '@ca/tool-context';
+import { createExecutionContext, type PlanContext } from '@ca/tool-context';
 import { type ToolFailure, type ToolInstance, type ToolSuccess } from '@ca/tool-lifecycle';
 import { promises as fs, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ async function skillTool(settings: SkillsAdapterSettings, name: string): Promise
   return (await source.get(name)) as SkillInstance;
 }
 
-function plan(planId = 'plan-1'): ToolExecutionContext {
+function plan(planId = 'plan-1'): PlanContext {
   return createExecutionContext({ planId });
 }
 

@@ -170,11 +170,7 @@ export class SkillTool implements ToolInstance<SkillToolInput, SkillToolOutput> 
   async execute(input: SkillToolInput | undefined, ctx: ToolExecutionContext): Promise<ToolResult<SkillToolOutput>> {
     const loading = this.plans.get(ctx.planId);
     if (loading === undefined) {
-      throw new ToolNotActivatedError({
-        toolName: this.descriptor.name,
-        planId: ctx.planId,
-        message: `Tool '${this.descriptor.name}' is not active in plan '${ctx.planId}'. Activate it first (runtime.execute does so automatically).`,
-      });
+      throw new ToolNotActivatedError({ toolName: this.descriptor.name, planId: ctx.planId });
     }
     const loaded = await loading;
     const name = this.skill.name;

@@ -1,5 +1,5 @@
 import { ToolSchemaValidationError } from '@ca/schema';
-import { ToolCancelledError, createExecutionContext, type ToolExecutionContext } from '@ca/tool-context';
+import { ToolCancelledError, createExecutionContext, type PlanContext, type ToolExecutionContext } from '@ca/tool-context';
 import { ToolRuntime, toolFailure, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, RecordingLogger, TestTool } from '@ca/tool-lifecycle/testing';
 import { WrappedToolError, createWrappedAdapter, wrapTool, type WrapExecuteMiddleware } from './index';
@@ -40,7 +40,7 @@ function thrownBy(fn: () => unknown): WrappedToolError {
   throw new Error('expected a WrappedToolError');
 }
 
-const plan = (options: Parameters<typeof createExecutionContext>[0] = {}): ToolExecutionContext => createExecutionContext(options);
+const plan = (options: Parameters<typeof createExecutionContext>[0] = {}): PlanContext => createExecutionContext(options);
 
 describe('wrapTool: identity', () => {
   it('renames, namespaces and redescribes, keeping the inner source in annotations', () => {
@@ -334,14 +334,16 @@ describe('wrapTool: retry', () => {
 });
 
 describe('wrapTool: lifecycle and deadline', () => {
-  it('delegates activate and deactivate to the inner tool with the same context', async () => {
+  it("delegates activate and deactivate to the inner tool with the tool's own view of the plan", async () => {
     const seen: ToolExecutionContext[] = [];
     const inner = new TestTool({ name: 'custom.stateful', activate: (ctx) => void seen.push(ctx), deactivate: (ctx) => void seen.push(ctx) });
     const runtime = runtimeOf(wrapTool(inner, { namespace: 'w' }));
     await runtime.runPlan({ planId: 'plan-life' }, async (ctx) => {
       await runtime.execute('w.custom.stateful', {}, ctx);
       await runtime.execute('w.custom.stateful', {}, ctx);
-      expect(seen).toEqual([ctx]);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ planId: 'plan-life', toolName: 'w.custom.stateful', executionId: undefined });
+      expect(seen[0]).not.toBe(ctx);
     });
     expect(inner.count('activate', 'plan-life')).toBe(1);
     expect(inner.count('deactivate', 'plan-life')).toBe(1);

@@ -3,11 +3,17 @@ import * as domain from './index';
 describe('@ca/domain public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(domain).sort()).toEqual([
+      'CaError',
+      'KNOWN_TOOL_SOURCE_KINDS',
       'MAX_TOOL_NAME_LENGTH',
-      'TOOL_SOURCE_KINDS',
+      'MAX_TOOL_SOURCE_KIND_LENGTH',
+      'describeValue',
+      'hasBrand',
       'isCapabilityAtLeastAsStrict',
+      'isKnownToolSourceKind',
       'isToolSourceKind',
       'isValidToolName',
+      'messageOf',
       'normalizeCapability',
     ]);
   });

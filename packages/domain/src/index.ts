@@ -1,7 +1,10 @@
-export type { ToolSourceKind } from './tool-source-kind';
-export { TOOL_SOURCE_KINDS, isToolSourceKind } from './tool-source-kind';
+export type { KnownToolSourceKind, ToolSourceKind } from './tool-source-kind';
+export { KNOWN_TOOL_SOURCE_KINDS, MAX_TOOL_SOURCE_KIND_LENGTH, isKnownToolSourceKind, isToolSourceKind } from './tool-source-kind';
 export type { ToolCapability, ToolCapabilityInput } from './tool-capability';
 export { normalizeCapability, isCapabilityAtLeastAsStrict } from './tool-capability';
 export type { JsonSchema, Validation } from './validation';
 export type { Tool } from './tool';
 export { MAX_TOOL_NAME_LENGTH, isValidToolName } from './tool';
+export type { CaErrorJson, CaErrorOptions } from './ca-error';
+export { CaError, hasBrand } from './ca-error';
+export { describeValue, messageOf } from './describe-value';

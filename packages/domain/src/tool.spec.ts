@@ -1,5 +1,5 @@
 import { MAX_TOOL_NAME_LENGTH, isValidToolName } from './tool';
-import { TOOL_SOURCE_KINDS, isToolSourceKind } from './tool-source-kind';
+import { KNOWN_TOOL_SOURCE_KINDS, MAX_TOOL_SOURCE_KIND_LENGTH, isKnownToolSourceKind, isToolSourceKind } from './tool-source-kind';
 
 describe('isValidToolName', () => {
   it.each(['echo', 'mcp.everything.echo', 'skill.pdf-tools', 'builtin.fs.read', '_private', 'ns:tool'])(
@@ -14,10 +14,16 @@ describe('isValidToolName', () => {
 });
 
 describe('ToolSourceKind', () => {
-  it('lists the five sources of the design and recognises only them', () => {
-    expect(TOOL_SOURCE_KINDS).toEqual(['builtin', 'custom', 'mcp', 'skill', 'wrapped']);
-    expect(TOOL_SOURCE_KINDS.every(isToolSourceKind)).toBe(true);
-    expect(isToolSourceKind('skills')).toBe(false);
-    expect(isToolSourceKind(undefined)).toBe(false);
+  it('lists the five known sources of the design', () => {
+    expect(KNOWN_TOOL_SOURCE_KINDS).toEqual(['builtin', 'custom', 'mcp', 'skill', 'wrapped']);
+    expect(KNOWN_TOOL_SOURCE_KINDS.every(isKnownToolSourceKind)).toBe(true);
+    expect(isKnownToolSourceKind('jira')).toBe(false);
   });
+
+  it.each(['builtin', 'jira', 'build-system', 'a1'])('accepts the kind %s', (kind) => expect(isToolSourceKind(kind)).toBe(true));
+
+  it.each(['', 'Jira', '1st', '-x', 'has space', 'a.b', 'x'.repeat(MAX_TOOL_SOURCE_KIND_LENGTH + 1), undefined, 42])(
+    'refuses the kind %p',
+    (kind) => expect(isToolSourceKind(kind)).toBe(false),
+  );
 });

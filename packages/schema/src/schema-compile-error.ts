@@ -1,7 +1,6 @@
+import { CaError } from '@ca/domain';
 import type { SchemaDirection } from './schema-direction';
 import { describeSchemaProperty, describeSubject } from './schema-direction';
-
-const BRAND = Symbol.for('ca.error.SchemaCompileError');
 
 /**
  * Why a schema could not be compiled:
@@ -59,45 +58,26 @@ const ADVICE: Readonly<Record<SchemaCompileErrorReason, string>> = {
  * A schema cannot be compiled. Raised when a tool is registered or
  * discovered, never at call time, so a bad schema never crashes a call.
  *
- * Recognise it with {@link SchemaCompileError.isInstance}, which also works
+ * Code: `SCHEMA_INVALID`. Recognise it with `SchemaCompileError.isInstance`, which also works
  * across two installed copies of this package.
  */
-export class SchemaCompileError extends Error {
-  /** Stable code of this error. */
-  readonly code = 'SCHEMA_INVALID' as const;
+export class SchemaCompileError extends CaError {
+  declare readonly code: 'SCHEMA_INVALID';
   /** Why the schema was refused. */
   readonly reason: SchemaCompileErrorReason;
   /** Where in the schema: a JSON Pointer fragment (`'#/properties/a'`) or the `$ref` that failed. */
   readonly location: string;
-  /** The tool the schema belongs to, when known. */
-  readonly toolName?: string;
   /** Whether the schema is the tool's input or output schema, when known. */
-  readonly direction?: SchemaDirection;
+  declare readonly direction?: SchemaDirection;
 
   /**
    * @param options - reason, location and detail, with the tool and direction when known.
    */
   constructor(options: SchemaCompileErrorOptions) {
-    super(options.message ?? describeFailure(options), options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'SchemaCompileError';
+    super('SCHEMA_INVALID', options.message ?? describeFailure(options), options);
     this.reason = options.reason;
     this.location = options.location;
-    if (options.toolName !== undefined) this.toolName = options.toolName;
     if (options.direction !== undefined) this.direction = options.direction;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link SchemaCompileError}, from this copy of
-   * `@ca/schema` or from any other (checked through a `Symbol.for` brand).
-   */
-  static isInstance(value: unknown): value is SchemaCompileError {
-    try {
-      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
-    } catch {
-      // A hostile value (a Proxy whose traps throw) is not one of ours.
-      return false;
-    }
   }
 }
 

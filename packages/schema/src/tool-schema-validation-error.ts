@@ -1,8 +1,7 @@
+import { CaError } from '@ca/domain';
 import type { SchemaDirection } from './schema-direction';
 import { describeSchemaProperty, describeSubject } from './schema-direction';
 import type { SchemaIssue } from './schema-issue';
-
-const BRAND = Symbol.for('ca.error.ToolSchemaValidationError');
 
 /** How many issues the message of a {@link ToolSchemaValidationError} spells out. */
 const ISSUES_IN_MESSAGE = 3;
@@ -26,47 +25,26 @@ export interface ToolSchemaValidationErrorOptions {
 /**
  * A tool's input or output does not satisfy the tool's schema.
  *
- * Standalone (it does not extend the runtime's `ToolRuntimeError`), so that
- * `@ca/schema` stays below the lifecycle layer. Recognise it with
- * {@link ToolSchemaValidationError.isInstance}, which also works across two
+ * Not a `ToolRuntimeError` (it extends `CaError` directly), so that
+ * `@ca/schema` stays below the lifecycle layer. Code:
+ * `TOOL_SCHEMA_VALIDATION_FAILED`. Recognise it with
+ * `ToolSchemaValidationError.isInstance`, which also works across two
  * installed copies of this package.
  */
-export class ToolSchemaValidationError extends Error {
-  /** Stable code of this error. */
-  readonly code = 'TOOL_SCHEMA_VALIDATION_FAILED' as const;
+export class ToolSchemaValidationError extends CaError {
+  declare readonly code: 'TOOL_SCHEMA_VALIDATION_FAILED';
   /** Whether the tool's input or its output failed. */
   readonly direction: SchemaDirection;
   /** Every issue found, in the order the validator reported them. */
   readonly issues: readonly SchemaIssue[];
-  /** The tool whose schema the value failed, when known. */
-  readonly toolName?: string;
-  /** The plan in which the call happened, when known. */
-  readonly planId?: string;
 
   /**
    * @param options - direction and issues, with the tool and plan when known.
    */
   constructor(options: ToolSchemaValidationErrorOptions) {
-    super(options.message ?? describeFailure(options), options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ToolSchemaValidationError';
+    super('TOOL_SCHEMA_VALIDATION_FAILED', options.message ?? describeFailure(options), options);
     this.direction = options.direction;
     this.issues = Object.freeze(options.issues.slice());
-    if (options.toolName !== undefined) this.toolName = options.toolName;
-    if (options.planId !== undefined) this.planId = options.planId;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link ToolSchemaValidationError}, from this copy of
-   * `@ca/schema` or from any other (checked through a `Symbol.for` brand).
-   */
-  static isInstance(value: unknown): value is ToolSchemaValidationError {
-    try {
-      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
-    } catch {
-      // A hostile value (a Proxy whose traps throw) is not one of ours.
-      return false;
-    }
   }
 }
 

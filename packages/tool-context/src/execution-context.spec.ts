@@ -292,7 +292,7 @@ describe('ToolExecutionContext records', () => {
   });
 });
 
-describe('ToolExecutionContext.forExecution', () => {
+describe('PlanContext.forExecution', () => {
   it('shares the plan and its records, with its own execution id, tool name and token', () => {
     const ctx = createExecutionContext({ planId: 'plan-1', policy: { requireCheckpoint: true }, resources: [workspace], metadata: { a: 1 } });
     const token = ctx.cancellationToken.child({ timeoutMs: 1000 });
@@ -305,29 +305,48 @@ describe('ToolExecutionContext.forExecution', () => {
     expect(view.executionId).toBe('exec-1');
     expect(view.toolName).toBe('builtin.fs.write');
     expect(view.cancellationToken).toBe(token);
+    expect(view.signal).toBe(token.signal);
     expect(ctx.executionId).toBeUndefined();
-
-    view.recordChange(change());
-    view.recordTrace(trace());
-    ctx.recordChange(change({ kind: 'other' }));
-    expect(ctx.changes.map((recorded) => recorded.kind)).toEqual(['modify', 'other']);
     expect(view.changes).toBe(ctx.changes);
-    expect(view.traces).toBe(ctx.traces);
-    expect(ctx.traces).toHaveLength(1);
     token.dispose();
   });
 
-  it("uses the token of the context it is called on when given none", () => {
+  it("gives a tool a narrow view: no traces, no recording in another's name, no further views", () => {
+    const ctx = createExecutionContext({ planId: 'plan-1' });
+    const view = ctx.forExecution({ executionId: 'exec-1', toolName: 'echo' }) as unknown as Record<string, unknown>;
+    for (const member of ['traces', 'recordTrace', 'recordChange', 'forExecution']) expect(view[member]).toBeUndefined();
+    expect(Object.keys(view)).not.toContain('records');
+  });
+
+  it('attributes a reported change to the view\'s tool and execution, whatever the change says', () => {
+    const ctx = createExecutionContext({ planId: 'plan-1' });
+    const view = ctx.forExecution({ executionId: 'exec-1', toolName: 'builtin.fs.write' });
+    view.reportChange({ kind: 'create', target: '/tmp/a', toolName: 'someone.else', executionId: 'forged' } as never);
+    view.reportChange({ kind: 'modify', target: '/tmp/b', at: '2026-01-01T00:00:00.000Z' });
+    expect(ctx.changes.map(({ kind, toolName, executionId }) => ({ kind, toolName, executionId }))).toEqual([
+      { kind: 'create', toolName: 'builtin.fs.write', executionId: 'exec-1' },
+      { kind: 'modify', toolName: 'builtin.fs.write', executionId: 'exec-1' },
+    ]);
+    expect(ctx.changes[1]?.at).toBe('2026-01-01T00:00:00.000Z');
+    expect(Number.isNaN(Date.parse(ctx.changes[0]?.at ?? ''))).toBe(false);
+    expect(() => view.reportChange({ kind: 'explode', target: '/tmp/c' } as never)).toThrow(/kind/);
+    expect(() => view.reportChange(null as never)).toThrow(/reportChange expects/);
+  });
+
+  it('refuses a change reported outside an execution, and requires attribution on the plan context', () => {
+    const ctx = createExecutionContext({ planId: 'plan-1' });
+    const activation = ctx.forExecution({ toolName: 'echo' });
+    expect(activation.executionId).toBeUndefined();
+    expect(validationError(() => activation.reportChange({ kind: 'other', target: 'x' })).field).toBe('executionId');
+    expect(validationError(() => ctx.reportChange({ kind: 'other', target: 'x' })).field).toBe('change.toolName');
+    ctx.reportChange({ kind: 'other', target: 'x', toolName: 'echo', executionId: 'exec-9' });
+    expect(ctx.changes).toHaveLength(1);
+  });
+
+  it("uses the plan's token when given none", () => {
     const ctx = createExecutionContext();
     const view = ctx.forExecution({ executionId: 'exec-1', toolName: 'echo' });
     expect(view.cancellationToken).toBe(ctx.cancellationToken);
-    const child = ctx.cancellationToken.child();
-    const nested = view.forExecution({ executionId: 'exec-2', toolName: 'echo', cancellationToken: child }).forExecution({
-      executionId: 'exec-3',
-      toolName: 'echo',
-    });
-    expect(nested.cancellationToken).toBe(child);
-    expect(nested.planId).toBe(ctx.planId);
   });
 
   it("cancels an execution's token, not the plan's, on a per-execution deadline", async () => {
@@ -342,7 +361,7 @@ describe('ToolExecutionContext.forExecution', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['no execution id', { toolName: 'echo' }, 'executionId'],
+    ['an empty execution id', { executionId: '', toolName: 'echo' }, 'executionId'],
     ['an empty tool name', { executionId: 'exec-1', toolName: '' }, 'toolName'],
     ['a token that is not a token', { executionId: 'exec-1', toolName: 'echo', cancellationToken: 5 }, 'cancellationToken'],
     ['no options', undefined, 'options'],

@@ -1,20 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { freezeResources, type BoundResource } from './bound-resource';
 import { CancellationToken } from './cancellation-token';
-import { freezeChange, type Change } from './change';
+import { freezeChange, type Change, type ChangeInput } from './change';
 import { ContextValidationError } from './context-validation-error';
 import { describeType } from './describe-type';
 import { normalizePlanPolicy, type PlanPolicy } from './plan-policy';
 import { freezeTrace, type ToolExecutionTrace } from './tool-execution-trace';
 
 /**
- * Everything a tool execution may know about its plan: id, policy, bound
- * resources, cancellation, and the plan's records of changes and traces.
+ * What a tool sees of its plan: ids, policy, bound resources, cancellation,
+ * the plan's changes (read-only) and one way to report a change.
  *
- * The plan's context is made by {@link createExecutionContext}; the runtime
- * hands each execution a view from {@link ToolExecutionContext.forExecution}
- * that shares the plan's records but has its own execution id, tool name and
- * token.
+ * The runtime hands each execution (and each `activate`/`deactivate`) a view
+ * made by {@link PlanContext.forExecution}; the view cannot record traces or
+ * make further views — those stay with the holder of the {@link PlanContext}.
  */
 export interface ToolExecutionContext {
   /** The plan's id. */
@@ -25,9 +24,11 @@ export interface ToolExecutionContext {
   readonly resources: readonly BoundResource[];
   /** Cancels the plan, or — on an execution's view — this execution. */
   readonly cancellationToken: CancellationToken;
-  /** Set on the per-execution view given to a tool; undefined on the plan context. */
+  /** The token's `AbortSignal` (`cancellationToken.signal`): pass it to `fetch`, child processes, streams. */
+  readonly signal: AbortSignal;
+  /** Set on the view given to an execution; undefined on the plan context and on activation views. */
   readonly executionId?: string;
-  /** Set on the per-execution view given to a tool; undefined on the plan context. */
+  /** Set on the view given to a tool; undefined on the plan context. */
   readonly toolName?: string;
   /** Free-form data about the plan (a frozen shallow copy of what was given). */
   readonly metadata: Readonly<Record<string, unknown>>;
@@ -37,14 +38,37 @@ export interface ToolExecutionContext {
    * (`[...ctx.changes]`) before `structuredClone` or `postMessage`.
    */
   readonly changes: readonly Change[];
-  /** The plan's traces in recording order: a live, read-only view like {@link ToolExecutionContext.changes}. */
-  readonly traces: readonly ToolExecutionTrace[];
   /**
    * The bound resource with this id, or `undefined`.
    *
    * @throws Never.
    */
   getResource(id: string): BoundResource | undefined;
+  /**
+   * Reports a change the tool made, at the moment it made it, so that it is
+   * kept for rollback even when the tool then fails or is cancelled. On an
+   * execution's view the change is attributed to the view's tool and
+   * execution (whatever the input says) and stamped with the time when `at`
+   * is absent. Changes may also be returned in the result's `changes`; both
+   * end up in the plan's records the same way.
+   *
+   * @throws {ContextValidationError} When the change is invalid (see
+   *   {@link PlanContext.recordChange}), or when the view belongs to no
+   *   execution (an activation view), which has nothing to attribute it to.
+   */
+  reportChange(change: ChangeInput): void;
+}
+
+/**
+ * The context of a plan, as the service that runs the plan holds it: what a
+ * tool sees, plus the plan's traces, the recording of changes and traces,
+ * and the factory of the views handed to tools. Made by
+ * {@link createExecutionContext} (or `runtime.createPlan()`); never given to
+ * a tool.
+ */
+export interface PlanContext extends ToolExecutionContext {
+  /** The plan's traces in recording order: a live, read-only view like {@link ToolExecutionContext.changes}. */
+  readonly traces: readonly ToolExecutionTrace[];
   /**
    * Appends a change to the plan's records (a frozen copy of its known fields).
    *
@@ -54,6 +78,14 @@ export interface ToolExecutionContext {
    */
   recordChange(change: Change): void;
   /**
+   * On the plan context, the same as {@link PlanContext.recordChange} with `at`
+   * defaulting to now: the plan context belongs to no tool, so the change must
+   * name its `toolName` and `executionId`.
+   *
+   * @throws {ContextValidationError} As {@link PlanContext.recordChange}.
+   */
+  reportChange(change: ChangeInput | Change): void;
+  /**
    * Appends a trace to the plan's records (a frozen copy of its known fields).
    *
    * @throws {ContextValidationError} When a field is missing or has the wrong
@@ -61,22 +93,22 @@ export interface ToolExecutionContext {
    */
   recordTrace(trace: ToolExecutionTrace): void;
   /**
-   * A view for one execution: same plan, same records (recording through the
-   * view records into the plan), with its own `executionId`, `toolName` and
-   * token — by default the token of the context it is called on. One small
-   * allocation; nothing is copied.
+   * The view handed to a tool: same plan, same records, with its own
+   * `toolName`, `executionId` (absent for `activate`/`deactivate`) and token
+   * — by default the plan's. One small allocation; nothing is copied.
    *
-   * @throws {ContextValidationError} When `executionId` or `toolName` is not a
-   *   non-empty string, or `cancellationToken` is not a token.
+   * @throws {ContextValidationError} When `toolName` is not a non-empty
+   *   string, `executionId` is given but is not one, or `cancellationToken`
+   *   is not a token.
    */
   forExecution(options: ExecutionViewOptions): ToolExecutionContext;
 }
 
-/** Options of {@link ToolExecutionContext.forExecution}. */
+/** Options of {@link PlanContext.forExecution}. */
 export interface ExecutionViewOptions {
-  /** Id of the execution (see `createExecutionId`). */
-  readonly executionId: string;
-  /** The tool being executed. */
+  /** Id of the execution (see `createExecutionId`); absent for an activation or deactivation view. */
+  readonly executionId?: string;
+  /** The tool the view is for. */
   readonly toolName: string;
   /** The execution's token, e.g. `ctx.cancellationToken.child({ timeoutMs })`. */
   readonly cancellationToken?: CancellationToken;
@@ -133,7 +165,7 @@ interface PlanRecords {
  *   or an access other than `'read'`/`'write'`; `metadata` is not an object;
  *   `cancellationToken` or `signal` has the wrong type.
  */
-export function createExecutionContext(options: ToolExecutionContextOptions = {}): ToolExecutionContext {
+export function createExecutionContext(options: ToolExecutionContextOptions = {}): PlanContext {
   if (typeof options !== 'object' || options === null) {
     throw new ContextValidationError({
       field: 'options',
@@ -173,37 +205,34 @@ export function createExecutionContext(options: ToolExecutionContextOptions = {}
     changesView: readOnlyView(changes, 'ctx.changes', 'ctx.recordChange()'),
     tracesView: readOnlyView(traces, 'ctx.traces', 'ctx.recordTrace()'),
   };
-  return new ExecutionContext(records, cancellationToken, undefined, undefined);
+  return new PlanExecutionContext(records, cancellationToken);
 }
 
-class ExecutionContext implements ToolExecutionContext {
+class PlanExecutionContext implements PlanContext {
   readonly planId: string;
   readonly policy: PlanPolicy;
   readonly resources: readonly BoundResource[];
   readonly cancellationToken: CancellationToken;
-  readonly executionId: string | undefined;
-  readonly toolName: string | undefined;
+  readonly executionId: undefined;
+  readonly toolName: undefined;
   readonly metadata: Readonly<Record<string, unknown>>;
   readonly changes: readonly Change[];
   readonly traces: readonly ToolExecutionTrace[];
   readonly #records: PlanRecords;
 
-  constructor(
-    records: PlanRecords,
-    cancellationToken: CancellationToken,
-    executionId: string | undefined,
-    toolName: string | undefined,
-  ) {
+  constructor(records: PlanRecords, cancellationToken: CancellationToken) {
     this.planId = records.planId;
     this.policy = records.policy;
     this.resources = records.resources;
     this.cancellationToken = cancellationToken;
-    this.executionId = executionId;
-    this.toolName = toolName;
     this.metadata = records.metadata;
     this.changes = records.changesView;
     this.traces = records.tracesView;
     this.#records = records;
+  }
+
+  get signal(): AbortSignal {
+    return this.cancellationToken.signal;
   }
 
   getResource(id: string): BoundResource | undefined {
@@ -212,6 +241,12 @@ class ExecutionContext implements ToolExecutionContext {
 
   recordChange(change: Change): void {
     this.#records.changes.push(freezeChange(change, this.planId));
+  }
+
+  reportChange(change: ChangeInput | Change): void {
+    const given = change as Partial<Change> | null;
+    const at = typeof given === 'object' && given !== null && given.at === undefined ? new Date().toISOString() : undefined;
+    this.recordChange((at === undefined ? change : { ...change, at }) as Change);
   }
 
   recordTrace(trace: ToolExecutionTrace): void {
@@ -223,15 +258,15 @@ class ExecutionContext implements ToolExecutionContext {
       throw new ContextValidationError({
         field: 'options',
         planId: this.planId,
-        message: `forExecution expects { executionId, toolName, cancellationToken? }, got ${describeType(options)}.`,
+        message: `forExecution expects { toolName, executionId?, cancellationToken? }, got ${describeType(options)}.`,
       });
     }
     const { executionId, toolName, cancellationToken } = options;
-    if (typeof executionId !== 'string' || executionId.length === 0) {
+    if (executionId !== undefined && (typeof executionId !== 'string' || executionId.length === 0)) {
       throw new ContextValidationError({
         field: 'executionId',
         planId: this.planId,
-        message: `expected a non-empty string (see createExecutionId()), got ${describeType(executionId)}.`,
+        message: `expected a non-empty string (see createExecutionId()) or nothing, got ${describeType(executionId)}.`,
       });
     }
     if (typeof toolName !== 'string' || toolName.length === 0) {
@@ -242,7 +277,59 @@ class ExecutionContext implements ToolExecutionContext {
       });
     }
     if (cancellationToken !== undefined) checkToken(cancellationToken, 'cancellationToken', this.planId);
-    return new ExecutionContext(this.#records, cancellationToken ?? this.cancellationToken, executionId, toolName);
+    return new ToolView(this.#records, cancellationToken ?? this.cancellationToken, executionId, toolName);
+  }
+}
+
+/** What a tool gets: no traces, no recording of someone else's changes, no further views. */
+class ToolView implements ToolExecutionContext {
+  readonly planId: string;
+  readonly policy: PlanPolicy;
+  readonly resources: readonly BoundResource[];
+  readonly cancellationToken: CancellationToken;
+  readonly executionId: string | undefined;
+  readonly toolName: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly changes: readonly Change[];
+  readonly #records: PlanRecords;
+
+  constructor(records: PlanRecords, cancellationToken: CancellationToken, executionId: string | undefined, toolName: string) {
+    this.planId = records.planId;
+    this.policy = records.policy;
+    this.resources = records.resources;
+    this.cancellationToken = cancellationToken;
+    this.executionId = executionId;
+    this.toolName = toolName;
+    this.metadata = records.metadata;
+    this.changes = records.changesView;
+    this.#records = records;
+  }
+
+  get signal(): AbortSignal {
+    return this.cancellationToken.signal;
+  }
+
+  getResource(id: string): BoundResource | undefined {
+    return this.#records.resourcesById.get(id);
+  }
+
+  reportChange(change: ChangeInput): void {
+    if (this.executionId === undefined) {
+      throw new ContextValidationError({
+        field: 'executionId',
+        planId: this.planId,
+        message: `tool "${this.toolName}" reported a change outside an execution (during activate or deactivate); report changes from execute(), where they can be attributed.`,
+      });
+    }
+    if (typeof change !== 'object' || change === null || Array.isArray(change)) {
+      throw new ContextValidationError({
+        field: 'change',
+        planId: this.planId,
+        message: `reportChange expects { kind, target, resourceId?, summary?, undo?, at? }, got ${describeType(change)}.`,
+      });
+    }
+    const at = change.at ?? new Date().toISOString();
+    this.#records.changes.push(freezeChange({ ...change, toolName: this.toolName, executionId: this.executionId, at }, this.planId));
   }
 }
 

@@ -15,6 +15,6 @@ export type { ToolCancelledErrorOptions } from './tool-cancelled-error';
 export { ToolCancelledError } from './tool-cancelled-error';
 export type { ContextValidationErrorOptions } from './context-validation-error';
 export { ContextValidationError } from './context-validation-error';
-export type { ExecutionViewOptions, ToolExecutionContext, ToolExecutionContextOptions } from './execution-context';
+export type { ExecutionViewOptions, PlanContext, ToolExecutionContext, ToolExecutionContextOptions } from './execution-context';
 export { createExecutionContext } from './execution-context';
 export { createExecutionId } from './execution-id';

@@ -1,4 +1,4 @@
-const BRAND = Symbol.for('ca.error.ToolCancelledError');
+import { CaError } from '@ca/domain';
 
 /** Options of {@link ToolCancelledError}; every field is optional. */
 export interface ToolCancelledErrorOptions {
@@ -19,7 +19,7 @@ export interface ToolCancelledErrorOptions {
  * (by a caller, an outside `AbortSignal` or a deadline) before or while a
  * tool ran.
  *
- * Standalone (it does not extend the runtime's `ToolRuntimeError`), because
+ * Not a `ToolRuntimeError` (it extends `CaError` directly), because
  * cancellation is an outcome rather than a failure of the tool. It is also the
  * `reason` of every {@link CancellationToken.signal}, so code that passes the
  * signal to `fetch` gets this error back.
@@ -27,15 +27,10 @@ export interface ToolCancelledErrorOptions {
  * Tell it apart with {@link ToolCancelledError.isInstance} or `code`, which
  * keep working when two copies of this package are installed.
  */
-export class ToolCancelledError extends Error {
-  /** Stable code of this error. */
-  readonly code = 'TOOL_CANCELLED' as const;
+export class ToolCancelledError extends CaError {
+  declare readonly code: 'TOOL_CANCELLED';
   /** Why the work was cancelled. */
   readonly reason: string;
-  /** The tool that was cancelled, when known. */
-  declare readonly toolName?: string;
-  /** The plan the tool belongs to, when known. */
-  declare readonly planId?: string;
 
   /**
    * @param options - Reason, tool, plan, message and cause; all optional.
@@ -43,34 +38,10 @@ export class ToolCancelledError extends Error {
    */
   constructor(options: ToolCancelledErrorOptions = {}) {
     const reason = typeof options.reason === 'string' && options.reason.length > 0 ? options.reason : 'cancelled';
-    super(
-      options.message ?? describeCancellation(reason, options.toolName, options.planId),
-      'cause' in options ? { cause: options.cause } : undefined,
-    );
-    this.name = 'ToolCancelledError';
+    super('TOOL_CANCELLED', options.message ?? describeCancellation(reason, options.toolName, options.planId), options);
     this.reason = reason;
-    if (options.toolName !== undefined) this.toolName = options.toolName;
-    if (options.planId !== undefined) this.planId = options.planId;
-  }
-
-  /**
-   * True when `value` is a {@link ToolCancelledError}, from this or any other
-   * installed copy of the package (checks the `Symbol.for('ca.error.ToolCancelledError')`
-   * brand, not `instanceof`).
-   *
-   * @throws Never.
-   */
-  static isInstance(value: unknown): value is ToolCancelledError {
-    try {
-      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
-    } catch {
-      // A hostile value (a Proxy whose traps throw) is not one of ours.
-      return false;
-    }
   }
 }
-
-Object.defineProperty(ToolCancelledError.prototype, BRAND, { value: true });
 
 function describeCancellation(reason: string, toolName: string | undefined, planId: string | undefined): string {
   const subject = toolName === undefined ? 'Tool execution' : `Tool "${toolName}"`;

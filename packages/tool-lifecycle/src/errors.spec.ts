@@ -1,3 +1,4 @@
+import { CaError } from '@ca/domain';
 import {
   ToolAccessDeniedError,
   ToolActivationError,
@@ -12,35 +13,41 @@ import {
   ToolRuntimeError,
 } from './index';
 
-const classes = [
-  [ToolAccessDeniedError, 'TOOL_ACCESS_DENIED'],
-  [ToolCheckpointRequiredError, 'TOOL_CHECKPOINT_REQUIRED'],
-  [ToolNotActivatedError, 'TOOL_NOT_ACTIVATED'],
-  [ToolActivationError, 'TOOL_ACTIVATION_FAILED'],
-  [ToolExecutionError, 'TOOL_EXECUTION_FAILED'],
-  [ToolDeactivationError, 'TOOL_DEACTIVATION_FAILED'],
-  [ToolNotFoundError, 'TOOL_NOT_FOUND'],
-  [ToolRegistrationError, 'TOOL_REGISTRATION_FAILED'],
-  [ToolPlanEndedError, 'TOOL_PLAN_ENDED'],
-  [ToolInvalidArgumentError, 'TOOL_INVALID_ARGUMENT'],
-] as const;
+const cause = new Error('root cause');
+
+// Each class, one instance built from fields, its code and what its message must say.
+const cases: readonly [ToolRuntimeError, string, RegExp][] = [
+  [new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'read-only' }), 'TOOL_ACCESS_DENIED', /^Tool 't' writes, but plan 'p' is read-only\. .*readOnly: false/],
+  [new ToolCheckpointRequiredError({ toolName: 't', planId: 'p' }), 'TOOL_CHECKPOINT_REQUIRED', /^Tool 't' is not checkpointable, but plan 'p' requires checkpoints\./],
+  [new ToolNotActivatedError({ toolName: 't', planId: 'p' }), 'TOOL_NOT_ACTIVATED', /^Tool 't' is not active in plan 'p'\. Call runtime\.activate\('t', ctx\)/],
+  [new ToolActivationError({ toolName: 't', planId: 'p', cause }), 'TOOL_ACTIVATION_FAILED', /^Tool 't' could not be activated in plan 'p': root cause\. /],
+  [new ToolExecutionError({ toolName: 't', planId: 'p', cause }), 'TOOL_EXECUTION_FAILED', /^Tool 't' failed in plan 'p': root cause\. See the cause/],
+  [new ToolDeactivationError({ toolName: 't', planId: 'p', cause }), 'TOOL_DEACTIVATION_FAILED', /^Tool 't' failed to deactivate at the end of plan 'p': root cause\./],
+  [new ToolNotFoundError({ toolName: 't', planId: 'p', suggestions: ['a.t'] }), 'TOOL_NOT_FOUND', /^No source offers a tool named 't' \(plan 'p'\)\. Did you mean 'a\.t'\?/],
+  [new ToolRegistrationError({ problem: 'not-provided', toolName: 't', sourceId: 's', planId: 'p', cause }), 'TOOL_REGISTRATION_FAILED', /^Source 's' listed tool 't' but could not provide it: root cause\./],
+  [new ToolPlanEndedError({ toolName: 't', planId: 'p' }), 'TOOL_PLAN_ENDED', /^Plan 'p' has ended, so tool 't' cannot run in it\./],
+  [new ToolInvalidArgumentError({ argument: 'timeoutMs', expected: 'a positive number', received: -1, toolName: 't', planId: 'p' }), 'TOOL_INVALID_ARGUMENT', /^Tool 't': timeoutMs must be a positive number; got number -1\./],
+];
 
 describe('ToolRuntimeError hierarchy', () => {
-  it.each(classes)('%p has its stable code, name, tool, plan and cause', (ErrorClass, code) => {
-    const cause = new Error('root cause');
-    const error = new ErrorClass({ message: 'what happened, and what to do', toolName: 't', planId: 'p', cause });
+  it.each(cases)('%p has its stable code, a message built from its fields, tool and plan', (error, code, message) => {
     expect(error.code).toBe(code);
-    expect(error.name).toBe(ErrorClass.name);
-    expect(error.toolName).toBe('t');
+    expect(error.name).toBe(error.constructor.name);
+    expect(error.message).toMatch(message);
     expect(error.planId).toBe('p');
-    expect(error.cause).toBe(cause);
     expect(error).toBeInstanceOf(Error);
-    expect(ErrorClass.isInstance(error)).toBe(true);
     expect(ToolRuntimeError.isInstance(error)).toBe(true);
+    expect(CaError.isInstance(error)).toBe(true);
+    expect((error.constructor as typeof ToolRuntimeError).isInstance(error)).toBe(true);
+  });
+
+  it('keeps the cause where one is given, and omits it where none is', () => {
+    expect(new ToolActivationError({ toolName: 't', planId: 'p', cause }).cause).toBe(cause);
+    expect('cause' in new ToolNotFoundError({ toolName: 't' })).toBe(false);
   });
 
   it('guards tell the classes apart and refuse look-alikes', () => {
-    const denied = new ToolAccessDeniedError({ message: 'x' });
+    const denied = new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'read-only' });
     expect(ToolExecutionError.isInstance(denied)).toBe(false);
     expect(ToolRuntimeError.isInstance({ code: 'TOOL_ACCESS_DENIED', message: 'x' })).toBe(false);
     expect(ToolRuntimeError.isInstance(null)).toBe(false);
@@ -63,7 +70,22 @@ describe('ToolRuntimeError hierarchy', () => {
     expect(ToolActivationError.isInstance(foreign)).toBe(false);
   });
 
-  it('omits the cause when none is given', () => {
-    expect('cause' in new ToolNotFoundError({ message: 'x' })).toBe(false);
+  it('describes each way a tool can fail to run, and each registration problem', () => {
+    expect(new ToolExecutionError({ toolName: 't', planId: 'p', failure: 'invalid-result', returned: 42 }).message).toMatch(
+      /returned number 42 instead of a ToolResult/,
+    );
+    expect(new ToolExecutionError({ toolName: 't', planId: 'p', failure: 'reported', cause: 'plain text' }).message).toBe(
+      "Tool 't' failed in plan 'p': plain text.",
+    );
+    expect(new ToolExecutionError({ toolName: 't', planId: 'p', failure: 'unserialisable-output', cause }).message).toMatch(
+      /cannot be serialised to JSON \(root cause\)/,
+    );
+    const duplicate = new ToolRegistrationError({ problem: 'duplicate', duplicates: [{ toolName: 'x', sourceIds: ['a', 'b'] }] });
+    expect(duplicate.message).toMatch(/'x' \(from 'a' and 'b'\)/);
+    expect(duplicate.duplicates).toEqual([{ toolName: 'x', sourceIds: ['a', 'b'] }]);
+    expect(new ToolRegistrationError({ problem: 'unavailable', toolName: 'x', reason: 'its schema is bad.' }).message).toBe(
+      "Tool 'x' is unavailable: its schema is bad.",
+    );
+    expect(new ToolNotFoundError({ toolName: 'x', sourceId: 'builtin' }).message).toMatch(/^Source 'builtin' has no tool named 'x'\./);
   });
 });

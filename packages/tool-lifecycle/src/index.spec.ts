@@ -25,6 +25,8 @@ describe('@ca/tool-lifecycle public API', () => {
       'ToolRegistrationError',
       'ToolRuntime',
       'ToolRuntimeError',
+      'ToolSet',
+      'closestNames',
       'createConsoleLogger',
       'registerToolRuntime',
       'signalProcessGroup',

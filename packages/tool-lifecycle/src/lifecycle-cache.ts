@@ -1,4 +1,4 @@
-import type { ToolExecutionContext } from '@ca/tool-context';
+import type { CancellationToken, PlanContext, ToolExecutionContext } from '@ca/tool-context';
 import { ToolActivationError } from './errors/tool-activation-error';
 import { ToolDeactivationError } from './errors/tool-deactivation-error';
 import { ToolPlanEndedError } from './errors/tool-plan-ended-error';
@@ -14,6 +14,12 @@ export interface ToolLifecycleCacheOptions {
   readonly graceMs?: number;
   /** How long one `deactivate` may take before it is reported as failed. Default 10,000. */
   readonly deactivateTimeoutMs?: number;
+  /**
+   * How long one `activate` may take before it fails with
+   * `ToolActivationError`, in milliseconds. Default 60,000. A tool that
+   * finishes activating after its deadline is deactivated at once.
+   */
+  readonly activateTimeoutMs?: number;
   /**
    * How many ended plan ids are remembered so that late calls in an ended
    * plan are refused (oldest forgotten first). Default 10,000.
@@ -40,15 +46,20 @@ interface ActivationEntry {
   readonly tool: ToolInstance;
   state: ActivationState;
   promise: Promise<void> | undefined;
+  /** The tool's view of the plan, made for `activate` and used again for `deactivate`. */
+  view: ToolExecutionContext | undefined;
 }
 
-interface PlanState {
+/** Everything the runtime holds about one plan: its context (which keeps the records), activations, in-flight work and the tokens it owns. */
+interface PlanRecord {
   readonly planId: string;
-  readonly context: ToolExecutionContext;
+  readonly context: PlanContext;
   readonly activations: Map<string, ActivationEntry>;
   /** Executions and activations not yet settled. */
   pending: number;
   drained: (() => void) | undefined;
+  /** Tokens made for the plan (a deadline, a followed signal), disposed when it ends. */
+  readonly ownedTokens: CancellationToken[];
 }
 
 const NOTHING_PENDING = Promise.resolve();
@@ -62,10 +73,11 @@ const NOTHING_PENDING = Promise.resolve();
  * ran out, and never throws.
  */
 export class ToolLifecycleCache {
-  private readonly plans = new Map<string, PlanState>();
+  private readonly plans = new Map<string, PlanRecord>();
   private readonly ended = new Set<string>();
   private readonly graceMs: number;
   private readonly deactivateTimeoutMs: number;
+  private readonly activateTimeoutMs: number;
   private readonly endedPlanMemory: number;
 
   constructor(
@@ -74,6 +86,7 @@ export class ToolLifecycleCache {
   ) {
     this.graceMs = options.graceMs ?? 5_000;
     this.deactivateTimeoutMs = options.deactivateTimeoutMs ?? 10_000;
+    this.activateTimeoutMs = options.activateTimeoutMs ?? 60_000;
     this.endedPlanMemory = options.endedPlanMemory ?? 10_000;
   }
 
@@ -99,6 +112,15 @@ export class ToolLifecycleCache {
     return [...plan.activations].filter(([, entry]) => entry.state === 'active').map(([name]) => name);
   }
 
+  /**
+   * Starts holding state for a plan before its first execution, and takes
+   * ownership of `ownedTokens`: they are disposed when the plan is released.
+   * @throws ToolPlanEndedError when the plan has ended.
+   */
+  open(ctx: PlanContext, ownedTokens: readonly CancellationToken[] = []): void {
+    this.planOf(ctx, undefined).ownedTokens.push(...ownedTokens);
+  }
+
   /** Number of plans currently holding state. */
   get planCount(): number {
     return this.plans.size;
@@ -112,19 +134,19 @@ export class ToolLifecycleCache {
    * @throws ToolPlanEndedError when the plan has ended.
    * @throws ToolActivationError (through the promise) when `activate` fails.
    */
-  ensureActive(name: string, tool: ToolInstance, ctx: ToolExecutionContext): Promise<void> | undefined {
+  ensureActive(name: string, tool: ToolInstance, ctx: PlanContext): Promise<void> | undefined {
     const plan = this.planOf(ctx, name);
     const entry = plan.activations.get(name);
     if (entry !== undefined) return entry.state === 'active' ? undefined : entry.promise;
     const activate = tool.activate;
     if (activate === undefined) {
-      plan.activations.set(name, { tool, state: 'active', promise: undefined });
+      plan.activations.set(name, { tool, state: 'active', promise: undefined, view: undefined });
       return undefined;
     }
-    const created: ActivationEntry = { tool, state: 'activating', promise: undefined };
+    const created: ActivationEntry = { tool, state: 'activating', promise: undefined, view: undefined };
     plan.activations.set(name, created);
     plan.pending++;
-    created.promise = this.activate(plan, created, name, () => activate.call(tool, plan.context)).finally(() => this.settle(plan));
+    created.promise = this.activate(plan, created, name, activate).finally(() => this.settle(plan));
     return created.promise;
   }
 
@@ -133,7 +155,7 @@ export class ToolLifecycleCache {
    * waits for it. Call {@link endExecution} exactly once afterwards.
    * @throws ToolPlanEndedError when the plan has ended.
    */
-  beginExecution(ctx: ToolExecutionContext, toolName: string): void {
+  beginExecution(ctx: PlanContext, toolName: string): void {
     this.planOf(ctx, toolName).pending++;
   }
 
@@ -144,7 +166,7 @@ export class ToolLifecycleCache {
   }
 
   /** Plans being released: still counted so late settlements reach them. */
-  private readonly releasing = new Map<string, PlanState>();
+  private readonly releasing = new Map<string, PlanRecord>();
 
   /**
    * Ends a plan: refuses further work in it, waits for its in-flight work
@@ -178,6 +200,15 @@ export class ToolLifecycleCache {
     if (plan === undefined) {
       return { planId, deactivated: [], failures: [], abandonedExecutions: 0, alreadyEnded };
     }
+    try {
+      return await this.releasePlan(plan, options);
+    } finally {
+      for (const token of plan.ownedTokens.splice(0)) token.dispose();
+    }
+  }
+
+  private async releasePlan(plan: PlanRecord, options: { readonly graceMs?: number }): Promise<PlanEndReport> {
+    const planId = plan.planId;
     this.plans.delete(planId);
     this.releasing.set(planId, plan);
     try {
@@ -190,12 +221,12 @@ export class ToolLifecycleCache {
             // Still activating after the grace period: deactivate it if and
             // when the activation succeeds, so it is matched all the same.
             void entry.promise?.then(
-              () => this.deactivate(plan, name, entry.tool).then((failure) => failure && this.logFailure(failure)),
+              () => this.deactivate(plan, name, entry).then((failure) => failure && this.logFailure(failure)),
               () => undefined,
             );
             return { name, failure: undefined, skipped: true };
           }
-          return { name, failure: await this.deactivate(plan, name, entry.tool), skipped: false };
+          return { name, failure: await this.deactivate(plan, name, entry), skipped: false };
         }),
       );
       for (const outcome of outcomes) {
@@ -210,39 +241,46 @@ export class ToolLifecycleCache {
     }
   }
 
-  private planOf(ctx: ToolExecutionContext, toolName: string): PlanState {
+  private planOf(ctx: PlanContext, toolName: string | undefined): PlanRecord {
     const planId = ctx.planId;
     const plan = this.plans.get(planId);
     if (plan !== undefined) return plan;
-    if (this.ended.has(planId) || this.releasing.has(planId)) {
-      throw new ToolPlanEndedError({
-        toolName,
-        planId,
-        message: `Plan '${planId}' has ended, so tool '${toolName}' cannot run in it. Start a new plan (a new context with a new plan id) for further work.`,
-      });
-    }
-    const created: PlanState = { planId, context: ctx, activations: new Map(), pending: 0, drained: undefined };
+    if (this.ended.has(planId) || this.releasing.has(planId)) throw new ToolPlanEndedError({ planId, ...(toolName === undefined ? {} : { toolName }) });
+    const created: PlanRecord = { planId, context: ctx, activations: new Map(), pending: 0, drained: undefined, ownedTokens: [] };
     this.plans.set(planId, created);
     return created;
   }
 
-  private async activate(plan: PlanState, entry: ActivationEntry, name: string, activate: () => Promise<void>): Promise<void> {
+  private async activate(plan: PlanRecord, entry: ActivationEntry, name: string, activate: (ctx: ToolExecutionContext) => Promise<void>): Promise<void> {
+    const view = plan.context.forExecution({ toolName: name });
+    entry.view = view;
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const running = Promise.resolve().then(() => activate.call(entry.tool, view));
     try {
-      await activate();
+      await Promise.race([
+        running,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            timedOut = true;
+            reject(new Error(`activate did not finish within ${this.activateTimeoutMs} ms`));
+          }, this.activateTimeoutMs);
+        }),
+      ]);
       entry.state = 'active';
       entry.promise = undefined;
     } catch (error) {
       plan.activations.delete(name);
-      throw new ToolActivationError({
-        toolName: name,
-        planId: plan.planId,
-        cause: error,
-        message: `Tool '${name}' could not be activated in plan '${plan.planId}': ${messageOf(error)}. Fix the cause and execute it again; the activation was not kept.`,
-      });
+      // Every successful activation is matched by a deactivation: one that
+      // succeeds after its deadline is undone at once.
+      if (timedOut) void running.then(() => this.deactivate(plan, name, entry).then((failure) => failure && this.logFailure(failure)), () => undefined);
+      throw new ToolActivationError({ toolName: name, planId: plan.planId, cause: error });
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  private settle(plan: PlanState): void {
+  private settle(plan: PlanRecord): void {
     plan.pending--;
     if (plan.pending === 0) {
       const drained = plan.drained;
@@ -252,7 +290,7 @@ export class ToolLifecycleCache {
     }
   }
 
-  private waitForPending(plan: PlanState, graceMs: number): Promise<number> {
+  private waitForPending(plan: PlanRecord, graceMs: number): Promise<number> {
     if (plan.pending === 0) return NOTHING_PENDING.then(() => 0);
     return new Promise<number>((resolve) => {
       const timer = setTimeout(() => {
@@ -266,12 +304,13 @@ export class ToolLifecycleCache {
     });
   }
 
-  private async deactivate(plan: PlanState, name: string, tool: ToolInstance): Promise<ToolDeactivationError | undefined> {
+  private async deactivate(plan: PlanRecord, name: string, entry: ActivationEntry): Promise<ToolDeactivationError | undefined> {
+    const tool = entry.tool;
     if (tool.deactivate === undefined) return undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        tool.deactivate(plan.context),
+        tool.deactivate(entry.view ?? plan.context.forExecution({ toolName: name })),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error(`deactivate did not finish within ${this.deactivateTimeoutMs} ms`)),
@@ -281,12 +320,7 @@ export class ToolLifecycleCache {
       ]);
       return undefined;
     } catch (error) {
-      const failure = new ToolDeactivationError({
-        toolName: name,
-        planId: plan.planId,
-        cause: error,
-        message: `Tool '${name}' failed to deactivate at the end of plan '${plan.planId}': ${messageOf(error)}. The other tools were still deactivated; check what the tool holds (sessions, processes) and release it by hand if needed.`,
-      });
+      const failure = new ToolDeactivationError({ toolName: name, planId: plan.planId, cause: error });
       this.logFailure(failure);
       return failure;
     } finally {
@@ -304,25 +338,6 @@ export class ToolLifecycleCache {
     if (this.ended.size > this.endedPlanMemory) {
       const oldest = this.ended.values().next().value;
       if (oldest !== undefined) this.ended.delete(oldest);
-    }
-  }
-}
-
-/**
- * @internal the message of any thrown value. Never throws, whatever the
- * value: a getter that throws or a Proxy with throwing traps is described as
- * such instead.
- */
-export function messageOf(error: unknown): string {
-  try {
-    if (error instanceof Error) return String(error.message);
-    if (typeof error === 'string') return error;
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    try {
-      return String(error);
-    } catch {
-      return `an unprintable ${error === null ? 'null' : typeof error}`;
     }
   }
 }

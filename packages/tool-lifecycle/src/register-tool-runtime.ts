@@ -30,7 +30,10 @@ import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions } from './tool-run
 export function registerToolRuntime(container: DependencyContainer, options: ToolRuntimeOptions = {}): DependencyContainer {
   if (typeof container?.register !== 'function' || typeof container.resolve !== 'function') {
     throw new ToolInvalidArgumentError({
-      message: 'registerToolRuntime(container) needs a tsyringe DependencyContainer, e.g. container.createChildContainer().',
+      argument: 'container',
+      expected: 'a tsyringe DependencyContainer',
+      received: container,
+      advice: 'Pass e.g. container.createChildContainer().',
     });
   }
   if (!container.isRegistered(RUNTIME_LOGGER, true)) container.register(RUNTIME_LOGGER, { useValue: createConsoleLogger() });

@@ -32,7 +32,11 @@ export function activeTracer(): Tracer | undefined {
   return cachedTracer;
 }
 
-/** `gen_ai.tool.type` of the GenAI semantic conventions for a source kind. */
+/**
+ * `gen_ai.tool.type` of the GenAI semantic conventions for a source kind:
+ * MCP servers and skills extend the agent (`extension`); the other known
+ * kinds, and a team's own kinds, run code the service supplied (`function`).
+ */
 function toolType(source: ToolSourceKind): string {
   return source === 'mcp' || source === 'skill' ? 'extension' : 'function';
 }

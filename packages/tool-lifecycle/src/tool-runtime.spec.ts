@@ -1,5 +1,5 @@
 import { ToolSchemaValidationError } from '@ca/schema';
-import { CancellationToken, ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
+import { CancellationToken, ToolCancelledError, type PlanContext, type ToolExecutionContext } from '@ca/tool-context';
 import { InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
 import {
   ToolAccessDeniedError,
@@ -39,7 +39,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { code?: st
 }
 
 describe('ToolRuntime.execute — the seven steps', () => {
-  let ctx: ToolExecutionContext;
+  let ctx: PlanContext;
 
   it('runs a tool and records one successful trace with the output size in UTF-8 bytes', async () => {
     const echo = new TestTool({ name: 'echo', inputSchema: objectSchema, outputSchema: objectSchema });
@@ -258,6 +258,33 @@ describe('ToolRuntime.execute — the seven steps', () => {
     expect(seen?.toolName).toBe('inspect');
     expect(seen?.executionId).toBe(result.executionId);
     expect(seen?.cancellationToken.signal).toBeInstanceOf(AbortSignal);
+    expect(seen?.signal).toBe(seen?.cancellationToken.signal);
+    // The tool's view cannot record traces, record changes in another's name, or make views.
+    const view = seen as unknown as Record<string, unknown>;
+    expect([view['traces'], view['recordTrace'], view['recordChange'], view['forExecution']]).toEqual([undefined, undefined, undefined, undefined]);
+    // Nor can it run other tools through the runtime.
+    await expect(runtime.execute('inspect', {}, seen as never)).rejects.toMatchObject({
+      code: 'TOOL_INVALID_ARGUMENT',
+      message: expect.stringContaining("A tool's view of its plan cannot run other tools"),
+    });
+  });
+
+  it('5g. a change the tool reports as it goes is kept, attributed, even when the tool then throws', async () => {
+    const tool = new TestTool({
+      name: 'reporting-writer',
+      capability: { writes: true, checkpointable: true },
+      execute: (_input, executionCtx) => {
+        executionCtx.reportChange({ kind: 'create', target: '/tmp/reported', undo: { type: 'absent' } });
+        throw new Error('disk full after the first file');
+      },
+    });
+    const { runtime } = setup([tool]);
+    ctx = runtime.createPlan({ planId: 'plan-report' });
+    const error = await runtime.execute('reporting-writer', {}, ctx).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED' });
+    expect(ctx.changes.map(({ kind, target, toolName, executionId }) => ({ kind, target, toolName, executionId }))).toEqual([
+      { kind: 'create', target: '/tmp/reported', toolName: 'reporting-writer', executionId: ctx.traces[0]!.executionId },
+    ]);
   });
 
   it('6a. an output that does not match is a warning through the logger and the result is returned', async () => {
@@ -414,11 +441,14 @@ describe('ToolRuntime timeouts', () => {
     const ctx = runtime.createPlan();
     const error = await rejection(runtime.execute('slow', {}, ctx));
     expect(ToolCancelledError.isInstance(error)).toBe(true);
-    expect((error as ToolCancelledError).reason).toBe("tool 'slow' timed out after 20 ms");
+    expect((error as ToolCancelledError).reason).toBe('timed out after 20 ms');
+    // A per-execution deadline is not the plan's cancellation: the message says so.
+    expect((error as ToolCancelledError).message).toMatch(/timed out after 20 ms\. Raise the timeout/);
+    expect((error as ToolCancelledError).message).not.toMatch(/start a new plan/);
     expect(sawAbort).toBe(true);
     expect(ctx.cancellationToken.isCancelled).toBe(false);
     await expect(runtime.execute('slow', {}, ctx, { timeoutMs: 5 })).rejects.toMatchObject({
-      reason: "tool 'slow' timed out after 5 ms",
+      reason: 'timed out after 5 ms',
     });
   });
 
@@ -526,7 +556,7 @@ describe('ToolRuntime.runPlan', () => {
   it('always ends the plan, and cancels it first when fn throws', async () => {
     const tool = new TestTool({ name: 't', execute: (_input, ctx) => new Promise((_resolve, reject) => ctx.cancellationToken.onCancel(() => reject(new Error('stopped')))) });
     const { runtime } = setup([tool]);
-    let planCtx: ToolExecutionContext | undefined;
+    let planCtx: PlanContext | undefined;
     let leftRunning: Promise<unknown> | undefined;
     const reports: unknown[] = [];
     await expect(

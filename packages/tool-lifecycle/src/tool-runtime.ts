@@ -1,38 +1,35 @@
-import { isToolSourceKind, isValidToolName, normalizeCapability } from '@ca/domain';
-import {
-  CompiledSchema,
-  SchemaCompileError,
-  SchemaValidator,
-  ToolSchemaValidationError,
-  createSchemaValidator,
-} from '@ca/schema';
+import { messageOf } from '@ca/domain';
+import { ToolSchemaValidationError, createSchemaValidator, type SchemaValidator } from '@ca/schema';
 import {
   CancellationToken,
   ToolCancelledError,
   createExecutionContext,
   createExecutionId,
   toTraceError,
+  type ChangeInput,
+  type PlanContext,
   type ToolExecutionContext,
   type ToolExecutionContextOptions,
   type ToolExecutionTrace,
 } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
-import { ToolAccessDeniedError } from './errors/tool-access-denied-error';
-import { ToolCheckpointRequiredError } from './errors/tool-checkpoint-required-error';
 import { ToolExecutionError } from './errors/tool-execution-error';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolNotActivatedError } from './errors/tool-not-activated-error';
-import { ToolNotFoundError } from './errors/tool-not-found-error';
-import { ToolRegistrationError } from './errors/tool-registration-error';
 import { ToolRuntimeError } from './errors/tool-runtime-error';
-import { ToolLifecycleCache, messageOf, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
+import { ToolLifecycleCache, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
+import { enforcePolicy } from './policy';
 import { systemClock, type RuntimeClock } from './runtime-clock';
 import { createConsoleLogger, type RuntimeLogger } from './runtime-logger';
 import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
+import { ToolCatalog, isTimeout, type DiscoveryResult, type RegisteredTool } from './tool-catalog';
 import type { ToolDescriptor } from './tool-descriptor';
 import type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
 import type { ExecutionResult, ToolFailure, ToolResult } from './tool-result';
-import type { ToolSource, UnavailableTool } from './tool-source';
+import type { ToolSource } from './tool-source';
+import { TraceClock } from './trace-clock';
+
+export type { DiscoveryResult } from './tool-catalog';
 
 /** Settings of a {@link ToolRuntime}. */
 export interface ToolRuntimeOptions {
@@ -46,8 +43,15 @@ export interface ToolRuntimeOptions {
   readonly defaultTimeoutMs?: number;
   /** How long `endPlan` waits for in-flight executions, in ms (default 5,000). */
   readonly endPlanGraceMs?: number;
+  /** How long one `activate` may take, in ms (default 60,000). */
+  readonly activateTimeoutMs?: number;
   /** How long one `deactivate` may take, in ms (default 10,000). */
   readonly deactivateTimeoutMs?: number;
+  /**
+   * How long one source's discovery may take, in ms (default 60,000); a source
+   * that misses it is reported in `sourceErrors` and the others still serve.
+   */
+  readonly discoverTimeoutMs?: number;
   /** Fail results whose output does not match `outputSchema`, for every tool. */
   readonly strictOutput?: boolean;
 }
@@ -76,32 +80,20 @@ export interface PlanOptions extends ToolExecutionContextOptions {
   readonly timeoutMs?: number;
 }
 
-/** What `discover` found across every source. */
-export interface DiscoveryResult {
-  /** Usable tools, sorted by name. */
-  readonly tools: readonly ToolDescriptor[];
-  /** Tools a source listed but that cannot be offered, with the reason. */
-  readonly unavailable: readonly UnavailableTool[];
-  /** Sources that could not be listed at all; their tools are missing. */
-  readonly sourceErrors: readonly { readonly sourceId: string; readonly error: Error & { readonly code?: string } }[];
+/** One execution in flight: what its steps share, in one place. */
+interface Execution {
+  readonly toolName: string;
+  readonly ctx: PlanContext;
+  readonly executionId: string;
+  readonly startedMono: number;
+  readonly startedAt: number;
+  tool: RegisteredTool | undefined;
+  /** The tool's view of the plan, once the call has started. */
+  view: ToolExecutionContext | undefined;
+  span: Span | undefined;
 }
 
-interface RegisteredTool {
-  readonly descriptor: ToolDescriptor;
-  readonly source: ToolSource;
-  readonly input: CompiledSchema | undefined;
-  readonly output: CompiledSchema | undefined;
-  readonly strictOutput: boolean;
-  readonly timeoutMs: number | undefined;
-  instance: ToolInstance | undefined;
-  instancePromise: Promise<ToolInstance> | undefined;
-}
-
-interface Catalog {
-  readonly tools: Map<string, RegisteredTool>;
-  readonly unavailable: Map<string, UnavailableTool>;
-  readonly result: DiscoveryResult;
-}
+const DEFAULT_DISCOVER_TIMEOUT_MS = 60_000;
 
 /**
  * Runs tools from every registered source through one lifecycle —
@@ -116,64 +108,44 @@ interface Catalog {
  * error carries it as `.trace`).
  */
 export class ToolRuntime {
-  private readonly sources: readonly ToolSource[];
-  private readonly validator: SchemaValidator;
+  private readonly catalog: ToolCatalog;
   private readonly logger: RuntimeLogger;
-  private readonly clock: RuntimeClock;
+  private readonly clock: TraceClock;
   private readonly cache: ToolLifecycleCache;
   private readonly autoActivate: boolean;
-  private readonly defaultTimeoutMs: number | undefined;
-  private readonly strictOutput: boolean;
-  private catalog: Catalog | undefined;
-  private discovering: Promise<Catalog> | undefined;
-  private readonly unsubscribers: (() => void)[] = [];
-  private readonly planTokens = new Map<string, CancellationToken[]>();
-  // Wall-clock time is derived from the monotonic clock (one clock read per
-  // timestamp instead of two), re-anchored every second so that it follows
-  // adjustments of the system clock.
-  private wallOffset = 0;
-  private wallAnchoredAt = Number.NEGATIVE_INFINITY;
-  // ISO-8601 formatting is costly; executions in the same millisecond share it.
-  private isoMillisecond = Number.NaN;
-  private isoString = '';
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
     checkOptions(options);
-    this.sources = [...(settings.sources ?? [])];
-    this.validator = settings.validator ?? createSchemaValidator();
     this.logger = settings.logger ?? createConsoleLogger();
-    this.clock = settings.clock ?? systemClock;
-    this.cache =
-      settings.cache ??
-      new ToolLifecycleCache(this.logger, cacheOptionsOf(options));
+    this.clock = new TraceClock(settings.clock ?? systemClock);
+    this.cache = settings.cache ?? new ToolLifecycleCache(this.logger, cacheOptionsOf(options));
     this.autoActivate = options.autoActivate ?? true;
-    this.defaultTimeoutMs = options.defaultTimeoutMs;
-    this.strictOutput = options.strictOutput ?? false;
-    for (const source of this.sources) {
-      if (typeof source?.discover !== 'function' || typeof source.get !== 'function') {
-        throw new ToolInvalidArgumentError({
-          message: `A tool source must have discover() and get() methods; got ${describeValue(source)}. Register a ToolSource (e.g. from an @ca/adapters-* package).`,
-        });
-      }
-    }
+    this.catalog = new ToolCatalog({
+      sources: settings.sources ?? [],
+      validator: settings.validator ?? createSchemaValidator(),
+      logger: this.logger,
+      strictOutput: options.strictOutput ?? false,
+      defaultTimeoutMs: options.defaultTimeoutMs,
+      discoverTimeoutMs: options.discoverTimeoutMs ?? DEFAULT_DISCOVER_TIMEOUT_MS,
+    });
   }
 
   /**
    * Lists the tools of every source. Compiles each tool's schemas (a schema
    * that does not compile makes the tool unavailable, with the reason) and
-   * refuses duplicate names. The result is kept until a source reports a
-   * change or `refresh` is asked for.
+   * refuses duplicate names. A source that fails or misses the discovery
+   * deadline is reported in `sourceErrors`. The result is kept until a source
+   * reports a change or `refresh` is asked for.
    * @throws ToolRegistrationError when two sources offer the same tool name.
    */
-  async discover(options: { readonly signal?: AbortSignal; readonly refresh?: boolean } = {}): Promise<DiscoveryResult> {
-    if (options.refresh === true) this.catalog = undefined;
-    return (await this.loadCatalog(options.signal)).result;
+  discover(options: { readonly signal?: AbortSignal; readonly refresh?: boolean } = {}): Promise<DiscoveryResult> {
+    return this.catalog.discover(options);
   }
 
   /** The usable tools (discovering first if needed), sorted by name. */
   async listTools(): Promise<readonly ToolDescriptor[]> {
-    return (await this.loadCatalog()).result.tools;
+    return (await this.catalog.discover()).tools;
   }
 
   /**
@@ -181,19 +153,22 @@ export class ToolRuntime {
    * @throws ToolNotFoundError when no source offers it.
    */
   async describe(name: string): Promise<ToolDescriptor> {
-    return (await this.lookup(name, undefined)).descriptor;
+    return (await this.catalog.lookup(name, undefined)).descriptor;
   }
 
   /**
    * Creates the context of a new plan. With `timeoutMs`, the plan is
    * cancelled when the deadline passes; the timer is released by `endPlan`.
+   * End every plan you create (or use `runPlan`), so that its tools are
+   * deactivated and what the runtime holds for it is freed.
    * @throws ContextValidationError (from @ca/tool-context) for invalid options.
+   * @throws ToolPlanEndedError when `planId` names a plan that has ended.
    */
-  createPlan(options: PlanOptions = {}): ToolExecutionContext {
+  createPlan(options: PlanOptions = {}): PlanContext {
     const { timeoutMs, signal, ...contextOptions } = options ?? {};
     if (timeoutMs !== undefined) checkTimeout(timeoutMs, 'timeoutMs');
-    // Tokens made here follow a signal or hold a timer: endPlan disposes them.
-    // A token the caller passed stays the caller's.
+    // Tokens made here follow a signal or hold a timer: the plan owns them
+    // and ending it disposes them. A token the caller passed stays the caller's.
     const owned: CancellationToken[] = [];
     let token = contextOptions.cancellationToken;
     if (token === undefined && (signal !== undefined || timeoutMs !== undefined)) {
@@ -204,15 +179,14 @@ export class ToolRuntime {
       token = token.child({ timeoutMs, reason: `plan timed out after ${timeoutMs} ms` });
       owned.push(token);
     }
-    let ctx: ToolExecutionContext;
     try {
-      ctx = createExecutionContext(token === undefined ? contextOptions : { ...contextOptions, cancellationToken: token });
+      const ctx = createExecutionContext(token === undefined ? contextOptions : { ...contextOptions, cancellationToken: token });
+      this.cache.open(ctx, owned);
+      return ctx;
     } catch (error) {
       for (const created of owned) created.dispose();
       throw error;
     }
-    if (owned.length > 0) this.planTokens.set(ctx.planId, owned);
-    return ctx;
   }
 
   /**
@@ -220,106 +194,80 @@ export class ToolRuntime {
    * concurrent call shares the activation in flight).
    * @throws ToolNotFoundError, ToolPlanEndedError, ToolActivationError.
    */
-  async activate(name: string, ctx: ToolExecutionContext): Promise<void> {
+  async activate(name: string, ctx: PlanContext): Promise<void> {
     checkContext(ctx, name);
-    const entry = await this.lookup(name, ctx.planId);
-    const instance = entry.instance ?? (await this.instanceOf(entry, ctx.planId));
+    const tool = await this.catalog.lookup(name, ctx.planId);
+    const instance = tool.instance ?? (await this.catalog.instanceOf(tool, ctx.planId));
     await this.cache.ensureActive(name, instance, ctx);
   }
 
   /** True when the tool is active in the plan. */
-  isActive(name: string, ctx: ToolExecutionContext): boolean {
+  isActive(name: string, ctx: PlanContext): boolean {
     return this.cache.isActive(ctx.planId, name);
   }
 
   /**
-   * Runs one tool in a plan, through the seven steps of the lifecycle:
-   * cancellation check, activation, capability enforcement, input
-   * validation, the call (timed, cancellable), output validation, and the
-   * recording of its changes. Appends exactly one trace to `ctx`.
+   * Runs one tool in a plan, through the seven steps of the lifecycle, and
+   * appends exactly one trace to `ctx`.
    * @throws ToolCancelledError, ToolNotFoundError, ToolPlanEndedError,
    * ToolNotActivatedError, ToolActivationError, ToolAccessDeniedError,
    * ToolCheckpointRequiredError, ToolExecutionError — each with `.trace`.
    */
-  async execute<O = unknown>(
-    name: string,
-    input: unknown,
-    ctx: ToolExecutionContext,
-    options?: ExecuteOptions,
-  ): Promise<ExecutionResult<O>> {
+  async execute<O = unknown>(name: string, input: unknown, ctx: PlanContext, options?: ExecuteOptions): Promise<ExecutionResult<O>> {
     checkContext(ctx, name);
     const planId = ctx.planId;
-    const executionId = createExecutionId();
     const startedMono = this.clock.monotonic();
-    const startedAt = this.wallClock(startedMono);
-    const tracer = activeTracer();
-    let span: Span | undefined;
-    let entry: RegisteredTool | undefined;
+    const execution: Execution = {
+      toolName: name,
+      ctx,
+      executionId: createExecutionId(),
+      startedMono,
+      startedAt: this.clock.wallTime(startedMono),
+      tool: undefined,
+      view: undefined,
+      span: undefined,
+    };
     try {
       // 1. A cancelled plan runs nothing.
       ctx.cancellationToken.check({ toolName: name, planId });
-      entry = this.catalog?.tools.get(name) ?? (await this.lookup(name, planId));
-      if (tracer !== undefined) span = startToolSpan(tracer, name, executionId, entry.descriptor.source, planId);
-      const instance = entry.instance ?? (await this.instanceOf(entry, planId));
+      const tool = this.catalog.loaded(name) ?? (await this.catalog.lookup(name, planId));
+      execution.tool = tool;
+      const tracer = activeTracer();
+      if (tracer !== undefined) execution.span = startToolSpan(tracer, name, execution.executionId, tool.descriptor.source, planId);
+      const instance = tool.instance ?? (await this.catalog.instanceOf(tool, planId));
       // 2. Activate once per (plan, tool).
       const activation = this.autoActivate ? this.cache.ensureActive(name, instance, ctx) : this.requireActive(name, ctx);
       if (activation !== undefined) await untilCancelled(activation, ctx.cancellationToken, name, planId);
-      // 3. Capability enforcement: nothing of the tool runs when refused.
-      const capability = entry.descriptor.capability;
-      if (ctx.policy.readOnly && capability.writes) {
-        throw new ToolAccessDeniedError({
-          toolName: name,
-          planId,
-          message: `Tool '${name}' writes, but plan '${planId}' is read-only. Run it in a plan whose policy has readOnly: false, or choose a tool that does not write.`,
-        });
-      }
-      if (ctx.policy.requireCheckpoint && !capability.checkpointable) {
-        throw new ToolCheckpointRequiredError({
-          toolName: name,
-          planId,
-          message: `Tool '${name}' is not checkpointable, but plan '${planId}' requires checkpoints. Run it in a plan whose policy has requireCheckpoint: false, or choose a tool that records undoable changes.`,
-        });
-      }
+      // 3. The plan's policy against the tool's capability: nothing of the tool runs when refused.
+      enforcePolicy(tool.descriptor, ctx);
       // 4. Invalid input: a failed result, the tool is not called.
-      if (entry.input !== undefined) {
-        const check = entry.input.validate(input);
-        if (!check.valid) {
-          const error = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: name, planId });
-          return this.complete(ctx, entry, executionId, startedAt, startedMono, span, { ok: false, error }, 0);
-        }
+      const check = tool.input?.validate(input);
+      if (check !== undefined && !check.valid) {
+        const error = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: name, planId });
+        return this.complete(execution, { ok: false, error }, 0);
       }
-      // 5. The call.
-      const result = await this.call(entry, instance, input, ctx, executionId, options);
-      return this.finishCall(ctx, entry, executionId, startedAt, startedMono, span, result);
+      // 5. The call, timed and cancellable.
+      const result = await this.call(execution, tool, instance, input, options);
+      // 6. and 7. The output checked, the changes recorded.
+      return this.finish(execution, tool, result);
     } catch (thrown) {
-      const error = this.toThrownError(thrown, name, planId);
-      const trace = this.recordTrace(ctx, name, executionId, startedAt, startedMono, 0, error);
-      if (span !== undefined) endToolSpan(span, errorType(error), error.message);
-      Object.defineProperty(error, 'trace', { value: trace, configurable: true, writable: true, enumerable: false });
-      throw error;
+      throw this.fail(execution, thrown);
     }
   }
 
   /**
    * Ends a plan: waits for its in-flight executions (at most the grace
    * period), then deactivates every tool activated in it, each exactly
-   * once. Idempotent; never throws — failures are logged and reported.
+   * once, and releases what the plan held. Idempotent; never throws —
+   * failures are logged and reported.
    */
-  async endPlan(ctx: ToolExecutionContext, options: { readonly graceMs?: number } = {}): Promise<PlanEndReport> {
+  async endPlan(ctx: PlanContext, options: { readonly graceMs?: number } = {}): Promise<PlanEndReport> {
     const planId = typeof ctx?.planId === 'string' ? ctx.planId : undefined;
     if (planId === undefined) {
       this.logger.error('endPlan was called without a plan context; nothing was ended.', {});
       return { planId: '', deactivated: [], failures: [], abandonedExecutions: 0, alreadyEnded: false };
     }
-    try {
-      return await this.cache.release(planId, options);
-    } finally {
-      const tokens = this.planTokens.get(planId);
-      if (tokens !== undefined) {
-        this.planTokens.delete(planId);
-        for (const token of tokens) token.dispose();
-      }
-    }
+    return this.cache.release(planId, options);
   }
 
   /**
@@ -330,10 +278,10 @@ export class ToolRuntime {
    */
   async runPlan<T>(
     options: PlanOptions & { readonly onEnd?: (report: PlanEndReport) => void },
-    fn: (ctx: ToolExecutionContext, runtime: ToolRuntime) => Promise<T> | T,
+    fn: (ctx: PlanContext, runtime: ToolRuntime) => Promise<T> | T,
   ): Promise<T> {
     if (typeof fn !== 'function') {
-      throw new ToolInvalidArgumentError({ message: 'runPlan(options, fn) needs a function to run in the plan.' });
+      throw new ToolInvalidArgumentError({ argument: 'fn', expected: 'a function to run in the plan, (ctx, runtime) => …', received: fn });
     }
     const { onEnd, ...planOptions } = options ?? {};
     const ctx = this.createPlan(planOptions);
@@ -351,76 +299,33 @@ export class ToolRuntime {
   }
 
   /** Unsubscribes from sources and disposes them (shared sessions, watchers). */
-  async dispose(): Promise<void> {
-    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
-    for (const tokens of this.planTokens.values()) for (const token of tokens) token.dispose();
-    this.planTokens.clear();
-    await Promise.all(
-      this.sources.map(async (source) => {
-        try {
-          await source.dispose?.();
-        } catch (error) {
-          this.logger.error(`Tool source '${source.id}' failed to dispose: ${messageOf(error)}`, { sourceId: source.id });
-        }
-      }),
-    );
+  dispose(): Promise<void> {
+    return this.catalog.dispose();
   }
 
   // ---------------------------------------------------------------------------
 
-  private wallClock(monotonic: number): number {
-    if (monotonic - this.wallAnchoredAt > 1_000) {
-      this.wallAnchoredAt = monotonic;
-      this.wallOffset = this.clock.now() - monotonic;
-    }
-    return monotonic + this.wallOffset;
-  }
-
-  private isoTime(epochMs: number): string {
-    const millisecond = Math.floor(epochMs);
-    if (millisecond !== this.isoMillisecond) {
-      this.isoMillisecond = millisecond;
-      this.isoString = new Date(millisecond).toISOString();
-    }
-    return this.isoString;
-  }
-
-  private requireActive(name: string, ctx: ToolExecutionContext): undefined {
-    if (!this.cache.isActive(ctx.planId, name)) {
-      throw new ToolNotActivatedError({
-        toolName: name,
-        planId: ctx.planId,
-        message: `Tool '${name}' is not active in plan '${ctx.planId}' and this runtime does not auto-activate. Call runtime.activate('${name}', ctx) first, or create the runtime with autoActivate: true.`,
-      });
-    }
+  private requireActive(name: string, ctx: PlanContext): undefined {
+    if (!this.cache.isActive(ctx.planId, name)) throw new ToolNotActivatedError({ toolName: name, planId: ctx.planId });
     return undefined;
   }
 
-  private call(
-    entry: RegisteredTool,
-    instance: ToolInstance,
-    input: unknown,
-    ctx: ToolExecutionContext,
-    executionId: string,
-    options: ExecuteOptions | undefined,
-  ): Promise<ToolResult> {
-    const name = entry.descriptor.name;
+  /** Step 5: the tool runs with its own view of the plan and a token that carries its deadline. */
+  private call(execution: Execution, tool: RegisteredTool, instance: ToolInstance, input: unknown, options: ExecuteOptions | undefined): Promise<ToolResult> {
+    const { toolName, ctx, executionId } = execution;
     const planId = ctx.planId;
-    const timeoutMs = options?.timeoutMs ?? entry.timeoutMs;
+    const timeoutMs = options?.timeoutMs ?? tool.timeoutMs;
     const planToken = ctx.cancellationToken;
     // Cancelled while activating or validating: the tool must not start.
-    planToken.check({ toolName: name, planId });
-    const token =
-      timeoutMs === undefined
-        ? planToken
-        : planToken.child({ timeoutMs, reason: `tool '${name}' timed out after ${timeoutMs} ms` });
-    this.cache.beginExecution(ctx, name);
-    const execution = ctx.forExecution({ executionId, toolName: name, cancellationToken: token });
-    const callOptions: ToolCallOptions | undefined =
-      options?.onProgress === undefined ? undefined : { onProgress: options.onProgress };
+    planToken.check({ toolName, planId });
+    const token = timeoutMs === undefined ? planToken : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
+    this.cache.beginExecution(ctx, toolName);
+    const view = ctx.forExecution({ executionId, toolName, cancellationToken: token });
+    execution.view = view;
+    const callOptions: ToolCallOptions | undefined = options?.onProgress === undefined ? undefined : { onProgress: options.onProgress };
     let running: Promise<ToolResult>;
     try {
-      running = Promise.resolve(instance.execute(input, execution, callOptions));
+      running = Promise.resolve(instance.execute(input, view, callOptions));
     } catch (error) {
       running = Promise.reject(error);
     }
@@ -430,7 +335,7 @@ export class ToolRuntime {
       let answered = false;
       const unsubscribe = token.onCancel((reason) => {
         answered = true;
-        reject(new ToolCancelledError({ reason, toolName: name, planId }));
+        reject(new ToolCancelledError({ reason, toolName, planId }));
       });
       running.then(
         (result) => {
@@ -439,7 +344,7 @@ export class ToolRuntime {
           if (token !== planToken) token.dispose();
           // The caller already got ToolCancelledError, but what the tool did
           // before it stopped still happened: keep its changes for rollback.
-          if (answered) this.recordLateChanges(ctx, name, executionId, result);
+          if (answered) this.recordChanges(execution, (result as { changes?: unknown } | null)?.changes);
           resolve(result);
         },
         (error: unknown) => {
@@ -449,7 +354,7 @@ export class ToolRuntime {
           if (token !== planToken) token.dispose();
           reject(
             cancelled && !ToolCancelledError.isInstance(error)
-              ? new ToolCancelledError({ reason: token.reason ?? 'cancelled', toolName: name, planId, cause: error })
+              ? new ToolCancelledError({ reason: token.reason ?? 'cancelled', toolName, planId, cause: error })
               : error,
           );
         },
@@ -457,89 +362,67 @@ export class ToolRuntime {
     });
   }
 
-  private finishCall(
-    ctx: ToolExecutionContext,
-    entry: RegisteredTool,
-    executionId: string,
-    startedAt: number,
-    startedMono: number,
-    span: Span | undefined,
-    raw: unknown,
-  ): ExecutionResult<never> {
-    const name = entry.descriptor.name;
+  /** Steps 6 and 7: the changes recorded (first, so a failed output check keeps them), the output serialised and checked. */
+  private finish(execution: Execution, tool: RegisteredTool, raw: unknown): ExecutionResult<never> {
+    const { toolName, ctx } = execution;
     const planId = ctx.planId;
-    let result = checkResult(raw, name, planId);
-    // 7 (recorded first so that a failed output check still keeps them).
-    const changes = result.changes;
-    if (changes !== undefined && changes.length > 0) this.recordChanges(ctx, name, executionId, changes);
+    let result = checkResult(raw, toolName, planId);
+    if (result.changes !== undefined) this.recordChanges(execution, result.changes);
     let size = 0;
     if (result.ok) {
       let json: string | undefined;
       try {
         json = JSON.stringify(result.output);
       } catch (error) {
-        result = {
-          ok: false,
-          error: new ToolExecutionError({
-            toolName: name,
-            planId,
-            cause: error,
-            message: `Tool '${name}' in plan '${planId}' returned an output that cannot be serialised to JSON (${messageOf(error)}). Return plain JSON data: no cycles, BigInt or functions.`,
-          }),
-        };
+        result = { ok: false, error: new ToolExecutionError({ toolName, planId, failure: 'unserialisable-output', cause: error }) };
       }
       if (json !== undefined) size = utf8Length(json);
-      // 6. Output validation.
-      if (result.ok && entry.output !== undefined) {
-        const check = entry.output.validate(result.output);
+      if (result.ok && tool.output !== undefined) {
+        const check = tool.output.validate(result.output);
         if (!check.valid) {
-          const error = new ToolSchemaValidationError({ direction: 'output', issues: check.issues, toolName: name, planId });
-          if (entry.strictOutput) {
+          const error = new ToolSchemaValidationError({ direction: 'output', issues: check.issues, toolName, planId });
+          if (tool.strictOutput) {
             result = { ...result, ok: false, error } as ToolFailure;
           } else {
-            this.logger.warn(error.message, { code: error.code, toolName: name, planId, executionId, issues: check.issues });
+            this.logger.warn(error.message, { code: error.code, toolName, planId, executionId: execution.executionId, issues: check.issues });
           }
         }
       }
     }
-    return this.complete(ctx, entry, executionId, startedAt, startedMono, span, result, size);
+    return this.complete(execution, result, size);
   }
 
-  private complete(
-    ctx: ToolExecutionContext,
-    entry: RegisteredTool,
-    executionId: string,
-    startedAt: number,
-    startedMono: number,
-    span: Span | undefined,
-    result: ToolResult,
-    size: number,
-  ): ExecutionResult<never> {
-    const name = entry.descriptor.name;
+  private complete(execution: Execution, result: ToolResult, size: number): ExecutionResult<never> {
     const error = result.ok ? undefined : result.error;
-    const trace = this.recordTrace(ctx, name, executionId, startedAt, startedMono, size, error);
-    if (span !== undefined) endToolSpan(span, error === undefined ? undefined : errorType(error), error?.message);
-    return withExecution(result, executionId, name, trace);
+    const trace = this.recordTrace(execution, size, error);
+    if (execution.span !== undefined) endToolSpan(execution.span, error === undefined ? undefined : errorType(error), error?.message);
+    return withExecution(result, execution.executionId, execution.toolName, trace);
   }
 
-  private recordTrace(
-    ctx: ToolExecutionContext,
-    toolName: string,
-    executionId: string,
-    startedAt: number,
-    startedMono: number,
-    resultSizeBytes: number,
-    error: unknown,
-  ): ToolExecutionTrace {
-    const durationMs = this.clock.monotonic() - startedMono;
+  /** A thrown outcome: coded, traced, and carrying its trace. */
+  private fail(execution: Execution, thrown: unknown): Error & { code?: string } {
+    const { toolName, ctx } = execution;
+    const error: Error & { code?: string } =
+      ToolRuntimeError.isInstance(thrown) || ToolCancelledError.isInstance(thrown)
+        ? thrown
+        : new ToolExecutionError({ toolName, planId: ctx.planId, cause: thrown });
+    const trace = this.recordTrace(execution, 0, error);
+    if (execution.span !== undefined) endToolSpan(execution.span, errorType(error), error.message);
+    Object.defineProperty(error, 'trace', { value: trace, configurable: true, writable: true, enumerable: false });
+    return error;
+  }
+
+  private recordTrace(execution: Execution, resultSizeBytes: number, error: unknown): ToolExecutionTrace {
+    const { ctx, toolName, startedAt } = execution;
+    const durationMs = this.clock.monotonic() - execution.startedMono;
     const traceError = error === undefined ? undefined : toTraceError(error);
     // Built without object spread: V8 takes a slow path for spreads here.
     const trace: { -readonly [K in keyof ToolExecutionTrace]: ToolExecutionTrace[K] } = {
-      executionId,
+      executionId: execution.executionId,
       planId: ctx.planId,
       toolName,
-      startedAt: this.isoTime(startedAt),
-      endedAt: this.isoTime(startedAt + durationMs),
+      startedAt: this.clock.iso(startedAt),
+      endedAt: this.clock.iso(startedAt + durationMs),
       durationMs,
       resultSizeBytes,
       success: error === undefined,
@@ -558,18 +441,14 @@ export class ToolRuntime {
     return trace;
   }
 
-  private recordLateChanges(ctx: ToolExecutionContext, toolName: string, executionId: string, result: unknown): void {
-    const changes = (result as { changes?: unknown } | null)?.changes;
-    if (Array.isArray(changes) && changes.length > 0) this.recordChanges(ctx, toolName, executionId, changes);
-  }
-
-  private recordChanges(ctx: ToolExecutionContext, toolName: string, executionId: string, changes: readonly unknown[]): void {
-    const at = this.isoTime(this.wallClock(this.clock.monotonic()));
+  /** Step 7: the tool's changes, through its view, which attributes them to the tool and the execution. */
+  private recordChanges(execution: Execution, changes: unknown): void {
+    if (!Array.isArray(changes) || changes.length === 0 || execution.view === undefined) return;
     for (const change of changes) {
       try {
-        const reported = change as Record<string, unknown>;
-        ctx.recordChange({ ...(reported as object), toolName, executionId, at: typeof reported.at === 'string' ? reported.at : at } as never);
+        execution.view.reportChange(change as ChangeInput);
       } catch (error) {
+        const { toolName, ctx, executionId } = execution;
         this.logger.warn(`Tool '${toolName}' in plan '${ctx.planId}' reported an invalid change; it was not recorded: ${messageOf(error)}`, {
           toolName,
           planId: ctx.planId,
@@ -577,193 +456,6 @@ export class ToolRuntime {
         });
       }
     }
-  }
-
-  private toThrownError(thrown: unknown, toolName: string, planId: string): Error & { code?: string } {
-    if (ToolRuntimeError.isInstance(thrown) || ToolCancelledError.isInstance(thrown)) return thrown;
-    return new ToolExecutionError({
-      toolName,
-      planId,
-      cause: thrown,
-      message: `Tool '${toolName}' failed in plan '${planId}': ${messageOf(thrown)}. See the cause for details.`,
-    });
-  }
-
-  private async lookup(name: string, planId: string | undefined): Promise<RegisteredTool> {
-    if (typeof name !== 'string' || name.length === 0) {
-      throw new ToolInvalidArgumentError({
-        ...(planId === undefined ? {} : { planId }),
-        message: `A tool name must be a non-empty string; got ${describeValue(name)}.`,
-      });
-    }
-    const catalog = await this.loadCatalog();
-    const entry = catalog.tools.get(name);
-    if (entry !== undefined) return entry;
-    const unavailable = catalog.unavailable.get(name);
-    if (unavailable !== undefined) {
-      throw new ToolRegistrationError({
-        toolName: name,
-        ...(planId === undefined ? {} : { planId }),
-        cause: unavailable.error,
-        message: `Tool '${name}' is unavailable: ${unavailable.reason}`,
-      });
-    }
-    const near = [...catalog.tools.keys()].filter((candidate) => candidate.endsWith(`.${name}`) || candidate.includes(name)).slice(0, 3);
-    throw new ToolNotFoundError({
-      toolName: name,
-      ...(planId === undefined ? {} : { planId }),
-      message: `No source offers a tool named '${name}'${planId === undefined ? '' : ` (plan '${planId}')`}.${
-        near.length > 0 ? ` Did you mean ${near.map((candidate) => `'${candidate}'`).join(', ')}?` : ''
-      } List the available tools with runtime.listTools().`,
-    });
-  }
-
-  private async instanceOf(entry: RegisteredTool, planId: string | undefined): Promise<ToolInstance> {
-    entry.instancePromise ??= (async () => {
-      const name = entry.descriptor.name;
-      let instance: ToolInstance;
-      try {
-        instance = await entry.source.get(name);
-      } catch (error) {
-        entry.instancePromise = undefined;
-        throw new ToolRegistrationError({
-          toolName: name,
-          ...(planId === undefined ? {} : { planId }),
-          cause: error,
-          message: `Source '${entry.source.id}' listed tool '${name}' but could not provide it: ${messageOf(error)}.`,
-        });
-      }
-      if (typeof instance?.execute !== 'function') {
-        entry.instancePromise = undefined;
-        throw new ToolRegistrationError({
-          toolName: name,
-          message: `Source '${entry.source.id}' returned something without an execute() method for tool '${name}'. A ToolInstance must implement execute(input, ctx).`,
-        });
-      }
-      entry.instance = instance;
-      return instance;
-    })();
-    return entry.instancePromise;
-  }
-
-  private loadCatalog(signal?: AbortSignal): Promise<Catalog> {
-    if (this.catalog !== undefined) return Promise.resolve(this.catalog);
-    this.discovering ??= this.buildCatalog(signal).then(
-      (catalog) => {
-        this.catalog = catalog;
-        this.discovering = undefined;
-        return catalog;
-      },
-      (error: unknown) => {
-        this.discovering = undefined;
-        throw error;
-      },
-    );
-    return this.discovering;
-  }
-
-  private async buildCatalog(signal?: AbortSignal): Promise<Catalog> {
-    if (this.unsubscribers.length === 0) {
-      for (const source of this.sources) {
-        const unsubscribe = source.onToolsChanged?.(() => {
-          this.catalog = undefined;
-        });
-        if (unsubscribe !== undefined) this.unsubscribers.push(unsubscribe);
-      }
-    }
-    const listed = await Promise.all(
-      this.sources.map(async (source) => {
-        try {
-          return { source, descriptors: await source.discover(signal), error: undefined };
-        } catch (error) {
-          return { source, descriptors: [] as readonly ToolDescriptor[], error: toError(error) };
-        }
-      }),
-    );
-    const tools = new Map<string, RegisteredTool>();
-    const unavailable = new Map<string, UnavailableTool>();
-    const sourceErrors: { sourceId: string; error: Error & { code?: string } }[] = [];
-    const owners = new Map<string, string>();
-    const duplicates: string[] = [];
-    for (const { source, descriptors, error } of listed) {
-      if (error !== undefined) {
-        this.logger.error(`Tool source '${source.id}' could not be listed: ${error.message}`, { sourceId: source.id });
-        sourceErrors.push({ sourceId: source.id, error });
-        continue;
-      }
-      for (const item of source.unavailable?.() ?? []) unavailable.set(item.name, item);
-      for (const raw of Array.isArray(descriptors) ? descriptors : []) {
-        const name = (raw as { name?: unknown })?.name;
-        const owner = typeof name === 'string' ? owners.get(name) : undefined;
-        if (typeof name === 'string' && owner !== undefined) {
-          duplicates.push(`'${name}' (from '${owner}' and '${source.id}')`);
-          continue;
-        }
-        if (typeof name === 'string') owners.set(name, source.id);
-        const registered = this.register(source, raw);
-        if ('reason' in registered) unavailable.set(registered.name, registered);
-        else tools.set(registered.descriptor.name, registered);
-      }
-    }
-    if (duplicates.length > 0) {
-      throw new ToolRegistrationError({
-        message: `Two sources offer a tool of the same name: ${duplicates.join(', ')}. Tool names must be unique across a runtime; rename or namespace one of them (e.g. with wrapTool from @ca/adapters-wrapped), or remove one source.`,
-      });
-    }
-    const result: DiscoveryResult = {
-      tools: [...tools.values()].map((entry) => entry.descriptor).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-      unavailable: [...unavailable.values()],
-      sourceErrors,
-    };
-    return { tools, unavailable, result };
-  }
-
-  private register(source: ToolSource, raw: unknown): RegisteredTool | UnavailableTool {
-    const candidate = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolDescriptor>;
-    const name = typeof candidate.name === 'string' ? candidate.name : `<unnamed tool of ${source.id}>`;
-    const unavailable = (reason: string, error?: Error): UnavailableTool => {
-      this.logger.warn(`Tool '${name}' of source '${source.id}' is unavailable: ${reason}`, { toolName: name, sourceId: source.id });
-      return { name, source: source.kind, reason, ...(error === undefined ? {} : { error }) };
-    };
-    if (!isValidToolName(candidate.name)) {
-      return unavailable(
-        `its name ${describeValue(candidate.name)} is not valid: use 1–200 letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_'.`,
-      );
-    }
-    if (!isToolSourceKind(candidate.source)) {
-      return unavailable(`its source kind ${describeValue(candidate.source)} is not one of builtin, custom, mcp, skill, wrapped.`);
-    }
-    if (candidate.timeoutMs !== undefined && !isTimeout(candidate.timeoutMs)) {
-      return unavailable(`its timeoutMs ${describeValue(candidate.timeoutMs)} is not a positive number of milliseconds.`);
-    }
-    let input: CompiledSchema | undefined;
-    let output: CompiledSchema | undefined;
-    try {
-      if (candidate.inputSchema !== undefined) input = this.validator.compile(candidate.inputSchema, { toolName: name, direction: 'input' });
-      if (candidate.outputSchema !== undefined) {
-        output = this.validator.compile(candidate.outputSchema, { toolName: name, direction: 'output' });
-      }
-    } catch (error) {
-      const reason = SchemaCompileError.isInstance(error) ? error.message : `its schema cannot be compiled: ${messageOf(error)}`;
-      return unavailable(reason, toError(error));
-    }
-    const descriptor: ToolDescriptor = Object.freeze({
-      ...candidate,
-      name: candidate.name,
-      description: typeof candidate.description === 'string' ? candidate.description : '',
-      source: candidate.source,
-      capability: normalizeCapability(candidate.capability),
-    }) as ToolDescriptor;
-    return {
-      descriptor,
-      source,
-      input,
-      output,
-      strictOutput: this.strictOutput || candidate.strictOutput === true,
-      timeoutMs: candidate.timeoutMs ?? this.defaultTimeoutMs,
-      instance: undefined,
-      instancePromise: undefined,
-    };
   }
 }
 
@@ -824,38 +516,30 @@ function checkResult(raw: unknown, toolName: string, planId: string): ToolResult
     if (result.ok === true) return result;
     if (result.ok === false) {
       if (result.error instanceof Error) return result;
-      return {
-        ...result,
-        error: new ToolExecutionError({
-          toolName,
-          planId,
-          cause: result.error,
-          message: `Tool '${toolName}' failed in plan '${planId}': ${messageOf(result.error ?? 'no error given')}.`,
-        }),
-      };
+      return { ...result, error: new ToolExecutionError({ toolName, planId, failure: 'reported', cause: result.error }) };
     }
   }
-  return {
-    ok: false,
-    error: new ToolExecutionError({
-      toolName,
-      planId,
-      message: `Tool '${toolName}' in plan '${planId}' returned ${describeValue(raw)} instead of a ToolResult ({ ok: true, output } or { ok: false, error }). Fix the tool's execute().`,
-    }),
-  };
+  return { ok: false, error: new ToolExecutionError({ toolName, planId, failure: 'invalid-result', returned: raw }) };
 }
 
-function checkContext(ctx: ToolExecutionContext, toolName: unknown): void {
+function checkContext(ctx: PlanContext, toolName: unknown): void {
   if (
     typeof ctx !== 'object' ||
     ctx === null ||
     typeof ctx.planId !== 'string' ||
     typeof ctx.cancellationToken?.check !== 'function' ||
-    typeof ctx.forExecution !== 'function'
+    typeof ctx.forExecution !== 'function' ||
+    typeof ctx.recordTrace !== 'function'
   ) {
+    const toolsView = typeof ctx === 'object' && ctx !== null && typeof (ctx as { planId?: unknown }).planId === 'string';
     throw new ToolInvalidArgumentError({
+      argument: 'ctx',
+      expected: 'the context of a plan',
+      received: ctx,
       ...(typeof toolName === 'string' ? { toolName } : {}),
-      message: `Tool ${describeValue(toolName)} was called without a plan context (got ${describeValue(ctx)}). Create one with runtime.createPlan() or run inside runtime.runPlan().`,
+      advice: toolsView
+        ? "A tool's view of its plan cannot run other tools: pass the plan's context (from runtime.createPlan() or runtime.runPlan())."
+        : 'Create one with runtime.createPlan() or run inside runtime.runPlan().',
     });
   }
 }
@@ -864,6 +548,7 @@ function checkContext(ctx: ToolExecutionContext, toolName: unknown): void {
 export function cacheOptionsOf(options: ToolRuntimeOptions): ToolLifecycleCacheOptions {
   return {
     ...(options.endPlanGraceMs === undefined ? {} : { graceMs: options.endPlanGraceMs }),
+    ...(options.activateTimeoutMs === undefined ? {} : { activateTimeoutMs: options.activateTimeoutMs }),
     ...(options.deactivateTimeoutMs === undefined ? {} : { deactivateTimeoutMs: options.deactivateTimeoutMs }),
   };
 }
@@ -871,37 +556,19 @@ export function cacheOptionsOf(options: ToolRuntimeOptions): ToolLifecycleCacheO
 function checkOptions(options: ToolRuntimeOptions): void {
   if (options.defaultTimeoutMs !== undefined) checkTimeout(options.defaultTimeoutMs, 'defaultTimeoutMs');
   if (options.endPlanGraceMs !== undefined && !(Number.isFinite(options.endPlanGraceMs) && options.endPlanGraceMs >= 0)) {
-    throw new ToolInvalidArgumentError({ message: `endPlanGraceMs must be a number of milliseconds ≥ 0; got ${describeValue(options.endPlanGraceMs)}.` });
+    throw new ToolInvalidArgumentError({ argument: 'endPlanGraceMs', expected: 'a number of milliseconds ≥ 0', received: options.endPlanGraceMs });
   }
+  if (options.activateTimeoutMs !== undefined) checkTimeout(options.activateTimeoutMs, 'activateTimeoutMs');
   if (options.deactivateTimeoutMs !== undefined) checkTimeout(options.deactivateTimeoutMs, 'deactivateTimeoutMs');
+  if (options.discoverTimeoutMs !== undefined) checkTimeout(options.discoverTimeoutMs, 'discoverTimeoutMs');
 }
 
-function isTimeout(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= 2_147_483_647;
-}
-
-function checkTimeout(value: unknown, field: string): void {
+function checkTimeout(value: unknown, argument: string): void {
   if (!isTimeout(value)) {
-    throw new ToolInvalidArgumentError({
-      message: `${field} must be a positive number of milliseconds (at most 2147483647); got ${describeValue(value)}.`,
-    });
+    throw new ToolInvalidArgumentError({ argument, expected: 'a positive number of milliseconds (at most 2147483647)', received: value });
   }
 }
 
 function errorType(error: Error & { code?: unknown }): string {
   return typeof error.code === 'string' ? error.code : error.name;
-}
-
-function toError(value: unknown): Error & { code?: string } {
-  return value instanceof Error ? value : new Error(messageOf(value));
-}
-
-
-/** @internal a short description of any value for error messages. */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'string') return `'${value.length > 60 ? `${value.slice(0, 60)}…` : value}'`;
-  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
-  return `${typeof value} ${String(value)}`;
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BuiltinToolError, createBuiltinAdapter } from '@ca/adapters-builtin';
 import { SkillError, createSkillsAdapter } from '@ca/adapters-skills';
-import { ToolCancelledError, resourceFromPath, type ToolExecutionContext } from '@ca/tool-context';
+import { ToolCancelledError, resourceFromPath, type PlanContext } from '@ca/tool-context';
 import { ToolActivationError, ToolRuntime, type ExecutionResult } from '@ca/tool-lifecycle';
 import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { settle, withinHangGuard } from './support/guards';
@@ -56,7 +56,7 @@ function codeOf(result: ExecutionResult): string {
   return result.ok ? 'ok' : String((result.error as { code?: unknown }).code);
 }
 
-function expectReturnedFailure(result: ExecutionResult, ctx: ToolExecutionContext, tool: string, code: string): void {
+function expectReturnedFailure(result: ExecutionResult, ctx: PlanContext, tool: string, code: string): void {
   expect(codeOf(result)).toBe(code);
   expect(result.trace).toBe(ctx.traces[ctx.traces.length - 1]);
   expect(result.trace).toMatchObject({ toolName: tool, success: false, error: { code } });
@@ -78,7 +78,7 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
   let work: string;
   let runtime: ToolRuntime;
   let logger: RecordingLogger;
-  const plan = (): ToolExecutionContext => runtime.createPlan({ resources: [resourceFromPath({ id: 'work', path: work, access: 'write' })] });
+  const plan = (): PlanContext => runtime.createPlan({ resources: [resourceFromPath({ id: 'work', path: work, access: 'write' })] });
 
   beforeEach(async () => {
     work = await temporaryFolder();
@@ -174,7 +174,7 @@ describe('fault matrix: Agent Skills (@ca/adapters-skills, temporary skills fold
     ]);
   });
 
-  async function expectHealthySkill(ctx: ToolExecutionContext): Promise<void> {
+  async function expectHealthySkill(ctx: PlanContext): Promise<void> {
     expect(await runtime.execute('skill.healthy', {}, ctx)).toMatchObject({ ok: true, output: { kind: 'instructions', name: 'healthy' } });
   }
 

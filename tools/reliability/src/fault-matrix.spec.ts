@@ -8,7 +8,7 @@
 // MCP faults are covered in packages/adapters-mcp, not here.
 import { defineTool, createCustomAdapter } from '@ca/adapters-custom';
 import { createWrappedAdapter, fromFunction, wrapTool } from '@ca/adapters-wrapped';
-import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
+import { ToolCancelledError, type PlanContext, type ToolExecutionContext } from '@ca/tool-context';
 import {
   ToolActivationError,
   ToolDeactivationError,
@@ -145,13 +145,13 @@ function cell(source: ProgrammableSource, fault: Omit<ToolSpec, 'name'>, options
   return { runtime, logger, faulty, healthy, healthyCounts };
 }
 
-async function expectHealthy(target: Cell, ctx: ToolExecutionContext): Promise<void> {
+async function expectHealthy(target: Cell, ctx: PlanContext): Promise<void> {
   const result = await target.runtime.execute(target.healthy, {}, ctx);
   expect(result).toMatchObject({ ok: true, output: { fine: true } });
 }
 
 /** The rejection of `promise`, checked to carry its trace, the one recorded last in `ctx`. */
-async function rejectionOf(promise: Promise<unknown>, ctx: ToolExecutionContext): Promise<Error & { code?: string; cause?: unknown; trace?: unknown }> {
+async function rejectionOf(promise: Promise<unknown>, ctx: PlanContext): Promise<Error & { code?: string; cause?: unknown; trace?: unknown }> {
   const outcome = await withinHangGuard(settle(promise), 'execute');
   if (outcome.status === 'fulfilled') throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
   const error = outcome.reason as Error & { code?: string; trace?: unknown };
@@ -161,7 +161,7 @@ async function rejectionOf(promise: Promise<unknown>, ctx: ToolExecutionContext)
   return error;
 }
 
-function expectNamesToolAndPlan(error: { message: string }, tool: string, ctx: ToolExecutionContext): void {
+function expectNamesToolAndPlan(error: { message: string }, tool: string, ctx: PlanContext): void {
   expect(error.message).toContain(tool);
   expect(error.message).toContain(ctx.planId);
 }

@@ -16,7 +16,7 @@ import {
   type ToolInstance,
 } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, RecordingLogger } from '@ca/tool-lifecycle/testing';
-import type { ToolExecutionContext } from '@ca/tool-context';
+import type { PlanContext } from '@ca/tool-context';
 import { abortListenerCount, settle, withinHangGuard, type Settled } from './support/guards';
 import { propertyParameters } from './support/property-parameters';
 
@@ -146,7 +146,7 @@ describe('random interleavings of execute / activate / cancel / endPlan across p
           // A grace period no healthy run reaches: every step is released by the scheduler.
           const runtime = new ToolRuntime({ sources: [new InMemoryToolSource(tools)], logger, options: { endPlanGraceMs: 60_000 } });
           await runtime.listTools();
-          const plans: ToolExecutionContext[] = Array.from({ length: PLANS }, (_, index) => runtime.createPlan({ planId: `plan-${index}` }));
+          const plans: PlanContext[] = Array.from({ length: PLANS }, (_, index) => runtime.createPlan({ planId: `plan-${index}` }));
           const executeCalls = new Map<string, number>();
           const executeOutcomes: { command: Command; seq: number; outcome: Settled<unknown> }[] = [];
           const activateOutcomes: Settled<unknown>[] = [];

@@ -7,7 +7,7 @@
 // (1,000,000 executions over 10,000 plans) is tools/bench/soak.bench.js.
 import { createCustomAdapter, defineTool } from '@ca/adapters-custom';
 import { createWrappedAdapter, fromFunction } from '@ca/adapters-wrapped';
-import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
+import { ToolCancelledError, type PlanContext } from '@ca/tool-context';
 import { ToolExecutionError, ToolLifecycleCache, ToolRuntime, silentLogger, type ToolInstance } from '@ca/tool-lifecycle';
 import { InMemoryToolSource } from '@ca/tool-lifecycle/testing';
 import { abortListenerCount, activeResourceCounts, processListenerCounts, settledHeapAfterGc } from './support/guards';
@@ -114,7 +114,7 @@ const TOOL_NAMES = ['soak.session', 'soak.listening', 'soak.custom', 'soak.funct
 
 async function runPlans(runtime: ToolRuntime, plans: number, next: () => number, outcomes: Outcomes, sampledSignals: AbortSignal[]): Promise<void> {
   const runPlan = async (index: number): Promise<void> => {
-    const ctx: ToolExecutionContext = runtime.createPlan(index % 5 === 0 ? { timeoutMs: 60_000 } : {});
+    const ctx: PlanContext = runtime.createPlan(index % 5 === 0 ? { timeoutMs: 60_000 } : {});
     const cancelAt = next() < 0.05 ? Math.floor(next() * EXECUTIONS_PER_PLAN) : -1;
     for (let start = 0; start < EXECUTIONS_PER_PLAN; start += BATCH) {
       await Promise.all(

@@ -1,23 +1,31 @@
-import { ToolRuntimeError, hasBrand, type ToolRuntimeErrorOptions } from './tool-runtime-error';
+import { messageOf } from '@ca/domain';
+import { ToolRuntimeError } from './tool-runtime-error';
 
-const brand = Symbol.for('ca.error.ToolActivationError');
+/** Options of {@link ToolActivationError}. */
+export interface ToolActivationErrorOptions {
+  readonly toolName: string;
+  readonly planId: string;
+  /** What `activate` threw (or the deadline that passed). */
+  readonly cause: unknown;
+}
 
 /**
- * Raised when a tool's `activate` fails. The activation is not recorded: a later call may try again. The original failure is the `cause`.
+ * A tool's `activate` failed or did not finish in time. The activation is not
+ * recorded: a later call may try again. The original failure is the `cause`.
  *
  * Code: `TOOL_ACTIVATION_FAILED`.
  */
 export class ToolActivationError extends ToolRuntimeError {
   declare readonly code: 'TOOL_ACTIVATION_FAILED';
+  declare readonly toolName: string;
+  declare readonly planId: string;
 
-  constructor(options: ToolRuntimeErrorOptions) {
-    super('TOOL_ACTIVATION_FAILED', options);
-    Object.defineProperty(this, brand, { value: true });
-    this.name = 'ToolActivationError';
-  }
-
-  /** True for this error from any copy of this package. */
-  static override isInstance(value: unknown): value is ToolActivationError {
-    return hasBrand(value, brand);
+  constructor(options: ToolActivationErrorOptions) {
+    const { toolName, planId, cause } = options;
+    super(
+      'TOOL_ACTIVATION_FAILED',
+      `Tool '${toolName}' could not be activated in plan '${planId}': ${messageOf(cause)}. Fix the cause and execute it again; the activation was not kept.`,
+      options,
+    );
   }
 }

@@ -1,23 +1,28 @@
-import { ToolRuntimeError, hasBrand, type ToolRuntimeErrorOptions } from './tool-runtime-error';
+import { ToolRuntimeError } from './tool-runtime-error';
 
-const brand = Symbol.for('ca.error.ToolCheckpointRequiredError');
+/** Options of {@link ToolCheckpointRequiredError}. */
+export interface ToolCheckpointRequiredErrorOptions {
+  readonly toolName: string;
+  readonly planId: string;
+}
 
 /**
- * Raised when a plan that requires checkpoints is asked to run a tool that is not checkpointable. Nothing of the tool runs.
+ * A plan that requires checkpoints was asked to run a tool that is not
+ * checkpointable. Raised before anything of the tool runs.
  *
  * Code: `TOOL_CHECKPOINT_REQUIRED`.
  */
 export class ToolCheckpointRequiredError extends ToolRuntimeError {
   declare readonly code: 'TOOL_CHECKPOINT_REQUIRED';
+  declare readonly toolName: string;
+  declare readonly planId: string;
 
-  constructor(options: ToolRuntimeErrorOptions) {
-    super('TOOL_CHECKPOINT_REQUIRED', options);
-    Object.defineProperty(this, brand, { value: true });
-    this.name = 'ToolCheckpointRequiredError';
-  }
-
-  /** True for this error from any copy of this package. */
-  static override isInstance(value: unknown): value is ToolCheckpointRequiredError {
-    return hasBrand(value, brand);
+  constructor(options: ToolCheckpointRequiredErrorOptions) {
+    const { toolName, planId } = options;
+    super(
+      'TOOL_CHECKPOINT_REQUIRED',
+      `Tool '${toolName}' is not checkpointable, but plan '${planId}' requires checkpoints. Run it in a plan whose policy has requireCheckpoint: false, or choose a tool that records undoable changes.`,
+      options,
+    );
   }
 }

@@ -1,23 +1,31 @@
-import { ToolRuntimeError, hasBrand, type ToolRuntimeErrorOptions } from './tool-runtime-error';
+import { messageOf } from '@ca/domain';
+import { ToolRuntimeError } from './tool-runtime-error';
 
-const brand = Symbol.for('ca.error.ToolDeactivationError');
+/** Options of {@link ToolDeactivationError}. */
+export interface ToolDeactivationErrorOptions {
+  readonly toolName: string;
+  readonly planId: string;
+  /** What `deactivate` threw (or the deadline that passed). */
+  readonly cause: unknown;
+}
 
 /**
- * Wraps a tool's failure to deactivate. Never thrown to the caller of `endPlan`: logged and reported in its return value.
+ * Wraps a tool's failure to deactivate. Never thrown to the caller of
+ * `endPlan`: logged and reported in its return value.
  *
  * Code: `TOOL_DEACTIVATION_FAILED`.
  */
 export class ToolDeactivationError extends ToolRuntimeError {
   declare readonly code: 'TOOL_DEACTIVATION_FAILED';
+  declare readonly toolName: string;
+  declare readonly planId: string;
 
-  constructor(options: ToolRuntimeErrorOptions) {
-    super('TOOL_DEACTIVATION_FAILED', options);
-    Object.defineProperty(this, brand, { value: true });
-    this.name = 'ToolDeactivationError';
-  }
-
-  /** True for this error from any copy of this package. */
-  static override isInstance(value: unknown): value is ToolDeactivationError {
-    return hasBrand(value, brand);
+  constructor(options: ToolDeactivationErrorOptions) {
+    const { toolName, planId, cause } = options;
+    super(
+      'TOOL_DEACTIVATION_FAILED',
+      `Tool '${toolName}' failed to deactivate at the end of plan '${planId}': ${messageOf(cause)}. The other tools were still deactivated; check what the tool holds (sessions, processes) and release it by hand if needed.`,
+      options,
+    );
   }
 }

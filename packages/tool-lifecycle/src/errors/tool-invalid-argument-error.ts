@@ -1,23 +1,39 @@
-import { ToolRuntimeError, hasBrand, type ToolRuntimeErrorOptions } from './tool-runtime-error';
+import { describeValue } from '@ca/domain';
+import { ToolRuntimeError } from './tool-runtime-error';
 
-const brand = Symbol.for('ca.error.ToolInvalidArgumentError');
+/** Options of {@link ToolInvalidArgumentError}. */
+export interface ToolInvalidArgumentErrorOptions {
+  /** The argument or option, as the caller wrote it: `'defaultTimeoutMs'`, `'ctx'`, `'sources[2]'`. */
+  readonly argument: string;
+  /** What it must be: `'a positive number of milliseconds'`. */
+  readonly expected: string;
+  /** What was given (described, never printed whole). */
+  readonly received: unknown;
+  /** What to do, when more than "pass what is expected" helps. */
+  readonly advice?: string;
+  readonly toolName?: string;
+  readonly planId?: string;
+}
 
 /**
- * Raised when a public entry point of the runtime is called with an argument of the wrong shape (not a tool's input: that gives a failed result).
+ * A public entry point of the runtime was called with an argument of the
+ * wrong shape (not a tool's input: that gives a failed result).
  *
  * Code: `TOOL_INVALID_ARGUMENT`.
  */
 export class ToolInvalidArgumentError extends ToolRuntimeError {
   declare readonly code: 'TOOL_INVALID_ARGUMENT';
+  /** The argument or option concerned. */
+  readonly argument: string;
 
-  constructor(options: ToolRuntimeErrorOptions) {
-    super('TOOL_INVALID_ARGUMENT', options);
-    Object.defineProperty(this, brand, { value: true });
-    this.name = 'ToolInvalidArgumentError';
-  }
-
-  /** True for this error from any copy of this package. */
-  static override isInstance(value: unknown): value is ToolInvalidArgumentError {
-    return hasBrand(value, brand);
+  constructor(options: ToolInvalidArgumentErrorOptions) {
+    const { argument, expected, received, advice, toolName } = options;
+    const subject = toolName === undefined ? '' : `Tool '${toolName}': `;
+    super(
+      'TOOL_INVALID_ARGUMENT',
+      `${subject}${argument} must be ${expected}; got ${describeValue(received)}.${advice === undefined ? '' : ` ${advice}`}`,
+      options,
+    );
+    this.argument = argument;
   }
 }

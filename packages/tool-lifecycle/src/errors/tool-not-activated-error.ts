@@ -1,23 +1,29 @@
-import { ToolRuntimeError, hasBrand, type ToolRuntimeErrorOptions } from './tool-runtime-error';
+import { ToolRuntimeError } from './tool-runtime-error';
 
-const brand = Symbol.for('ca.error.ToolNotActivatedError');
+/** Options of {@link ToolNotActivatedError}. */
+export interface ToolNotActivatedErrorOptions {
+  readonly toolName: string;
+  readonly planId: string;
+}
 
 /**
- * Raised when a tool is executed in a plan where it was not activated and the runtime does not auto-activate (`autoActivate: false`).
+ * A tool was executed in a plan where it is not active: the runtime does not
+ * auto-activate (`autoActivate: false`), or a tool instance was called
+ * directly without `activate`.
  *
  * Code: `TOOL_NOT_ACTIVATED`.
  */
 export class ToolNotActivatedError extends ToolRuntimeError {
   declare readonly code: 'TOOL_NOT_ACTIVATED';
+  declare readonly toolName: string;
+  declare readonly planId: string;
 
-  constructor(options: ToolRuntimeErrorOptions) {
-    super('TOOL_NOT_ACTIVATED', options);
-    Object.defineProperty(this, brand, { value: true });
-    this.name = 'ToolNotActivatedError';
-  }
-
-  /** True for this error from any copy of this package. */
-  static override isInstance(value: unknown): value is ToolNotActivatedError {
-    return hasBrand(value, brand);
+  constructor(options: ToolNotActivatedErrorOptions) {
+    const { toolName, planId } = options;
+    super(
+      'TOOL_NOT_ACTIVATED',
+      `Tool '${toolName}' is not active in plan '${planId}'. Call runtime.activate('${toolName}', ctx) first, or use a runtime created with autoActivate: true (the default), whose execute activates it.`,
+      options,
+    );
   }
 }

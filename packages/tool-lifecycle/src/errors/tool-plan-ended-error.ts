@@ -1,23 +1,27 @@
-import { ToolRuntimeError, hasBrand, type ToolRuntimeErrorOptions } from './tool-runtime-error';
+import { ToolRuntimeError } from './tool-runtime-error';
 
-const brand = Symbol.for('ca.error.ToolPlanEndedError');
+/** Options of {@link ToolPlanEndedError}. */
+export interface ToolPlanEndedErrorOptions {
+  /** The tool asked for, when a tool was. */
+  readonly toolName?: string;
+  readonly planId: string;
+}
 
 /**
- * Raised when a tool is executed or activated in a plan that has already ended.
+ * A tool was executed or activated in a plan that has already ended.
  *
  * Code: `TOOL_PLAN_ENDED`.
  */
 export class ToolPlanEndedError extends ToolRuntimeError {
   declare readonly code: 'TOOL_PLAN_ENDED';
+  declare readonly planId: string;
 
-  constructor(options: ToolRuntimeErrorOptions) {
-    super('TOOL_PLAN_ENDED', options);
-    Object.defineProperty(this, brand, { value: true });
-    this.name = 'ToolPlanEndedError';
-  }
-
-  /** True for this error from any copy of this package. */
-  static override isInstance(value: unknown): value is ToolPlanEndedError {
-    return hasBrand(value, brand);
+  constructor(options: ToolPlanEndedErrorOptions) {
+    const { toolName, planId } = options;
+    super(
+      'TOOL_PLAN_ENDED',
+      `Plan '${planId}' has ended, so ${toolName === undefined ? 'it cannot be used again' : `tool '${toolName}' cannot run in it`}. Start a new plan (a new context with a new plan id) for further work.`,
+      options,
+    );
   }
 }

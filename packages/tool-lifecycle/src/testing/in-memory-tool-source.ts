@@ -1,4 +1,5 @@
 import type { ToolSourceKind } from '@ca/domain';
+import { ToolNotFoundError } from '../errors/tool-not-found-error';
 import type { ToolDescriptor } from '../tool-descriptor';
 import type { ToolInstance } from '../tool-instance';
 import type { ToolSource, UnavailableTool } from '../tool-source';
@@ -30,7 +31,7 @@ export class InMemoryToolSource implements ToolSource {
 
   get(name: string): ToolInstance {
     const tool = this.tools.get(name);
-    if (tool === undefined) throw new Error(`In-memory source '${this.id}' has no tool '${name}'.`);
+    if (tool === undefined) throw new ToolNotFoundError({ toolName: String(name), sourceId: this.id });
     return tool;
   }
 

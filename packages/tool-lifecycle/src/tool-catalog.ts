@@ -1,0 +1,321 @@
+import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
+import { CompiledSchema, SchemaCompileError, SchemaValidator } from '@ca/schema';
+import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
+import { ToolNotFoundError } from './errors/tool-not-found-error';
+import { ToolRegistrationError, type DuplicateToolName } from './errors/tool-registration-error';
+import type { RuntimeLogger } from './runtime-logger';
+import { closestNames } from './closest-names';
+import type { ToolDescriptor } from './tool-descriptor';
+import type { ToolInstance } from './tool-instance';
+import type { ToolSource, UnavailableTool } from './tool-source';
+
+/** A source that could not be listed, and why. */
+export interface SourceError {
+  readonly sourceId: string;
+  readonly error: Error & { readonly code?: string };
+}
+
+/** What `discover` found across every source. */
+export interface DiscoveryResult {
+  /** Usable tools, sorted by name. */
+  readonly tools: readonly ToolDescriptor[];
+  /** Tools a source listed but that cannot be offered, with the reason. */
+  readonly unavailable: readonly UnavailableTool[];
+  /** Sources that could not be listed at all (they failed or missed the deadline); their tools are missing. */
+  readonly sourceErrors: readonly SourceError[];
+}
+
+/** A tool the catalog offers: its descriptor, compiled schemas and, once asked for, its instance. */
+export interface RegisteredTool {
+  readonly descriptor: ToolDescriptor;
+  readonly source: ToolSource;
+  readonly input: CompiledSchema | undefined;
+  readonly output: CompiledSchema | undefined;
+  readonly strictOutput: boolean;
+  readonly timeoutMs: number | undefined;
+  instance: ToolInstance | undefined;
+  instancePromise: Promise<ToolInstance> | undefined;
+}
+
+/** Settings of a {@link ToolCatalog}. */
+export interface ToolCatalogSettings {
+  readonly sources: readonly ToolSource[];
+  readonly validator: SchemaValidator;
+  readonly logger: RuntimeLogger;
+  /** Fail every tool's results whose output does not match its schema. */
+  readonly strictOutput: boolean;
+  /** Deadline of an execution whose descriptor sets none. */
+  readonly defaultTimeoutMs: number | undefined;
+  /** How long one source's `discover` may take before it is reported in `sourceErrors`. */
+  readonly discoverTimeoutMs: number;
+}
+
+interface Snapshot {
+  readonly tools: Map<string, RegisteredTool>;
+  readonly unavailable: Map<string, UnavailableTool>;
+  readonly result: DiscoveryResult;
+}
+
+/**
+ * The tools of every source, discovered once and kept until a source reports
+ * a change: descriptors checked and frozen, schemas compiled once, names
+ * unique across sources, instances fetched from their source on first use.
+ */
+export class ToolCatalog {
+  private readonly sources: readonly ToolSource[];
+  private readonly settings: ToolCatalogSettings;
+  private snapshot: Snapshot | undefined;
+  private loading: Promise<Snapshot> | undefined;
+  private readonly unsubscribers: (() => void)[] = [];
+
+  constructor(settings: ToolCatalogSettings) {
+    settings.sources.forEach((source, index) => {
+      if (typeof source?.discover !== 'function' || typeof source.get !== 'function') {
+        throw new ToolInvalidArgumentError({
+          argument: `sources[${index}]`,
+          expected: 'a ToolSource with discover() and get() methods',
+          received: source,
+          advice: 'Register a ToolSource (e.g. from an @ca/adapters-* package).',
+        });
+      }
+    });
+    this.sources = [...settings.sources];
+    this.settings = settings;
+  }
+
+  /** The tool when the catalog is loaded and offers it; the synchronous fast path of `execute`. */
+  loaded(name: string): RegisteredTool | undefined {
+    return this.snapshot?.tools.get(name);
+  }
+
+  /** Discovers (or returns what was discovered) across every source. */
+  async discover(options: { readonly signal?: AbortSignal; readonly refresh?: boolean } = {}): Promise<DiscoveryResult> {
+    if (options.refresh === true) this.snapshot = undefined;
+    return (await this.load(options.signal)).result;
+  }
+
+  /**
+   * The registered tool of this name.
+   * @throws ToolInvalidArgumentError for a name that is not a non-empty string.
+   * @throws ToolRegistrationError when the tool is listed but unavailable.
+   * @throws ToolNotFoundError when no source offers it.
+   */
+  async lookup(name: string, planId: string | undefined): Promise<RegisteredTool> {
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new ToolInvalidArgumentError({ argument: 'name', expected: 'a non-empty tool name', received: name, ...(planId === undefined ? {} : { planId }) });
+    }
+    const snapshot = await this.load();
+    const entry = snapshot.tools.get(name);
+    if (entry !== undefined) return entry;
+    const unavailable = snapshot.unavailable.get(name);
+    if (unavailable !== undefined) {
+      throw new ToolRegistrationError({
+        problem: 'unavailable',
+        toolName: name,
+        reason: unavailable.reason,
+        ...(planId === undefined ? {} : { planId }),
+        ...(unavailable.error === undefined ? {} : { cause: unavailable.error }),
+      });
+    }
+    throw new ToolNotFoundError({
+      toolName: name,
+      ...(planId === undefined ? {} : { planId }),
+      suggestions: closestNames(name, snapshot.tools.keys()),
+    });
+  }
+
+  /**
+   * The instance of a registered tool, from its source, fetched once.
+   * @throws ToolRegistrationError when the source cannot provide it.
+   */
+  instanceOf(entry: RegisteredTool, planId: string | undefined): Promise<ToolInstance> {
+    entry.instancePromise ??= this.fetchInstance(entry, planId);
+    return entry.instancePromise;
+  }
+
+  /** Unsubscribes from the sources and disposes them; failures are logged. */
+  async dispose(): Promise<void> {
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    await Promise.all(
+      this.sources.map(async (source) => {
+        try {
+          await source.dispose?.();
+        } catch (error) {
+          this.settings.logger.error(`Tool source '${source.id}' failed to dispose: ${messageOf(error)}`, { sourceId: source.id });
+        }
+      }),
+    );
+  }
+
+  private async fetchInstance(entry: RegisteredTool, planId: string | undefined): Promise<ToolInstance> {
+    const toolName = entry.descriptor.name;
+    const sourceId = entry.source.id;
+    const plan = planId === undefined ? {} : { planId };
+    let instance: ToolInstance;
+    try {
+      instance = await entry.source.get(toolName);
+    } catch (error) {
+      entry.instancePromise = undefined;
+      throw new ToolRegistrationError({ problem: 'not-provided', toolName, sourceId, cause: error, ...plan });
+    }
+    if (typeof instance?.execute !== 'function') {
+      entry.instancePromise = undefined;
+      throw new ToolRegistrationError({ problem: 'not-a-tool', toolName, sourceId, ...plan });
+    }
+    entry.instance = instance;
+    return instance;
+  }
+
+  private load(signal?: AbortSignal): Promise<Snapshot> {
+    if (this.snapshot !== undefined) return Promise.resolve(this.snapshot);
+    this.loading ??= this.build(signal).then(
+      (snapshot) => {
+        this.snapshot = snapshot;
+        this.loading = undefined;
+        return snapshot;
+      },
+      (error: unknown) => {
+        this.loading = undefined;
+        throw error;
+      },
+    );
+    return this.loading;
+  }
+
+  private subscribe(): void {
+    if (this.unsubscribers.length > 0) return;
+    for (const source of this.sources) {
+      const unsubscribe = source.onToolsChanged?.(() => {
+        this.snapshot = undefined;
+      });
+      if (unsubscribe !== undefined) this.unsubscribers.push(unsubscribe);
+    }
+  }
+
+  private async build(signal?: AbortSignal): Promise<Snapshot> {
+    this.subscribe();
+    const listed = await Promise.all(this.sources.map((source) => this.list(source, signal)));
+    const tools = new Map<string, RegisteredTool>();
+    const unavailable = new Map<string, UnavailableTool>();
+    const sourceErrors: SourceError[] = [];
+    const owners = new Map<string, string>();
+    const duplicates = new Map<string, string[]>();
+    for (const { source, descriptors, error } of listed) {
+      if (error !== undefined) {
+        this.settings.logger.error(`Tool source '${source.id}' could not be listed: ${error.message}`, { sourceId: source.id });
+        sourceErrors.push({ sourceId: source.id, error });
+        continue;
+      }
+      for (const item of source.unavailable?.() ?? []) unavailable.set(item.name, item);
+      for (const raw of Array.isArray(descriptors) ? descriptors : []) {
+        const name = (raw as { name?: unknown })?.name;
+        const owner = typeof name === 'string' ? owners.get(name) : undefined;
+        if (typeof name === 'string' && owner !== undefined) {
+          const sourceIds = duplicates.get(name) ?? [owner];
+          sourceIds.push(source.id);
+          duplicates.set(name, sourceIds);
+          continue;
+        }
+        if (typeof name === 'string') owners.set(name, source.id);
+        const registered = this.register(source, raw);
+        if ('reason' in registered) unavailable.set(registered.name, registered);
+        else tools.set(registered.descriptor.name, registered);
+      }
+    }
+    if (duplicates.size > 0) {
+      const list: DuplicateToolName[] = [...duplicates].map(([toolName, sourceIds]) => ({ toolName, sourceIds }));
+      throw new ToolRegistrationError({ problem: 'duplicate', duplicates: list });
+    }
+    const result: DiscoveryResult = {
+      tools: [...tools.values()].map((entry) => entry.descriptor).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      unavailable: [...unavailable.values()],
+      sourceErrors,
+    };
+    return { tools, unavailable, result };
+  }
+
+  /** One source's `discover`, within the deadline: a hung source must not hold up the others. */
+  private async list(
+    source: ToolSource,
+    signal: AbortSignal | undefined,
+  ): Promise<{ source: ToolSource; descriptors: readonly ToolDescriptor[]; error: (Error & { code?: string }) | undefined }> {
+    const timeoutMs = this.settings.discoverTimeoutMs;
+    const deadline = new AbortController();
+    const combined = signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = Object.assign(
+          new Error(
+            `Tool source '${source.id}' did not finish discovery within ${timeoutMs} ms; its tools are left out. Check the source (a server that does not answer, a file that blocks), or raise the runtime's discoverTimeoutMs.`,
+          ),
+          { code: 'TOOL_DISCOVERY_TIMED_OUT' },
+        );
+        deadline.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    try {
+      const descriptors = await Promise.race([Promise.resolve().then(() => source.discover(combined)), expired]);
+      return { source, descriptors, error: undefined };
+    } catch (error) {
+      return { source, descriptors: [], error: error instanceof Error ? error : new Error(messageOf(error)) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private register(source: ToolSource, raw: unknown): RegisteredTool | UnavailableTool {
+    const candidate = (typeof raw === 'object' && raw !== null ? raw : {}) as Partial<ToolDescriptor>;
+    const name = typeof candidate.name === 'string' ? candidate.name : `<unnamed tool of ${source.id}>`;
+    const unavailable = (reason: string, error?: Error): UnavailableTool => {
+      this.settings.logger.warn(`Tool '${name}' of source '${source.id}' is unavailable: ${reason}`, { toolName: name, sourceId: source.id });
+      return { name, source: source.kind, reason, ...(error === undefined ? {} : { error }) };
+    };
+    if (!isValidToolName(candidate.name)) {
+      return unavailable(
+        `its name ${describeValue(candidate.name)} is not valid: use 1–200 letters, digits, '_', '.', ':' or '-', starting with a letter, digit or '_'.`,
+      );
+    }
+    if (!isToolSourceKind(candidate.source)) {
+      return unavailable(
+        `its source kind ${describeValue(candidate.source)} is not valid: use builtin, custom, mcp, skill, wrapped, or a kind of your own in lowercase letters, digits and '-'.`,
+      );
+    }
+    if (candidate.timeoutMs !== undefined && !isTimeout(candidate.timeoutMs)) {
+      return unavailable(`its timeoutMs ${describeValue(candidate.timeoutMs)} is not a positive number of milliseconds.`);
+    }
+    let input: CompiledSchema | undefined;
+    let output: CompiledSchema | undefined;
+    try {
+      const validator = this.settings.validator;
+      if (candidate.inputSchema !== undefined) input = validator.compile(candidate.inputSchema, { toolName: name, direction: 'input' });
+      if (candidate.outputSchema !== undefined) output = validator.compile(candidate.outputSchema, { toolName: name, direction: 'output' });
+    } catch (error) {
+      const reason = SchemaCompileError.isInstance(error) ? error.message : `its schema cannot be compiled: ${messageOf(error)}`;
+      return unavailable(reason, error instanceof Error ? error : new Error(messageOf(error)));
+    }
+    const descriptor: ToolDescriptor = Object.freeze({
+      ...candidate,
+      name: candidate.name,
+      description: typeof candidate.description === 'string' ? candidate.description : '',
+      source: candidate.source,
+      capability: normalizeCapability(candidate.capability),
+    }) as ToolDescriptor;
+    return {
+      descriptor,
+      source,
+      input,
+      output,
+      strictOutput: this.settings.strictOutput || candidate.strictOutput === true,
+      timeoutMs: candidate.timeoutMs ?? this.settings.defaultTimeoutMs,
+      instance: undefined,
+      instancePromise: undefined,
+    };
+  }
+}
+
+/** @internal A deadline in ms that `setTimeout` can hold. */
+export function isTimeout(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= 2_147_483_647;
+}
