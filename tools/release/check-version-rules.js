@@ -100,12 +100,18 @@ function cloneCheckout(clone) {
   git(clone, 'checkout', '-q', '-b', 'release-check/base', 'FETCH_HEAD');
 
   const diff = git(workspaceRoot, 'diff', 'HEAD', '--binary');
-  const untracked = git(workspaceRoot, 'ls-files', '-z', '--others', '--exclude-standard').split('\0').filter(Boolean);
+  const untracked = git(workspaceRoot, 'ls-files', '-z', '--others', '--exclude-standard')
+    .split('\0')
+    // A linked node_modules is not covered by `node_modules/`; the clone links its own below.
+    .filter((file) => file !== '' && file !== 'node_modules' && !file.startsWith('node_modules/'));
   if (diff !== '' || untracked.length > 0) {
     if (diff !== '') run('git', ['apply', '--binary', '--whitespace=nowarn'], clone, { input: diff });
     for (const file of untracked) {
-      fs.mkdirSync(path.dirname(path.join(clone, file)), { recursive: true });
-      fs.copyFileSync(path.join(workspaceRoot, file), path.join(clone, file));
+      const from = path.join(workspaceRoot, file);
+      const to = path.join(clone, file);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      if (fs.lstatSync(from).isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(from), to);
+      else fs.copyFileSync(from, to);
     }
     git(clone, 'add', '-A');
     git(clone, 'commit', '-q', '--no-verify', '-m', "chore: the checkout's uncommitted changes");
