@@ -33,7 +33,7 @@ const WILDCARD_PATH = '@ca/*';
  * without tests (so the source maps and declaration maps in `dist/` resolve),
  * the README, the changelog `nx release` appends to, and the licence.
  */
-export const PUBLISHED_FILES = [
+const PUBLISHED_FILES = [
   'dist',
   '!dist/**/*.spec.*',
   '!dist/**/__fixtures__',
