@@ -5,10 +5,12 @@ import path from 'node:path';
 import readline from 'node:readline';
 
 // End to end: build every @ca package, publish it with `nx release publish`
-// to a local Verdaccio (127.0.0.1, storage in a temporary folder), then in a
-// fresh project install only @ca/tool-lifecycle and @ca/adapters-builtin from
-// that registry and run a plan from CommonJS and from an ES module; then add
-// @ca/adapters-mcp alone and check it shares the one copy of the core.
+// to a local Verdaccio (127.0.0.1, storage in a temporary folder), check what
+// each tarball ships (LICENSE, CHANGELOG.md, repository, sources for the
+// source maps), then in a fresh project install only @ca/tool-lifecycle and
+// @ca/adapters-builtin from that registry and run a plan from CommonJS and
+// from an ES module; then add @ca/adapters-mcp alone and check it shares the
+// one copy of the core.
 //
 // Needs registry.npmjs.org for third-party packages (tsyringe, ajv, the MCP
 // SDK, …): the consumer gets @ca/* from Verdaccio by scope and the rest from
@@ -24,6 +26,32 @@ interface Manifest {
   readonly version: string;
   readonly private?: boolean;
   readonly exports?: Record<string, unknown>;
+}
+
+/**
+ * References from the files of an unpacked package to files that are not in
+ * it: a `sourceMappingURL` comment naming a missing map, or a map (source map
+ * or declaration map) naming a missing source.
+ */
+function danglingSourceMapReferences(packageFolder: string, files: readonly string[]): string[] {
+  const present = new Set(files);
+  const dangling: string[] = [];
+  for (const file of files) {
+    if (file.endsWith('.map')) {
+      const map = JSON.parse(fs.readFileSync(path.join(packageFolder, file), 'utf8')) as { sourceRoot?: string; sources?: string[] };
+      for (const source of map.sources ?? []) {
+        const resolved = path.posix.join(path.posix.dirname(file), map.sourceRoot ?? '', source);
+        if (!present.has(resolved)) dangling.push(`${file} names ${resolved}`);
+      }
+    } else if (/\.(c|m)?js$|\.d\.ts$/.test(file)) {
+      const reference = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(fs.readFileSync(path.join(packageFolder, file), 'utf8'));
+      if (reference && !reference[1]!.startsWith('data:')) {
+        const resolved = path.posix.join(path.posix.dirname(file), reference[1]!);
+        if (!present.has(resolved)) dangling.push(`${file} names ${resolved}`);
+      }
+    }
+  }
+  return dangling;
 }
 
 const publishable: Manifest[] = fs
@@ -173,7 +201,7 @@ describe('publishing every @ca package and consuming it from a private registry'
     if (tempRoot !== undefined) fs.rmSync(tempRoot, { recursive: true, force: true });
   });
 
-  it('publishes every package of packages/*: built CommonJS with declarations, README, exports, no sources or specs', async () => {
+  it('publishes every package of packages/*: built CommonJS with declarations, README, exports, no tests or fixtures', async () => {
     expect(publishable.map((manifest) => manifest.name)).toEqual(
       expect.arrayContaining(['@ca/domain', '@ca/schema', '@ca/tool-context', '@ca/tool-lifecycle', '@ca/adapters-builtin', '@ca/adapters-mcp']),
     );
@@ -191,7 +219,35 @@ describe('publishing every @ca package and consuming it from a private registry'
         manifest.name,
         expect.arrayContaining(['package/package.json', 'package/README.md', 'package/dist/index.js', 'package/dist/index.d.ts']),
       ]);
-      expect([manifest.name, files.filter((file) => file.startsWith('package/src/') || /\.spec\./.test(file))]).toEqual([manifest.name, []]);
+      expect([manifest.name, files.filter((file) => /\.spec\.|__fixtures__|\.test-helper\./.test(file))]).toEqual([manifest.name, []]);
+    }
+  });
+
+  it('ships in every tarball the LICENSE of the repository, a CHANGELOG.md, the repository, and source maps that resolve inside the tarball', async () => {
+    const rootLicense = fs.readFileSync(path.join(workspaceRoot, 'LICENSE'), 'utf8');
+    for (const manifest of publishable) {
+      const published = (await packument(manifest.name)).body.versions[manifest.version];
+      expect([manifest.name, published.license, published.repository]).toEqual([
+        manifest.name,
+        'MIT',
+        expect.objectContaining({ type: 'git', url: expect.stringMatching(/^git\+https:\/\//), directory: `packages/${manifest.name.replace('@ca/', '')}` }),
+      ]);
+
+      const unpacked = path.join(tempRoot, 'unpacked', manifest.name.replace('/', '-'));
+      fs.mkdirSync(unpacked, { recursive: true });
+      fs.writeFileSync(path.join(unpacked, 'package.tgz'), Buffer.from(await (await fetch(published.dist.tarball)).arrayBuffer()));
+      succeed(run('tar', ['-xzf', 'package.tgz'], unpacked, 30_000), `tar -xzf (${manifest.name})`);
+      const packageFolder = path.join(unpacked, 'package');
+      const files = fs.readdirSync(packageFolder, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => path.relative(packageFolder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+
+      expect([manifest.name, fs.readFileSync(path.join(packageFolder, 'LICENSE'), 'utf8')]).toEqual([manifest.name, rootLicense]);
+      const changelog = fs.readFileSync(path.join(packageFolder, 'CHANGELOG.md'), 'utf8');
+      expect([manifest.name, changelog.split('\n')[0]]).toEqual([manifest.name, expect.stringMatching(new RegExp(`^## ${manifest.version.replace(/\./g, '\\.')}( |$)`))]);
+      // The maps name ../src/*.ts: the sources are shipped (without tests), and nothing they name is missing.
+      expect([manifest.name, files]).toEqual([manifest.name, expect.arrayContaining(['src/index.ts', 'dist/index.js.map', 'dist/index.d.ts.map'])]);
+      expect([manifest.name, danglingSourceMapReferences(packageFolder, files)]).toEqual([manifest.name, []]);
     }
   });
 

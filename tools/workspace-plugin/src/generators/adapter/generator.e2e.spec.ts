@@ -15,7 +15,7 @@ import path from 'node:path';
 
 const workspaceRoot = path.resolve(__dirname, '..', '..', '..', '..', '..');
 const nxBin = path.join(workspaceRoot, 'node_modules', 'nx', 'dist', 'bin', 'nx.js');
-const ROOT_FILES = ['package.json', 'nx.json', 'tsconfig.base.json', 'jest.preset.js', 'eslint.config.mjs'];
+const ROOT_FILES = ['package.json', 'nx.json', 'tsconfig.base.json', 'jest.preset.js', 'eslint.config.mjs', 'LICENSE'];
 const CORE_PACKAGES = ['domain', 'schema', 'tool-context', 'tool-lifecycle'];
 const SKIPPED_FOLDERS = new Set(['dist', 'node_modules', 'coverage', '.nx']);
 const NAME = 'e2e-sample';
@@ -86,8 +86,10 @@ describe('nx g @ca/workspace-plugin:adapter (end to end)', () => {
 
     const packageRoot = path.join(copyRoot, 'packages', `adapters-${NAME}`);
     expect(fs.existsSync(path.join(packageRoot, 'src', `${NAME}-tool-source.ts`))).toBe(true);
-    const tsconfig = JSON.parse(fs.readFileSync(path.join(copyRoot, 'tsconfig.base.json'), 'utf8'));
-    expect(tsconfig.compilerOptions.paths[PACKAGE]).toEqual([`./packages/adapters-${NAME}/src/index.ts`]);
+    // The workspace maps @ca/* already: nothing outside the new folder changes.
+    for (const file of ROOT_FILES) {
+      expect([file, fs.readFileSync(path.join(copyRoot, file), 'utf8')]).toEqual([file, fs.readFileSync(path.join(workspaceRoot, file), 'utf8')]);
+    }
 
     const project = run(process.execPath, [nxBin, 'show', 'project', PACKAGE, '--json'], copyRoot);
     expectSuccess(project, 'project');
@@ -118,7 +120,31 @@ describe('nx g @ca/workspace-plugin:adapter (end to end)', () => {
     const [tarball] = JSON.parse(pack.stdout) as { name: string; version: string; files: { path: string }[] }[];
     const packed = tarball!.files.map((file) => file.path);
     expect(tarball).toMatchObject({ name: PACKAGE, version: '0.1.0' });
-    expect(packed).toEqual(expect.arrayContaining(['README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', `dist/register-${NAME}-adapter.js`]));
-    expect(packed.filter((file) => file.startsWith('src/') || /\.spec\./.test(file))).toEqual([]);
+    expect(packed).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'CHANGELOG.md',
+        'LICENSE',
+        'package.json',
+        'dist/index.js',
+        'dist/index.d.ts',
+        `dist/register-${NAME}-adapter.js`,
+        'src/index.ts',
+        `src/register-${NAME}-adapter.ts`,
+      ]),
+    );
+    expect(packed.filter((file) => /\.spec\.|__fixtures__|\.test-helper\./.test(file))).toEqual([]);
+    expect(fs.readFileSync(path.join(packageRoot, 'LICENSE'), 'utf8')).toBe(fs.readFileSync(path.join(workspaceRoot, 'LICENSE'), 'utf8'));
+    // Every source map and declaration map names sources that are in the tarball.
+    const dangling: string[] = [];
+    for (const file of packed.filter((candidate) => candidate.endsWith('.map'))) {
+      const map = JSON.parse(fs.readFileSync(path.join(packageRoot, file), 'utf8')) as { sourceRoot?: string; sources: string[] };
+      for (const source of map.sources) {
+        const resolved = path.posix.join(path.posix.dirname(file), map.sourceRoot ?? '', source);
+        if (!packed.includes(resolved)) dangling.push(`${file} -> ${resolved}`);
+      }
+    }
+    expect(packed.filter((file) => file.endsWith('.map')).length).toBeGreaterThan(0);
+    expect(dangling).toEqual([]);
   });
 });

@@ -1,8 +1,20 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { readJson, writeJson, type Tree } from '@nx/devkit';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
 import { adapterGenerator, adapterNames } from './generator';
 
 const root = 'packages/adapters-jira';
+const workspaceRoot = path.resolve(__dirname, '..', '..', '..', '..', '..');
+const LICENSE_TEXT = 'MIT License\n\nCopyright (c) 2026 The test workspace authors\n';
+const REPOSITORY_URL = 'git+https://git.example.test/team/workspace.git';
+
+/** The part of a README's "Install" section every package shares: from the heading to the package's own install command. */
+function sharedInstallText(readme: string): string {
+  const start = readme.indexOf('## Install\n');
+  const end = readme.indexOf('```sh\n', start);
+  return start === -1 || end === -1 ? '' : readme.slice(start, end);
+}
 
 function seedCorePackages(tree: Tree, version: string): void {
   for (const name of ['domain', 'schema', 'tool-context']) {
@@ -23,6 +35,13 @@ describe('adapter generator', () => {
     writeJson(tree, 'tsconfig.base.json', {
       compilerOptions: { strict: true, paths: { '@ca/domain': ['./packages/domain/src/index.ts'] } },
     });
+    tree.write('LICENSE', LICENSE_TEXT);
+    // A package that is none of the core peers: it only names the repository.
+    writeJson(tree, 'packages/adapters-builtin/package.json', {
+      name: '@ca/adapters-builtin',
+      version: '0.3.0',
+      repository: { type: 'git', url: REPOSITORY_URL, directory: 'packages/adapters-builtin' },
+    });
   });
 
   it('creates every file of an adapter package', async () => {
@@ -35,6 +54,8 @@ describe('adapter generator', () => {
       .sort();
     expect(files).toEqual(
       [
+        'CHANGELOG.md',
+        'LICENSE',
         'README.md',
         'jest.config.js',
         'package.json',
@@ -61,6 +82,7 @@ describe('adapter generator', () => {
       version: '0.1.0',
       description: 'Jira tools as a tool source.',
       license: 'MIT',
+      repository: { type: 'git', url: REPOSITORY_URL, directory: 'packages/adapters-jira' },
       type: 'commonjs',
       main: './dist/index.js',
       types: './dist/index.d.ts',
@@ -68,7 +90,18 @@ describe('adapter generator', () => {
         '.': { types: './dist/index.d.ts', default: './dist/index.js' },
         './package.json': './package.json',
       },
-      files: ['dist', '!dist/**/*.spec.*', '!dist/**/__fixtures__', 'README.md'],
+      files: [
+        'dist',
+        '!dist/**/*.spec.*',
+        '!dist/**/__fixtures__',
+        'src',
+        '!src/**/*.spec.ts',
+        '!src/**/__fixtures__',
+        '!src/**/*.test-helper.ts',
+        'README.md',
+        'CHANGELOG.md',
+        'LICENSE',
+      ],
       engines: { node: '>=20' },
       publishConfig: { access: 'restricted' },
       sideEffects: false,
@@ -123,12 +156,69 @@ describe('adapter generator', () => {
     );
   });
 
-  it('maps the new package in tsconfig.base.json and keeps the existing paths', async () => {
+  it('maps the new package in tsconfig.base.json when the workspace has no @ca/* mapping, and keeps the existing paths', async () => {
     await adapterGenerator(tree, { name: 'jira' });
     expect(readJson(tree, 'tsconfig.base.json').compilerOptions.paths).toEqual({
       '@ca/domain': ['./packages/domain/src/index.ts'],
       '@ca/adapters-jira': ['./packages/adapters-jira/src/index.ts'],
     });
+  });
+
+  it('leaves tsconfig.base.json untouched when @ca/* maps every package already, so the new package is the only thing that changes', async () => {
+    const tsconfig = {
+      compilerOptions: {
+        paths: {
+          '@ca/tool-lifecycle/testing': ['./packages/tool-lifecycle/src/testing/index.ts'],
+          '@ca/*': ['./packages/*/src/index.ts'],
+        },
+      },
+    };
+    writeJson(tree, 'tsconfig.base.json', tsconfig);
+    const before = new Map(tree.listChanges().map((change) => [change.path, change.content?.toString('utf-8')]));
+
+    await adapterGenerator(tree, { name: 'jira' });
+
+    const changedOutside = tree
+      .listChanges()
+      .filter((change) => !change.path.startsWith(`${root}/`))
+      .filter((change) => !before.has(change.path) || before.get(change.path) !== change.content?.toString('utf-8'))
+      .map((change) => change.path);
+    expect(changedOutside).toEqual([]);
+    expect(readJson(tree, 'tsconfig.base.json')).toEqual(tsconfig);
+  });
+
+  it('copies the workspace LICENSE and starts a CHANGELOG.md that nx release prepends its entries to', async () => {
+    await adapterGenerator(tree, { name: 'jira', description: 'Jira issues and transitions as tools.' });
+    expect(tree.read(`${root}/LICENSE`, 'utf-8')).toBe(LICENSE_TEXT);
+    const changelog = tree.read(`${root}/CHANGELOG.md`, 'utf-8')!;
+    // nx release puts each new entry above the file's first line: no title above the first version.
+    expect(changelog).toBe('## 0.1.0\n\nFirst release. Jira issues and transitions as tools.\n');
+  });
+
+  it('takes the repository URL from the core runtime first, and gives the new package its own directory', async () => {
+    writeJson(tree, 'packages/tool-lifecycle/package.json', {
+      name: '@ca/tool-lifecycle',
+      version: '0.2.0',
+      repository: { type: 'git', url: 'git+https://git.example.test/team/core.git', directory: 'packages/tool-lifecycle' },
+    });
+    await adapterGenerator(tree, { name: 'azure-devops' });
+    expect(readJson(tree, 'packages/adapters-azure-devops/package.json').repository).toEqual({
+      type: 'git',
+      url: 'git+https://git.example.test/team/core.git',
+      directory: 'packages/adapters-azure-devops',
+    });
+  });
+
+  it('refuses to generate without a root LICENSE, and writes nothing', async () => {
+    tree.delete('LICENSE');
+    await expect(adapterGenerator(tree, { name: 'jira' })).rejects.toThrow('The workspace has no LICENSE file at its root');
+    expect(tree.exists(root)).toBe(false);
+  });
+
+  it('refuses to generate when no package names the repository, and writes nothing', async () => {
+    writeJson(tree, 'packages/adapters-builtin/package.json', { name: '@ca/adapters-builtin', version: '0.3.0' });
+    await expect(adapterGenerator(tree, { name: 'jira' })).rejects.toThrow('No package under packages/ has a "repository" field');
+    expect(tree.exists(root)).toBe(false);
   });
 
   it('scaffolds a ToolSource with one example tool, the create and register functions, and one public door', async () => {
@@ -151,6 +241,14 @@ describe('adapter generator', () => {
     const spec = tree.read(`${root}/src/jira-tool-source.spec.ts`, 'utf-8')!;
     expect(spec).toContain('new ToolRuntime(');
     expect(spec).toContain("runtime.execute('jira.ping'");
+  });
+
+  it("writes the Install section of the workspace's own packages: the @ca scope mapped in .npmrc, then the install command", async () => {
+    await adapterGenerator(tree, { name: 'jira' });
+    const generated = sharedInstallText(tree.read(`${root}/README.md`, 'utf-8')!);
+    expect(generated).toContain('@ca:registry=https://npm.example.internal/');
+    const published = sharedInstallText(fs.readFileSync(path.join(workspaceRoot, 'packages', 'tool-lifecycle', 'README.md'), 'utf8'));
+    expect(generated).toBe(published);
   });
 
   it('writes a README that says how to install, register and extend the adapter', async () => {
@@ -179,8 +277,9 @@ describe('adapter generator', () => {
   });
 
   it.each(['Jira', 'jira_cloud', '1jira', 'jira-', '', 'adapters-'])('refuses the name %j with a message saying what a name looks like', async (name) => {
+    const before = tree.listChanges().map((change) => change.path);
     await expect(adapterGenerator(tree, { name })).rejects.toThrow(/kebab-case|nothing after "adapters-"/);
-    expect(tree.listChanges().filter((change) => change.path.startsWith('packages/'))).toEqual([]);
+    expect(tree.listChanges().map((change) => change.path)).toEqual(before);
   });
 
   it('refuses to overwrite an existing package', async () => {

@@ -24,6 +24,27 @@ const NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 const CORE_PEERS = ['@ca/domain', '@ca/tool-context', '@ca/tool-lifecycle'] as const;
 const FALLBACK_CORE_RANGE = '^0.1.0';
 const FALLBACK_TSYRINGE_RANGE = '^4.10.0';
+const INITIAL_VERSION = '0.1.0';
+/** The mapping in tsconfig.base.json that already resolves every `@ca/<folder>` to its sources. */
+const WILDCARD_PATH = '@ca/*';
+
+/**
+ * What a published package ships besides `dist/`: its TypeScript sources
+ * without tests (so the source maps and declaration maps in `dist/` resolve),
+ * the README, the changelog `nx release` appends to, and the licence.
+ */
+const PUBLISHED_FILES = [
+  'dist',
+  '!dist/**/*.spec.*',
+  '!dist/**/__fixtures__',
+  'src',
+  '!src/**/*.spec.ts',
+  '!src/**/__fixtures__',
+  '!src/**/*.test-helper.ts',
+  'README.md',
+  'CHANGELOG.md',
+  'LICENSE',
+] as const;
 
 /**
  * The names derived from an adapter's kebab-case name.
@@ -54,11 +75,14 @@ export function adapterNames(name: string): AdapterNames {
  * Scaffolds `packages/adapters-<name>`: a publishable `@ca/adapters-<name>`
  * package in the shape of the other adapters — a `ToolSource` with one
  * example tool, `create<Name>Adapter` and `register<Name>Adapter`, tags, peer
- * dependencies on the core packages, release settings, tests and a README —
- * and maps the package in `tsconfig.base.json`.
+ * dependencies on the core packages, release settings (repository, the
+ * workspace's LICENSE, a starting CHANGELOG.md), tests and a README. It
+ * touches no file outside the new folder when `tsconfig.base.json` maps
+ * `@ca/*` already; otherwise it adds the package's own mapping there.
  *
- * @throws Error when the name is not kebab-case, or the folder, the project
- *   name or the tsconfig path already exists.
+ * @throws Error when the name is not kebab-case, the folder or a tsconfig
+ *   path for the package already exists, the workspace has no LICENSE, or no
+ *   package names the repository.
  */
 export async function adapterGenerator(tree: Tree, schema: AdapterGeneratorSchema): Promise<GeneratorCallback> {
   const adapter = adapterNames(schema.name);
@@ -73,14 +97,21 @@ export async function adapterGenerator(tree: Tree, schema: AdapterGeneratorSchem
     throw new Error(`tsconfig.base.json already maps ${packageName} (to ${JSON.stringify(basePaths[packageName])}). Remove the stale entry, or choose another adapter name.`);
   }
 
+  const license = tree.read('LICENSE', 'utf-8');
+  if (license === null || license.trim() === '') {
+    throw new Error('The workspace has no LICENSE file at its root. Every package ships a copy of it; add the LICENSE first, then generate the adapter.');
+  }
+  const repositoryUrl = workspaceRepositoryUrl(tree);
+
   const description = schema.description?.trim() || `${adapter.className} tools as a tool source.`;
   const coreRanges = Object.fromEntries(CORE_PEERS.map((peer) => [peer, currentRange(tree, peer)]));
 
   writeJson(tree, `${projectRoot}/package.json`, {
     name: packageName,
-    version: '0.1.0',
+    version: INITIAL_VERSION,
     description,
     license: 'MIT',
+    repository: { type: 'git', url: repositoryUrl, directory: projectRoot },
     type: 'commonjs',
     main: './dist/index.js',
     types: './dist/index.d.ts',
@@ -88,7 +119,7 @@ export async function adapterGenerator(tree: Tree, schema: AdapterGeneratorSchem
       '.': { types: './dist/index.d.ts', default: './dist/index.js' },
       './package.json': './package.json',
     },
-    files: ['dist', '!dist/**/*.spec.*', '!dist/**/__fixtures__', 'README.md'],
+    files: [...PUBLISHED_FILES],
     engines: { node: '>=20' },
     publishConfig: { access: 'restricted' },
     sideEffects: false,
@@ -120,10 +151,17 @@ export async function adapterGenerator(tree: Tree, schema: AdapterGeneratorSchem
   generateFiles(tree, path.join(__dirname, 'files'), projectRoot, {
     ...adapter,
     description,
+    version: INITIAL_VERSION,
     peerInstall: [...CORE_PEERS, '@ca/schema', 'tsyringe'].join(' '),
   });
+  // A copy, not a link: npm leaves symbolic links out of a tarball. The
+  // repository's checks keep every copy identical to the root LICENSE.
+  tree.write(`${projectRoot}/LICENSE`, license);
 
-  if (tree.exists('tsconfig.base.json')) {
+  // With the `@ca/*` mapping the workspace needs no edit outside the new
+  // folder, so the commit that adds an adapter touches no other package's
+  // inputs and `nx release` bumps nothing else for it.
+  if (tree.exists('tsconfig.base.json') && !(WILDCARD_PATH in basePaths)) {
     updateJson(tree, 'tsconfig.base.json', (tsconfig) => {
       tsconfig.compilerOptions ??= {};
       tsconfig.compilerOptions.paths ??= {};
@@ -152,6 +190,26 @@ function currentRange(tree: Tree, packageName: string): string {
   if (!tree.exists(manifestPath)) return FALLBACK_CORE_RANGE;
   const version = readJson<{ version?: unknown }>(tree, manifestPath).version;
   return typeof version === 'string' && /^\d+\.\d+\.\d+/.test(version) ? `^${version}` : FALLBACK_CORE_RANGE;
+}
+
+/**
+ * The repository every package names (`repository.url`); the new package adds
+ * its own `directory`. Read from the workspace's packages so the URL lives in
+ * their manifests only, and every new package agrees with them.
+ */
+function workspaceRepositoryUrl(tree: Tree): string {
+  const folders = tree.exists('packages') ? tree.children('packages').sort() : [];
+  // The core runtime first: it is always there in a real workspace.
+  for (const folder of ['tool-lifecycle', ...folders]) {
+    const manifestPath = `packages/${folder}/package.json`;
+    if (!tree.exists(manifestPath)) continue;
+    const repository = readJson<{ repository?: unknown }>(tree, manifestPath).repository;
+    const url = typeof repository === 'object' && repository !== null ? (repository as { url?: unknown }).url : repository;
+    if (typeof url === 'string' && url.trim() !== '') return url;
+  }
+  throw new Error(
+    'No package under packages/ has a "repository" field to copy the repository URL from. Add { "type": "git", "url": "<repository URL>", "directory": "packages/<folder>" } to packages/tool-lifecycle/package.json, then generate the adapter.',
+  );
 }
 
 /** The tsyringe range the core runtime uses, so adapters and core agree on one copy. */
