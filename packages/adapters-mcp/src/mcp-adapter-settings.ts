@@ -23,4 +23,14 @@ export interface McpAdapterSettings {
   readonly schemaValidator?: SchemaValidator;
   /** Most pages of `tools/list` followed per server (default 100). */
   readonly maxToolPages?: number;
+  /**
+   * How long, in ms, the session opened to discover a plan-scoped server is
+   * kept, to be handed to the first plan that activates one of that server's
+   * tools instead of starting the server again (default 0: it is closed as soon
+   * as the tools are listed). The plan that takes it owns it as if it had
+   * opened it, so no two plans share a session. For short-lived processes that
+   * discover and then run one plan, such as a command-line tool; a session no
+   * plan takes is closed when the time is up, or by `dispose()`.
+   */
+  readonly discoverySessionReuseMs?: number;
 }
