@@ -33,4 +33,13 @@ export interface McpAdapterSettings {
    * plan takes is closed when the time is up, or by `dispose()`.
    */
   readonly discoverySessionReuseMs?: number;
+  /**
+   * How a stdio server is stopped when its session closes. `'graceful'`
+   * (default): its stdin is closed and it gets `shutdownGraceMs` to exit on
+   * its own, then SIGTERM, then SIGKILL. `'prompt'`: SIGTERM goes with the end
+   * of stdin, then SIGKILL after `shutdownGraceMs` — for a process whose user
+   * waits for it to end and cannot see the servers' shutdown (a command-line
+   * tool). Either way the whole process group is gone when the close resolves.
+   */
+  readonly shutdown?: 'graceful' | 'prompt';
 }

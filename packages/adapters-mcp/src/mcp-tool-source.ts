@@ -77,6 +77,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   readonly #fetch: FetchLike | undefined;
   readonly #maxToolPages: number;
   readonly #discoverySessionReuseMs: number;
+  readonly #promptShutdown: boolean;
   readonly #listeners = new Set<() => void>();
   readonly #loadPath: string | undefined;
   #config: ParsedMcpConfig | undefined;
@@ -106,6 +107,10 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       );
     }
     this.#discoverySessionReuseMs = reuseMs;
+    if (settings.shutdown !== undefined && settings.shutdown !== 'graceful' && settings.shutdown !== 'prompt') {
+      throw new TypeError(`shutdown must be 'graceful' or 'prompt'; got ${String(settings.shutdown)}.`);
+    }
+    this.#promptShutdown = settings.shutdown === 'prompt';
     if (typeof settings.servers === 'string') {
       this.id = settings.id ?? `mcp:${settings.servers}`;
       this.#loadPath = settings.servers;
@@ -438,6 +443,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       server: state.config,
       logger: this.#logger,
       purpose,
+      promptShutdown: this.#promptShutdown,
       ...(this.#spawn === undefined ? {} : { spawn: this.#spawn }),
       ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
       ...(signal === undefined ? {} : { signal }),
