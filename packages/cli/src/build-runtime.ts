@@ -2,8 +2,10 @@ import path from 'node:path';
 import type { BuiltinAdapterSettings } from '@ca/adapters-builtin';
 import type { McpConfigError, McpServersConfig } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
+import type { SchemaValidator } from '@ca/schema';
 import {
   RUNTIME_LOGGER,
+  SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
   TOOL_SOURCE,
   registerToolRuntime,
@@ -23,6 +25,8 @@ import { didYouMean } from './suggest';
 /** The runtime built from a configuration, with what the CLI needs besides. */
 export interface BuiltRuntime {
   readonly runtime: ToolRuntime;
+  /** The runtime's schema validator (it has compiled the tools' schemas already). */
+  readonly validator: SchemaValidator;
   /** The sources it was built from. */
   readonly selection: SourceSelection;
   /** True when configured sources were left out because the command named the tools it needs. */
@@ -104,6 +108,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   const runtime = container.resolve(TOOL_RUNTIME);
   return {
     runtime,
+    validator: container.resolve(SCHEMA_VALIDATOR),
     selection,
     partial: isPartial(selection, config),
     dispose: async () => {

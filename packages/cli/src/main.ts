@@ -162,7 +162,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
    * every configured source is built after all, to find it elsewhere or to
    * suggest the closest names.
    */
-  const open = async (config: AgentsConfig, tools?: readonly string[]): Promise<{ runtime: BuiltRuntime['runtime']; discovery: DiscoveryResult }> => {
+  const open = async (config: AgentsConfig, tools?: readonly string[]): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
     built = await buildRuntime(config, logger, tools === undefined ? {} : { tools });
     let discovery = await built.runtime.discover();
@@ -177,7 +177,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     // A wrapped entry that names no tool is a mistake in the configuration, not a failing source.
     const misconfigured = discovery.sourceErrors.find((item) => CliError.isInstance(item.error));
     if (misconfigured !== undefined) throw misconfigured.error;
-    return { runtime: built.runtime, discovery };
+    return { runtime: built.runtime, validator: built.validator, discovery };
   };
   const requireTool = (name: string, discovery: DiscoveryResult, config: AgentsConfig) => {
     const descriptor = discovery.tools.find((tool) => tool.name === name);
@@ -309,8 +309,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .action(async (file: string, local: { json?: boolean }) => {
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
-      const { discovery } = await open(config, toolsOf(planFile));
-      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd });
+      const { discovery, validator } = await open(config, toolsOf(planFile));
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
       const blocking = problems.filter((problem) => problem.blocking);
       exitCode = blocking.length > 0 ? EXIT_CODES.usage : EXIT_CODES.ok;
       if (wantsJson(local)) {
@@ -337,8 +337,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       if (local.planId !== undefined) checkPlanId(local.planId);
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
-      const { runtime: rt, discovery } = await open(config, toolsOf(planFile));
-      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd });
+      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile));
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
       const blocking = problems.filter((problem) => problem.blocking);
       if (blocking.length > 0) {
         throw new CliError({
