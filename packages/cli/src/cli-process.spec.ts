@@ -130,6 +130,8 @@ describe("the README's quick start, as a new user runs it", () => {
     expect(output).toMatch(/skill\.release-notes … ok/);
     expect(output).toMatch(/demo\.word-count … ok .*"words":4/);
     expect(output).toMatch(/demo\.echo-twice … ok/);
+    expect(output).toMatch(/CLI_PLAN_CHECK_FAILED: Plan plans\/05-checked-before-running\.yaml cannot run as written; no step was run:\n {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: .*Did you mean 'builtin\.fs\.read'\?/);
+    expect(output).toContain('(exit code 2, as expected)');
     expect(output).toContain('=== Traces (JSON Lines, one per execution)');
     expect(output).toContain('Demo finished: every plan behaved as expected.');
     expect(result.status).toBe(0);
