@@ -82,7 +82,10 @@ const PROGRESS_LINE_INTERVAL_MS = 1_000;
 /** `3/10 copying (4.2 s)`: a progress notification as one line's tail. */
 export function describeProgress(progress: ToolProgress, elapsedMs: number): string {
   const count = progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`;
-  const message = typeof progress.message === 'string' && progress.message.length > 0 ? ` ${progress.message.replace(/\s+/g, ' ').slice(0, 200)}` : '';
+  // A server chooses the message: no control characters (terminal escapes) reach the output.
+  // eslint-disable-next-line no-control-regex
+  const text = typeof progress.message === 'string' ? progress.message.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim().slice(0, 200) : '';
+  const message = text.length > 0 ? ` ${text}` : '';
   return `${count}${message} (${formatSeconds(elapsedMs)})`;
 }
 
