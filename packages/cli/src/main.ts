@@ -170,7 +170,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       !discovery.tools.some((tool) => tool.name === name) && describeMissingTool(name, discovery, config, io.cwd).code === 'TOOL_NOT_FOUND';
     if (tools !== undefined && built.partial && tools.some(notFound)) {
       await built.dispose();
-      built = undefined;
+      built = undefined; // not disposed twice if the next build throws
       built = await buildRuntime(config, logger);
       discovery = await built.runtime.discover();
     }
