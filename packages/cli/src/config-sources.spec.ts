@@ -78,6 +78,24 @@ describe('what a configuration turns on', () => {
   });
 });
 
+describe('a tool outside the sources a command selected by its name', () => {
+  it('is still found: a custom tool named like a built-in namespace', async () => {
+    const folder = temporaryFolder();
+    writeFixture(
+      folder,
+      'odd-names.js',
+      `module.exports = [{
+        descriptor: { name: 'skill.hand-made', description: 'A custom tool in the skills namespace.', source: 'custom', capability: { writes: false }, inputSchema: { type: 'object' } },
+        execute: async () => ({ ok: true, output: 'made by hand' }),
+      }];\n`,
+    );
+    writeFixture(folder, 'agents.config.json', JSON.stringify({ custom: { modules: ['./odd-names.js'] } }));
+    const io = captureIo({}, folder);
+    expect(await main(['tools', 'run', 'skill.hand-made'], io)).toBe(EXIT_CODES.ok);
+    expect(io.out()).toBe('made by hand\n');
+  });
+});
+
 describe('selectSources: a command builds only the sources its tools need', () => {
   const config = {
     file: '/x/agents.config.json',
@@ -98,13 +116,14 @@ describe('selectSources: a command builds only the sources its tools need', () =
     expect(selectSources(config)).toEqual({ builtin: true, custom: true, mcpServers: ['everything', 'files'], skills: true, wrapped: config.wrapped });
   });
 
-  it('no MCP server, skills or wrapped entry for a custom tool; custom modules always', () => {
+  it('no MCP server, skills or wrapped entry for a freely named tool, which the custom modules may offer', () => {
     expect(selectSources(config, ['demo.word-count'])).toEqual({ builtin: false, custom: true, mcpServers: [], skills: false, wrapped: [] });
   });
 
-  it('the server of an MCP tool only, the built-ins for a built-in tool', () => {
-    expect(selectSources(config, ['mcp.files.read', 'builtin.fs.list'])).toMatchObject({ builtin: true, mcpServers: ['files'], skills: false, wrapped: [] });
+  it('the server of an MCP tool only, the built-ins for a built-in tool, and no custom module for either', () => {
+    expect(selectSources(config, ['mcp.files.read', 'builtin.fs.list'])).toEqual({ builtin: true, custom: false, mcpServers: ['files'], skills: false, wrapped: [] });
     expect(selectSources(config, ['mcp.off.read']).mcpServers).toEqual([]);
+    expect(selectSources(config, ['skill.notes', 'demo.x'])).toMatchObject({ custom: true, skills: true });
   });
 
   it('a wrapped tool brings what it wraps, through other wrapped tools', () => {
@@ -112,5 +131,7 @@ describe('selectSources: a command builds only the sources its tools need', () =
     expect(selection.mcpServers).toEqual(['everything']);
     expect(selection.wrapped.map((entry) => entry.name).sort()).toEqual(['demo.echo', 'demo.echo-again']);
     expect(selection.builtin).toBe(false);
+    // demo.echo-again and demo.echo could as well be custom tools.
+    expect(selection.custom).toBe(true);
   });
 });

@@ -126,8 +126,9 @@ export function sourceOffHint(toolName: string, config: AgentsConfig, cwd: strin
  * `tools list` needs). With `tools`, only what can offer those names: MCP
  * servers by their `mcp.<server>.` prefix, built-ins by `builtin.`, skills by
  * `skill.`, the wrapped entries of those names and, through them, the tools
- * they wrap. Custom modules are always loaded (their tools are named freely,
- * and loading them starts nothing).
+ * they wrap. Custom tools are named freely, so the custom modules are loaded
+ * unless every name is in one of those namespaces. (A command that does not
+ * find a name among the selected sources builds every source after all.)
  */
 export function selectSources(config: AgentsConfig, tools?: readonly string[]): SourceSelection {
   const servers = enabledMcpServers(config);
@@ -149,9 +150,10 @@ export function selectSources(config: AgentsConfig, tools?: readonly string[]): 
     }
   }
   const needed = [...names];
+  const namespaced = (name: string) => name.startsWith('builtin.') || name.startsWith('mcp.') || name.startsWith('skill.');
   return {
     builtin: builtinEnabled(config) && needed.some((name) => name.startsWith('builtin.')),
-    custom: config.custom !== undefined,
+    custom: config.custom !== undefined && !needed.every(namespaced),
     mcpServers: servers.filter((server) => needed.some((name) => name.startsWith(`mcp.${server}.`))),
     skills: config.skills !== undefined && needed.some((name) => name.startsWith('skill.')),
     wrapped: [...wrapped],
@@ -163,6 +165,7 @@ export function isPartial(selection: SourceSelection, config: AgentsConfig): boo
   const all = selectSources(config);
   return (
     selection.builtin !== all.builtin ||
+    selection.custom !== all.custom ||
     selection.skills !== all.skills ||
     selection.mcpServers.length !== all.mcpServers.length ||
     selection.wrapped.length !== all.wrapped.length
