@@ -34,22 +34,30 @@ async function run() {
   fs.writeFileSync(path.join(workspace, 'README.md'), '# Demo workspace\n\nHello from the agents demo.\n');
   fs.writeFileSync(path.join(workspace, 'data.json'), `${JSON.stringify({ answer: 42 }, null, 2)}\n`);
   const io = { ...processIo(), cwd: __dirname, env: { ...process.env, DEMO_WORKSPACE: workspace, DEMO_ROOT: root } };
+  // [file, title, the exit code the plan is expected to end with]
   const plans = [
-    ['01-edit-and-rollback.yaml', 'Built-in file tools write, edit and delete; a rollback restores the tree.'],
-    ['02-every-source.yaml', 'A skill, an MCP server over stdio, a custom tool and wrapped tools.'],
-    ['03-read-only.yaml', 'A read-only plan refuses a writing tool.'],
-    ['04-checkpoint-required.yaml', 'A checkpoint-required plan refuses a tool that cannot be undone.'],
+    ['01-edit-and-rollback.yaml', 'Built-in file tools write, edit and delete; a rollback restores the tree.', 0],
+    ['02-every-source.yaml', 'A skill, an MCP server over stdio, a custom tool and wrapped tools.', 0],
+    ['03-read-only.yaml', 'A read-only plan refuses a writing tool.', 0],
+    ['04-checkpoint-required.yaml', 'A checkpoint-required plan refuses a tool that cannot be undone.', 0],
+    ['05-checked-before-running.yaml', 'A typo in step 2 is found before step 1 runs: nothing is written.', 2],
   ];
   let failures = 0;
   try {
     const before = snapshot(workspace);
-    for (const [index, [file, title]] of plans.entries()) {
+    for (const [index, [file, title, expectedCode]] of plans.entries()) {
       io.stdout(`\n=== ${index + 1}. ${title}\n$ agents plan run examples/plans/${file}\n\n`);
       const tracesFile = path.join(tracesDir, `${path.basename(file, '.yaml')}.jsonl`);
       const code = await main(['--state-dir', stateDir, 'plan', 'run', path.join('plans', file), '--traces', tracesFile], io);
-      if (code !== 0) {
+      if (code !== expectedCode) {
         failures++;
-        io.stderr(`plan ${file} exited with ${code}\n`);
+        io.stderr(`plan ${file} exited with ${code}, not ${expectedCode}\n`);
+      } else if (expectedCode !== 0) {
+        io.stdout(`\n(exit code ${code}, as expected)\n`);
+      }
+      if (file.startsWith('05-') && fs.existsSync(path.join(workspace, 'written-before-the-typo.txt'))) {
+        failures++;
+        io.stderr('step 1 of the plan with a typo wrote its file: the plan was not checked before it ran\n');
       }
       if (index === 0) {
         const identical = snapshot(workspace) === before;

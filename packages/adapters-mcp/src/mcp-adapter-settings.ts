@@ -23,4 +23,23 @@ export interface McpAdapterSettings {
   readonly schemaValidator?: SchemaValidator;
   /** Most pages of `tools/list` followed per server (default 100). */
   readonly maxToolPages?: number;
+  /**
+   * How long, in ms, the session opened to discover a plan-scoped server is
+   * kept, to be handed to the first plan that activates one of that server's
+   * tools instead of starting the server again (default 0: it is closed as soon
+   * as the tools are listed). The plan that takes it owns it as if it had
+   * opened it, so no two plans share a session. For short-lived processes that
+   * discover and then run one plan, such as a command-line tool; a session no
+   * plan takes is closed when the time is up, or by `dispose()`.
+   */
+  readonly discoverySessionReuseMs?: number;
+  /**
+   * How a stdio server is stopped when its session closes. `'graceful'`
+   * (default): its stdin is closed and it gets `shutdownGraceMs` to exit on
+   * its own, then SIGTERM, then SIGKILL. `'prompt'`: SIGTERM goes with the end
+   * of stdin, then SIGKILL after `shutdownGraceMs` — for a process whose user
+   * waits for it to end and cannot see the servers' shutdown (a command-line
+   * tool). Either way the whole process group is gone when the close resolves.
+   */
+  readonly shutdown?: 'graceful' | 'prompt';
 }

@@ -38,6 +38,8 @@ export interface SessionOptions {
   readonly onToolsChanged?: (session: McpSession) => void;
   /** Why the session is opened, for logs: `discovery`, `plan '<id>'`, `shared`. */
   readonly purpose: string;
+  /** Stop a stdio server with SIGTERM at once when closing (see `McpAdapterSettings.shutdown`). */
+  readonly promptShutdown?: boolean;
 }
 
 /**
@@ -81,6 +83,7 @@ export class McpSession {
             ...(server.cwd === undefined ? {} : { cwd: server.cwd }),
             ...(options.spawn === undefined ? {} : { spawn: options.spawn }),
             shutdownGraceMs: server.shutdownGraceMs,
+            promptShutdown: options.promptShutdown === true,
             onStderr: (text) => logger.debug(`MCP server '${server.name}' stderr: ${text.trimEnd()}`, { server: server.name }),
             onInvalidLine: (line) =>
               logger.warn(`MCP server '${server.name}' wrote a stdout line that is not a JSON-RPC message; it was ignored: ${line}`, {

@@ -22,6 +22,7 @@ import type { McpSpawn } from './process-stdio-transport';
 import { mapToolNames, matchesAnyGlob } from './tool-names';
 
 const DEFAULT_MAX_TOOL_PAGES = 100;
+const MAX_TIMER_MS = 2_147_483_647;
 
 interface ServerCatalog {
   readonly tools: ReadonlyMap<string, McpTool>;
@@ -43,8 +44,15 @@ interface SharedSession {
   leases: number;
 }
 
+/** A discovery session kept for the first plan of its server (see `discoverySessionReuseMs`). */
+interface ParkedSession {
+  readonly session: McpSession;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
 interface ServerState {
   readonly config: ParsedMcpServer;
+  parked: ParkedSession | undefined;
   catalog: ServerCatalog | undefined;
   discovering: Promise<ServerCatalog> | undefined;
   failure: UnavailableTool | undefined;
@@ -69,6 +77,8 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   readonly #spawn: McpSpawn | undefined;
   readonly #fetch: FetchLike | undefined;
   readonly #maxToolPages: number;
+  readonly #discoverySessionReuseMs: number;
+  readonly #promptShutdown: boolean;
   readonly #listeners = new Set<() => void>();
   readonly #loadPath: string | undefined;
   #config: ParsedMcpConfig | undefined;
@@ -91,6 +101,17 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       throw new TypeError(`maxToolPages must be a positive integer; got ${String(settings.maxToolPages)}.`);
     }
     this.#maxToolPages = maxToolPages;
+    const reuseMs = settings.discoverySessionReuseMs ?? 0;
+    if (!Number.isInteger(reuseMs) || reuseMs < 0 || reuseMs > MAX_TIMER_MS) {
+      throw new TypeError(
+        `discoverySessionReuseMs must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS}; got ${String(settings.discoverySessionReuseMs)}.`,
+      );
+    }
+    this.#discoverySessionReuseMs = reuseMs;
+    if (settings.shutdown !== undefined && settings.shutdown !== 'graceful' && settings.shutdown !== 'prompt') {
+      throw new TypeError(`shutdown must be 'graceful' or 'prompt'; got ${String(settings.shutdown)}.`);
+    }
+    this.#promptShutdown = settings.shutdown === 'prompt';
     if (typeof settings.servers === 'string') {
       this.id = settings.id ?? `mcp:${settings.servers}`;
       this.#loadPath = settings.servers;
@@ -178,6 +199,8 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     const closing: Promise<void>[] = [];
     for (const session of this.#discoverySessions) closing.push(session.close());
     for (const state of this.#servers?.values() ?? []) {
+      const parked = this.#takeParked(state);
+      if (parked !== undefined) closing.push(parked.close());
       const shared = state.shared;
       state.shared = undefined;
       if (shared !== undefined) closing.push(shared.opening.then((session) => session.close(), () => undefined));
@@ -204,8 +227,15 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     }
     let entry = state.plans.get(ctx.planId);
     if (entry === undefined) {
-      const link = linkToken(ctx.cancellationToken, { planId: ctx.planId });
-      const opening = this.#open(state, `plan '${ctx.planId}'`, link.signal).finally(link.release);
+      const parked = this.#takeParked(state);
+      let opening: Promise<McpSession>;
+      if (parked !== undefined) {
+        this.#logger.debug(`MCP server '${state.config.name}': plan '${ctx.planId}' takes over the discovery session.`, { server: state.config.name });
+        opening = Promise.resolve(parked);
+      } else {
+        const link = linkToken(ctx.cancellationToken, { planId: ctx.planId });
+        opening = this.#open(state, `plan '${ctx.planId}'`, link.signal).finally(link.release);
+      }
       const created: PlanSession = { opening, session: undefined, references: 0 };
       opening.then(
         (session) => (created.session = session),
@@ -277,6 +307,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         config.name,
         {
           config,
+          parked: undefined,
           catalog: undefined,
           discovering: undefined,
           failure: undefined,
@@ -339,12 +370,40 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     }
     const session = await this.#open(state, 'discovery', signal);
     this.#discoverySessions.add(session);
+    let keep = false;
     try {
-      return this.#catalogOf(state, await session.listAllTools(this.#maxToolPages, signal), session.serverVersion);
+      const catalog = this.#catalogOf(state, await session.listAllTools(this.#maxToolPages, signal), session.serverVersion);
+      keep = this.#discoverySessionReuseMs > 0 && !this.#disposed && session.isOpen;
+      return catalog;
     } finally {
       this.#discoverySessions.delete(session);
-      await session.close();
+      if (keep) this.#park(state, session);
+      else await session.close();
     }
+  }
+
+  /** Keeps a discovery session for the first plan of its server, for at most `discoverySessionReuseMs`. */
+  #park(state: ServerState, session: McpSession): void {
+    void this.#takeParked(state)?.close();
+    const timer = setTimeout(() => {
+      if (state.parked?.session !== session) return;
+      state.parked = undefined;
+      void session.close();
+    }, this.#discoverySessionReuseMs);
+    // The server's pipes keep the process alive while the session is open; the timer need not.
+    timer.unref?.();
+    state.parked = { session, timer };
+  }
+
+  /** Removes the parked session of `state` and returns it when it is still open (closing it otherwise). */
+  #takeParked(state: ServerState): McpSession | undefined {
+    const parked = state.parked;
+    if (parked === undefined) return undefined;
+    state.parked = undefined;
+    clearTimeout(parked.timer);
+    if (parked.session.isOpen) return parked.session;
+    void parked.session.close();
+    return undefined;
   }
 
   /** The shared session of `state`, opening (or reopening, when it died) it as needed. */
@@ -379,6 +438,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       server: state.config,
       logger: this.#logger,
       purpose,
+      promptShutdown: this.#promptShutdown,
       ...(this.#spawn === undefined ? {} : { spawn: this.#spawn }),
       ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
       ...(signal === undefined ? {} : { signal }),

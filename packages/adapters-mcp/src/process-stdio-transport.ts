@@ -28,6 +28,12 @@ export interface ProcessStdioTransportOptions {
   readonly spawn?: McpSpawn;
   /** How long the process may take to exit after SIGTERM before its group is killed. */
   readonly shutdownGraceMs: number;
+  /**
+   * Send SIGTERM together with the end of stdin instead of first waiting
+   * `shutdownGraceMs` for the server to exit on its own (see
+   * `McpAdapterSettings.shutdown`).
+   */
+  readonly promptShutdown?: boolean;
   /** Called with each chunk of stderr (already kept in the tail). */
   readonly onStderr?: (text: string) => void;
   /** Called with each stdout line that is not a JSON-RPC message. */
@@ -171,7 +177,8 @@ export class ProcessStdioTransport implements Transport {
    * transport specifies: closes stdin and waits for the server to exit (at
    * most `shutdownGraceMs`), then sends SIGTERM to the group and waits again,
    * then sends SIGKILL to the group — also after a clean exit, so that no
-   * grandchild outlives the server. Idempotent.
+   * grandchild outlives the server. With `promptShutdown`, SIGTERM follows
+   * the end of stdin at once. Idempotent.
    */
   close(): Promise<void> {
     this.#closing ??= this.#shutDown();
@@ -191,7 +198,7 @@ export class ProcessStdioTransport implements Transport {
       } catch {
         // The pipe may already be broken; the signals below end the process anyway.
       }
-      await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
+      if (this.#options.promptShutdown !== true) await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
     }
     if (this.#exit === undefined) {
       signalProcessGroup(child, 'SIGTERM');

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { registerBuiltinAdapter, type BuiltinAdapterSettings } from '@ca/adapters-builtin';
-import { registerCustomAdapter } from '@ca/adapters-custom';
-import { registerMcpAdapter, type McpServersConfig } from '@ca/adapters-mcp';
-import { registerSkillsAdapter, type SkillsAdapterSettings } from '@ca/adapters-skills';
-import { wrapTool } from '@ca/adapters-wrapped';
+import type { BuiltinAdapterSettings } from '@ca/adapters-builtin';
+import type { McpConfigError, McpServersConfig } from '@ca/adapters-mcp';
+import type { SkillsAdapterSettings } from '@ca/adapters-skills';
+import type { SchemaValidator } from '@ca/schema';
 import {
   RUNTIME_LOGGER,
+  SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
   TOOL_SOURCE,
   registerToolRuntime,
@@ -14,54 +14,117 @@ import {
   type ToolInstance,
   type ToolRuntime,
   type ToolSource,
+  type UnavailableTool,
 } from '@ca/tool-lifecycle';
 import { container as rootContainer } from 'tsyringe';
 import { CliError } from './cli-error';
 import type { AgentsConfig, WrappedEntry } from './config';
+import { isPartial, selectSources, type SourceSelection } from './config-sources';
+import { didYouMean } from './suggest';
 
 /** The runtime built from a configuration, with what the CLI needs besides. */
 export interface BuiltRuntime {
   readonly runtime: ToolRuntime;
+  /** The runtime's schema validator (it has compiled the tools' schemas already). */
+  readonly validator: SchemaValidator;
+  /** The sources it was built from. */
+  readonly selection: SourceSelection;
+  /** True when configured sources were left out because the command named the tools it needs. */
+  readonly partial: boolean;
   /** Releases shared sessions and watchers; call once the command is done. */
   dispose(): Promise<void>;
 }
 
+/** Options of {@link buildRuntime}. */
+export interface BuildRuntimeOptions {
+  /**
+   * The tools the command will use: only the sources that can offer them are
+   * built (no MCP server is started for a built-in or custom tool). Default:
+   * every configured source.
+   */
+  readonly tools?: readonly string[];
+}
+
+/**
+ * How long an MCP server's discovery session waits for the plan of the same
+ * command (longest timer Node honours): the command disposes everything when
+ * it ends, so a session no plan takes lives no longer than the command.
+ */
+const KEEP_DISCOVERY_SESSION_MS = 2_147_483_647;
+
+// The adapters are loaded only when a command needs them: starting the
+// command is most of what a short command costs, and the MCP SDK alone is a
+// large share of that.
+const loadBuiltin = () => require('@ca/adapters-builtin') as typeof import('@ca/adapters-builtin');
+const loadCustom = () => require('@ca/adapters-custom') as typeof import('@ca/adapters-custom');
+const loadMcp = () => require('@ca/adapters-mcp') as typeof import('@ca/adapters-mcp');
+const loadSkills = () => require('@ca/adapters-skills') as typeof import('@ca/adapters-skills');
+const loadWrapped = () => require('@ca/adapters-wrapped') as typeof import('@ca/adapters-wrapped');
+
 /**
  * Wires a runtime from a configuration: the core and one adapter per
- * configured source, each through its `register…Adapter` function, in a child
- * container (the global one is never touched).
- * @throws CliError when a custom tool module cannot be loaded.
+ * configured source (or per source the named tools need), each through its
+ * `register…Adapter` function, in a child container (the global one is never
+ * touched).
+ * @throws CliError when a custom tool module cannot be loaded
+ *   (CLI_MODULE_INVALID) or an MCP server entry is invalid (CLI_CONFIG_INVALID).
  */
-export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger): Promise<BuiltRuntime> {
+export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, options: BuildRuntimeOptions = {}): Promise<BuiltRuntime> {
+  const selection = selectSources(config, options.tools);
   const container = rootContainer.createChildContainer();
   container.register(RUNTIME_LOGGER, { useValue: logger });
   registerToolRuntime(container, config.runtime ?? {});
-  if (config.builtin !== false && config.builtin !== undefined) {
-    registerBuiltinAdapter(container, (config.builtin === true ? {} : config.builtin) as BuiltinAdapterSettings);
+  if (selection.builtin) {
+    loadBuiltin().registerBuiltinAdapter(container, (config.builtin === true ? {} : config.builtin) as BuiltinAdapterSettings);
   }
-  if (config.custom !== undefined) {
+  if (selection.custom && config.custom !== undefined) {
     const tools: ToolInstance[] = [];
     for (const module of config.custom.modules) tools.push(...(await loadToolModule(module)));
-    registerCustomAdapter(container, { tools });
+    loadCustom().registerCustomAdapter(container, { tools });
   }
-  if (config.mcpServers !== undefined && Object.keys(config.mcpServers).length > 0) {
-    registerMcpAdapter(container, { servers: { mcpServers: config.mcpServers } as unknown as McpServersConfig, logger });
+  if (selection.mcpServers.length > 0) {
+    const servers = Object.fromEntries(selection.mcpServers.map((name) => [name, (config.mcpServers ?? {})[name]]));
+    const mcp = loadMcp();
+    try {
+      mcp.registerMcpAdapter(container, {
+        servers: { mcpServers: servers } as unknown as McpServersConfig,
+        logger,
+        discoverySessionReuseMs: KEEP_DISCOVERY_SESSION_MS,
+        // The user waits for the command to end and sees nothing of a server's own shutdown.
+        shutdown: 'prompt',
+      });
+    } catch (error) {
+      if (!mcp.McpConfigError.isInstance(error)) throw error;
+      throw mcpConfigProblem(error, config);
+    }
   }
-  if (config.skills !== undefined) {
-    registerSkillsAdapter(container, { ...(config.skills as SkillsAdapterSettings), cwd: config.baseDir });
+  if (selection.skills) {
+    loadSkills().registerSkillsAdapter(container, { ...(config.skills as SkillsAdapterSettings), cwd: config.baseDir });
   }
-  if (config.wrapped !== undefined && config.wrapped.length > 0) {
+  if (selection.wrapped.length > 0) {
     const others = container.isRegistered(TOOL_SOURCE, true) ? container.resolveAll(TOOL_SOURCE) : [];
-    container.register(TOOL_SOURCE, { useValue: new ConfiguredWrappedSource(config.wrapped, others) });
+    container.register(TOOL_SOURCE, { useValue: new ConfiguredWrappedSource(selection.wrapped, others) });
   }
   const runtime = container.resolve(TOOL_RUNTIME);
   return {
     runtime,
+    validator: container.resolve(SCHEMA_VALIDATOR),
+    selection,
+    partial: isPartial(selection, config),
     dispose: async () => {
       await runtime.dispose();
       container.clearInstances();
     },
   };
+}
+
+function mcpConfigProblem(error: McpConfigError, config: AgentsConfig): CliError {
+  const where = error.server === undefined ? '/mcpServers' : `/mcpServers/${error.server}${error.key === undefined ? '' : `/${error.key.replace(/\./g, '/')}`}`;
+  return new CliError({
+    code: 'CLI_CONFIG_INVALID',
+    cause: error,
+    message: `Configuration ${config.file ?? '(none)'} is invalid at ${where}: ${error.message.replace(/^Invalid MCP configuration \([^)]*\):\s*/, '')}`,
+  });
 }
 
 /**
@@ -109,12 +172,16 @@ function isToolInstance(value: unknown): value is ToolInstance {
 
 /**
  * Serves the `wrapped` entries of a configuration: each wraps a tool of one
- * of the other sources, found by name when the runtime discovers.
+ * of the other sources, found by name when the runtime discovers. An entry
+ * whose inner tool is unavailable (its MCP server could not be started, …)
+ * is itself unavailable, with that reason; one whose inner tool no source
+ * offers at all is a mistake in the configuration.
  */
 class ConfiguredWrappedSource implements ToolSource {
   readonly kind = 'wrapped' as const;
   readonly id = 'config:wrapped';
   private instances: Map<string, ToolInstance> | undefined;
+  private missing: UnavailableTool[] = [];
 
   constructor(
     private readonly entries: readonly WrappedEntry[],
@@ -126,6 +193,10 @@ class ConfiguredWrappedSource implements ToolSource {
     return [...this.instances.values()].map((instance) => instance.descriptor);
   }
 
+  unavailable(): readonly UnavailableTool[] {
+    return this.missing;
+  }
+
   async get(name: string): Promise<ToolInstance> {
     this.instances ??= await this.build();
     const instance = this.instances.get(name);
@@ -135,26 +206,41 @@ class ConfiguredWrappedSource implements ToolSource {
 
   private async build(signal?: AbortSignal): Promise<Map<string, ToolInstance>> {
     const owners = new Map<string, ToolSource>();
+    const unavailable = new Map<string, string>();
+    const failures: { source: ToolSource; error: unknown }[] = [];
     for (const source of this.others) {
       try {
         for (const descriptor of await source.discover(signal)) owners.set(descriptor.name, source);
-      } catch {
+      } catch (error) {
         // The runtime reports a source that cannot be listed; its tools are simply not wrappable.
+        failures.push({ source, error });
       }
+      for (const item of source.unavailable?.() ?? []) unavailable.set(item.name, item.reason);
     }
     const built = new Map<string, ToolInstance>();
+    this.missing = [];
     for (const entry of this.entries) {
       const owner = owners.get(entry.tool);
       if (owner === undefined) {
+        const server = entry.tool.startsWith('mcp.') ? `mcp.${entry.tool.slice(4).split('.')[0]}` : undefined;
+        const failure = failures.find(({ error }) => server !== undefined && `mcp.${(error as { server?: unknown }).server}` === server);
+        const reason =
+          unavailable.get(entry.tool) ??
+          (server === undefined ? undefined : unavailable.get(server)) ??
+          (failure === undefined ? undefined : (failure.error as Error).message);
+        if (reason !== undefined) {
+          this.missing.push({ name: entry.name, source: 'wrapped', reason: `it wraps '${entry.tool}', which is unavailable: ${reason}` });
+          continue;
+        }
         throw new CliError({
           code: 'CLI_CONFIG_INVALID',
-          message: `wrapped tool '${entry.name}' wraps '${entry.tool}', which no configured source offers. Run 'agents tools list' to see the names.`,
+          message: `wrapped tool '${entry.name}' wraps '${entry.tool}', which no configured source offers.${didYouMean(entry.tool, owners.keys())} Run 'agents tools list' to see the names.`,
         });
       }
       const inner = await owner.get(entry.tool);
       built.set(
         entry.name,
-        wrapTool(inner, {
+        loadWrapped().wrapTool(inner, {
           name: entry.name,
           ...(entry.description === undefined ? {} : { description: entry.description }),
           ...(entry.fixedArguments === undefined ? {} : { fixedArguments: entry.fixedArguments }),

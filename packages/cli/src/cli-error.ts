@@ -9,6 +9,7 @@ export type CliErrorCode =
   | 'CLI_CONFIG_NOT_FOUND'
   | 'CLI_PLAN_INVALID'
   | 'CLI_PLAN_NOT_FOUND'
+  | 'CLI_PLAN_CHECK_FAILED'
   | 'CLI_INPUT_INVALID'
   | 'CLI_MODULE_INVALID';
 

@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-helper';
+import { isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { fixtures, removeTemporaryFolders, temporaryFolder, withMcpFixtures } from './cli.test-helper';
 
 // These tests run the built `agents` binary (the test target depends on the
 // build) as separate processes, as a user in two terminals would.
@@ -11,8 +12,8 @@ const repositoryRoot = path.resolve(__dirname, '..', '..', '..');
 jest.setTimeout(120_000);
 afterEach(() => removeTemporaryFolders());
 
-function start(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: fixtures, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args: string[], env: Record<string, string>, cwd = fixtures): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -65,6 +66,59 @@ describe('the agents binary', () => {
   });
 });
 
+describe('the agents binary in a pipe, as CI runs it', () => {
+  it('prints --version and, in --help, the exit codes', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    const version = spawnSync(process.execPath, [bin, '--version'], { cwd: fixtures, encoding: 'utf8' });
+    expect(version.status).toBe(0);
+    expect(version.stdout).toBe(`${manifest.version}\n`);
+    const help = spawnSync(process.execPath, [bin, '--help'], { cwd: fixtures, encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/Exit codes:\n {2}0 {4}success[^]*\n {2}130 {2}cancelled/);
+  });
+
+  it('refuses --input @/dev/zero with a coded error instead of running out of memory', () => {
+    const result = spawnSync(process.execPath, [bin, 'tools', 'run', 'test.echo', '--input', '@/dev/zero'], {
+      cwd: fixtures,
+      encoding: 'utf8',
+      env: { ...process.env, TEST_WORKSPACE: temporaryFolder() },
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/^CLI_INPUT_INVALID: --input @\/dev\/zero: \/dev\/zero is not a regular file/);
+  });
+
+  it('shows a step that started, and its MCP progress, while the step is still running', async () => {
+    const workspace = temporaryFolder();
+    const starts = path.join(workspace, 'starts');
+    const run = start(['--state-dir', temporaryFolder('ca-cli-state-'), 'plan', 'run', 'progress-plan.yaml'], { TEST_WORKSPACE: workspace, TEST_FIXTURES: fixtures, TEST_STARTS: starts }, withMcpFixtures);
+    let exited = false;
+    void run.exit.then(() => (exited = true));
+    await waitFor(() => /\[1\/2\] long mcp\.everything\.trigger-long-running-operation … progress 1\/3 /.test(run.output()) || exited);
+    // The line came through the pipe before the step, let alone the plan, was over.
+    expect(exited).toBe(false);
+    expect(run.output()).toContain('[1/2] long mcp.everything.trigger-long-running-operation … started\n');
+    expect(run.output()).not.toMatch(/… ok \(/);
+    expect(await run.exit).toBe(0);
+    expect(run.output()).toMatch(/\[1\/2\] long mcp\.everything\.trigger-long-running-operation … ok \(1\.\d s\)/);
+    const pids = fs.readFileSync(starts, 'utf8').trim().split('\n').map(Number);
+    expect(pids).toHaveLength(1);
+    expect(isProcessAlive(pids[0] as number)).toBe(false);
+  });
+
+  it('an MCP server that cannot start: its error once on stderr, and a non-zero exit', () => {
+    const folder = temporaryFolder();
+    fs.writeFileSync(
+      path.join(folder, 'agents.config.json'),
+      JSON.stringify({ mcpServers: { broken: { command: process.execPath, args: ['-e', 'process.exit(3)'] } } }),
+    );
+    const result = spawnSync(process.execPath, [bin, 'tools', 'run', 'mcp.broken.echo'], { cwd: folder, encoding: 'utf8' });
+    expect(result.status).toBe(4);
+    expect(result.stderr.match(/MCP server 'broken' could not be started/g)).toHaveLength(1);
+    expect(result.stderr).toMatch(/^MCP_SERVER_START_FAILED: /);
+  });
+});
+
 describe("the README's quick start, as a new user runs it", () => {
   it('npm start runs the demo plans and they all behave as described', () => {
     const result = spawnSync('npm', ['start', '--silent'], { cwd: repositoryRoot, encoding: 'utf8', env: { ...process.env, NX_DAEMON: 'false' }, timeout: 110_000 });
@@ -76,6 +130,8 @@ describe("the README's quick start, as a new user runs it", () => {
     expect(output).toMatch(/skill\.release-notes … ok/);
     expect(output).toMatch(/demo\.word-count … ok .*"words":4/);
     expect(output).toMatch(/demo\.echo-twice … ok/);
+    expect(output).toMatch(/CLI_PLAN_CHECK_FAILED: Plan plans\/05-checked-before-running\.yaml cannot run as written; no step was run:\n {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: .*Did you mean 'builtin\.fs\.read'\?/);
+    expect(output).toContain('(exit code 2, as expected)');
     expect(output).toContain('=== Traces (JSON Lines, one per execution)');
     expect(output).toContain('Demo finished: every plan behaved as expected.');
     expect(result.status).toBe(0);

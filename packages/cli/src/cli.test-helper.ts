@@ -32,3 +32,29 @@ export function temporaryFolder(label = 'ca-cli-'): string {
 export function removeTemporaryFolders(): void {
   for (const folder of created.splice(0)) fs.rmSync(folder, { recursive: true, force: true });
 }
+
+/** Folder of the configuration with a real MCP server (server-everything, counting its starts in $TEST_STARTS). */
+export const withMcpFixtures = path.join(fixtures, 'with-mcp');
+
+/**
+ * An in-memory CliIo in the folder of the MCP configuration, with a fresh
+ * workspace and a file that counts the server's starts.
+ */
+export function captureMcpIo(env: Record<string, string> = {}): CliIo & { out: () => string; err: () => string; workspace: string; starts: () => number[] } {
+  const workspace = temporaryFolder();
+  const startsFile = path.join(workspace, '.server-starts');
+  const io = captureIo({ TEST_WORKSPACE: workspace, TEST_FIXTURES: fixtures, TEST_STARTS: startsFile, ...env }, withMcpFixtures);
+  return {
+    ...io,
+    workspace,
+    starts: () => (fs.existsSync(startsFile) ? fs.readFileSync(startsFile, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []),
+  };
+}
+
+/** Writes `content` to `name` in `folder` and returns the file's path. */
+export function writeFixture(folder: string, name: string, content: string): string {
+  const file = path.join(folder, name);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, content);
+  return file;
+}

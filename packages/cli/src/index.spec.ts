@@ -9,6 +9,8 @@ describe('@ca/cli public API', () => {
       'PlanRegistry',
       'agentsConfigSchema',
       'buildRuntime',
+      'checkPlanFile',
+      'describeSources',
       'loadConfig',
       'loadPlanFile',
       'loadToolModule',

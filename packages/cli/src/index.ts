@@ -10,7 +10,11 @@ export type { AgentsConfig, AgentsConfigFile, ResourceEntry, WrappedEntry } from
 export { loadPlanFile } from './plan-file';
 export type { PlanFile, PlanStep } from './plan-file';
 export { buildRuntime, loadToolModule } from './build-runtime';
-export type { BuiltRuntime } from './build-runtime';
+export type { BuildRuntimeOptions, BuiltRuntime } from './build-runtime';
+export { checkPlanFile } from './plan-check';
+export type { PlanCheckOptions, PlanProblem } from './plan-check';
+export { describeSources } from './config-sources';
+export type { SourceName, SourceSelection, SourceSummary } from './config-sources';
 export { runPlanFile } from './plan-runner';
 export type { PlanRunReport, RunPlanOptions, StepOutcome, StepReport } from './plan-runner';
 export { PlanRegistry, resolveStateDir } from './plan-registry';

@@ -69,8 +69,8 @@ describe('agents tools', () => {
     expect(await main(['tools', 'run', 'test.echo', '--input', '{not json'], io)).toBe(EXIT_CODES.usage);
     expect(io.err()).toMatch(/^CLI_INPUT_INVALID: --input is not valid JSON/);
     const invalid = captureIo(io.env as Record<string, string>);
-    expect(await main(['tools', 'run', 'test.echo', '--input', '{"text":3}'], invalid)).toBe(EXIT_CODES.failed);
-    expect(invalid.err()).toMatch(/^TOOL_SCHEMA_VALIDATION_FAILED: /);
+    expect(await main(['tools', 'run', 'test.echo', '--input', '{"text":3}'], invalid)).toBe(EXIT_CODES.usage);
+    expect(invalid.err()).toMatch(/^TOOL_SCHEMA_VALIDATION_FAILED: --input does not match the input schema of 'test\.echo':\n {2}\/text: must be string\n/);
     const unknown = captureIo(io.env as Record<string, string>);
     expect(await main(['tools', 'frobnicate'], unknown)).toBe(EXIT_CODES.usage);
   });

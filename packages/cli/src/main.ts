@@ -1,17 +1,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ToolSchemaValidationError } from '@ca/schema';
 import { resourceFromPath, type BoundResource, type ToolExecutionContext } from '@ca/tool-context';
+import { ToolRegistrationError, type DiscoveryResult, type ToolProgress } from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
+import { adviseMessage, type AdviceContext } from './cli-advice';
 import { buildRuntime, type BuiltRuntime } from './build-runtime';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
-import { loadConfig } from './config';
+import { loadConfig, type AgentsConfig } from './config';
+import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
 import { formatTable } from './format-table';
-import { loadPlanFile } from './plan-file';
+import { checkPlanFile, formatProblems } from './plan-check';
+import { loadPlanFile, type PlanFile } from './plan-file';
 import { PlanRegistry, checkPlanId, resolveStateDir } from './plan-registry';
-import { classify, runPlanFile } from './plan-runner';
+import { classify, describeProgress, runPlanFile } from './plan-runner';
+import { parseInput } from './read-input';
+import { describeMissingTool } from './tool-lookup';
 
 interface GlobalOptions {
   readonly config?: string;
@@ -19,6 +26,46 @@ interface GlobalOptions {
   readonly stateDir?: string;
   readonly verbose?: boolean;
 }
+
+/** A failure the command reports with a code of another layer (`TOOL_NOT_FOUND`, …) and its own exit code. */
+class CommandFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: ExitCode,
+  ) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
+/** The version of this package, from its package.json (shipped beside dist/). */
+function packageVersion(): string {
+  try {
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version?: unknown };
+    return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const HELP_TAIL = `
+Configuration: -c <file>, else agents.config.json, .yaml or .yml in the current
+folder. Without one, only the built-in tools are on. A configuration file turns
+on exactly the sources it names: "builtin" (true or its settings), "custom",
+"mcpServers", "skills", "wrapped". 'agents tools list' says which are on.
+
+Exit codes:
+  0    success (every plan step did what it expected; plan check: no problem)
+  1    a tool failed, a step did not do what it expected, or (tools list) a
+       source or MCP server could not be listed
+  2    invalid usage, configuration, plan file or input; a plan whose check
+       found a problem (nothing was run)
+  3    the plan's policy refused a tool (read-only or checkpoint-required)
+  4    a tool, plan or running plan was not found, or the tool is unavailable
+       (its MCP server could not be started, its schema does not compile)
+  130  cancelled: Ctrl-C, 'agents plan cancel', or the plan's deadline
+`;
 
 /** Installs Ctrl-C handling for the duration of `work`: the first cancels, a second exits at once. */
 async function withInterrupt<T>(cancel: (reason: string) => void, work: () => Promise<T>): Promise<T> {
@@ -42,27 +89,6 @@ async function withInterrupt<T>(cancel: (reason: string) => void, work: () => Pr
   }
 }
 
-function parseInput(text: string, cwd: string): unknown {
-  let source = text;
-  if (text.startsWith('@')) {
-    const file = path.resolve(cwd, text.slice(1));
-    try {
-      source = fs.readFileSync(file, 'utf8');
-    } catch (error) {
-      throw new CliError({ code: 'CLI_INPUT_INVALID', message: `--input ${text}: cannot read ${file} (${(error as Error).message}).`, cause: error });
-    }
-  }
-  try {
-    return JSON.parse(source);
-  } catch (error) {
-    throw new CliError({
-      code: 'CLI_INPUT_INVALID',
-      message: `--input is not valid JSON (${(error as Error).message}). Pass a JSON object, e.g. --input '{"path":"README.md"}', or @file.json.`,
-      cause: error,
-    });
-  }
-}
-
 function parseResource(text: string, cwd: string, previous: BoundResource[] = []): BoundResource[] {
   const match = /^([A-Za-z0-9_.-]+)=(.+?)(?::(read|write))?$/.exec(text);
   if (match === null) {
@@ -70,6 +96,26 @@ function parseResource(text: string, cwd: string, previous: BoundResource[] = []
   }
   const [, id, location, access] = match as unknown as [string, string, string, 'read' | 'write' | undefined];
   return [...previous, resourceFromPath({ id, path: path.resolve(cwd, location), access: access ?? 'read' })];
+}
+
+/** The tools a plan file names, in step order. */
+function toolsOf(plan: PlanFile): string[] {
+  return [...new Set(plan.steps.flatMap((step) => (step.kind === 'tool' ? [step.tool] : [])))];
+}
+
+/** The exit code for an outcome of one execution. */
+function exitCodeOf(outcome: string): ExitCode {
+  if (outcome === 'cancelled') return EXIT_CODES.cancelled;
+  if (outcome === 'refused') return EXIT_CODES.refused;
+  if (outcome === 'not-found') return EXIT_CODES.notFound;
+  return EXIT_CODES.failed;
+}
+
+/** Where a thrown error came from, for `--verbose`: the stack of its cause, else its own. */
+function describeCause(error: unknown): string {
+  const cause = (error as { cause?: unknown })?.cause;
+  const subject = cause instanceof Error ? cause : error instanceof Error ? error : undefined;
+  return subject?.stack === undefined ? '' : `${cause instanceof Error ? 'cause: ' : ''}${subject.stack}\n`;
 }
 
 /**
@@ -82,35 +128,79 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   let built: BuiltRuntime | undefined;
   const program = new Command('agents')
     .description('Run tools from MCP servers, Agent Skills, built-ins, custom and wrapped tools through one lifecycle, inside plans.')
-    .option('-c, --config <file>', 'configuration file (default: agents.config.json|yaml in the current folder)')
+    .version(packageVersion(), '-V, --version', 'print the version of @ca/cli')
+    .option('-c, --config <file>', 'configuration file (default: agents.config.json|yaml|yml in the current folder)')
     .option('--json', 'machine-readable output')
     .option('--state-dir <dir>', 'where running plans are announced (default $AGENTS_STATE_DIR or ~/.local/state/agents)')
-    .option('-v, --verbose', 'log debug details to stderr')
+    .option('-v, --verbose', 'log debug details to stderr, and say which sources the configuration turns on')
+    .addHelpText('after', HELP_TAIL)
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run agents --help for usage)');
 
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  const verbose = (): boolean => globals().verbose === true;
   // --json may be given before the command or after it.
   const wantsJson = (local: { readonly json?: boolean }): boolean => local.json === true || globals().json === true;
   const planRegistry = (): PlanRegistry => new PlanRegistry(resolveStateDir(globals().stateDir, io.env));
-  const runtime = async () => {
+  const loadConfiguration = (): AgentsConfig => {
     const options = globals();
     const config = loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env });
-    built = await buildRuntime(config, createCliLogger(io.stderr, options.verbose === true));
-    return { config, runtime: built.runtime };
+    if (options.verbose === true) io.stderr(`${summarizeSources(config, io.cwd)}\n`);
+    return config;
+  };
+  const adviceFor = (command: AdviceContext['command'], config: AgentsConfig, inputSchema?: unknown): AdviceContext => ({
+    command,
+    ...(config.file === undefined ? {} : { configFile: describeConfigFile(config, io.cwd) }),
+    ...(inputSchema === undefined ? {} : { inputSchema }),
+  });
+
+  /**
+   * Builds the runtime a command needs and discovers its tools. Given the
+   * tools the command will use, only their sources are built (a built-in or
+   * custom tool starts no MCP server); when one of them is not found there,
+   * every configured source is built after all, to find it elsewhere or to
+   * suggest the closest names.
+   */
+  const open = async (config: AgentsConfig, tools?: readonly string[]): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
+    const logger = createCliLogger(io.stderr, verbose());
+    built = await buildRuntime(config, logger, tools === undefined ? {} : { tools });
+    let discovery = await built.runtime.discover();
+    const notFound = (name: string) =>
+      !discovery.tools.some((tool) => tool.name === name) && describeMissingTool(name, discovery, config, io.cwd).code === 'TOOL_NOT_FOUND';
+    if (tools !== undefined && built.partial && tools.some(notFound)) {
+      await built.dispose();
+      built = undefined; // not disposed twice if the next build throws
+      built = await buildRuntime(config, logger);
+      discovery = await built.runtime.discover();
+    }
+    // A wrapped entry that names no tool is a mistake in the configuration, not a failing source.
+    const misconfigured = discovery.sourceErrors.find((item) => CliError.isInstance(item.error));
+    if (misconfigured !== undefined) throw misconfigured.error;
+    return { runtime: built.runtime, validator: built.validator, discovery };
+  };
+  const requireTool = (name: string, discovery: DiscoveryResult, config: AgentsConfig) => {
+    const descriptor = discovery.tools.find((tool) => tool.name === name);
+    if (descriptor !== undefined) return descriptor;
+    const missing = describeMissingTool(name, discovery, config, io.cwd);
+    throw new CommandFailure(missing.code, missing.message, EXIT_CODES.notFound);
   };
 
   const tools = program.command('tools').description('list, describe and run tools');
   tools
     .command('list')
-    .description('discover the tools of every configured source')
+    .description('discover the tools of every configured source, and say which sources are on')
     .option('--json', 'machine-readable output')
     .action(async (local: { json?: boolean }) => {
-      const { runtime: rt } = await runtime();
-      const discovery = await rt.discover();
+      const config = loadConfiguration();
+      const { discovery } = await open(config);
+      const failedServers = discovery.unavailable.filter((item) => item.source === 'mcp' && /^mcp\.[^.]+$/.test(item.name));
+      if (discovery.sourceErrors.length > 0 || failedServers.length > 0) exitCode = EXIT_CODES.failed;
       if (wantsJson(local)) {
-        io.stdout(`${JSON.stringify(discovery, (key, value: unknown) => (key === 'error' && value instanceof Error ? { name: value.name, message: value.message } : value), 2)}\n`);
+        const configuration = { file: config.file ?? null, sources: describeSources(config) };
+        io.stdout(
+          `${JSON.stringify({ ...discovery, configuration }, (key, value: unknown) => (key === 'error' && value instanceof Error ? { name: value.name, code: (value as { code?: unknown }).code, message: value.message } : value), 2)}\n`,
+        );
         return;
       }
       io.stdout(
@@ -119,9 +209,15 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
           discovery.tools.map((tool) => [tool.name, tool.source, tool.capability.writes ? 'yes' : 'no', tool.capability.checkpointable ? 'yes' : 'no', tool.description]),
         ),
       );
-      for (const item of discovery.unavailable) io.stderr(`unavailable: ${item.name} — ${item.reason}\n`);
-      for (const item of discovery.sourceErrors) io.stderr(`source ${item.sourceId} failed: ${item.error.message}\n`);
-      io.stdout(`\n${discovery.tools.length} tool(s)${discovery.unavailable.length > 0 ? `, ${discovery.unavailable.length} unavailable` : ''}.\n`);
+      const advice = adviceFor('tools run', config);
+      const serverOf = (error: unknown) => (typeof (error as { server?: unknown })?.server === 'string' ? { server: (error as { server: string }).server } : {});
+      for (const item of discovery.unavailable) {
+        io.stderr(`unavailable: ${item.name} — ${adviseMessage(item.error?.code ?? 'TOOL_UNAVAILABLE', item.reason, advice, serverOf(item.error))}\n`);
+      }
+      for (const item of discovery.sourceErrors) {
+        io.stderr(`source ${item.sourceId} failed: ${adviseMessage(item.error.code ?? 'UNKNOWN', item.error.message, advice, serverOf(item.error))}\n`);
+      }
+      io.stdout(`\n${discovery.tools.length} tool(s)${discovery.unavailable.length > 0 ? `, ${discovery.unavailable.length} unavailable` : ''}. ${summarizeSources(config, io.cwd)}\n`);
     });
 
   tools
@@ -129,8 +225,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .description("show a tool's schemas and capabilities")
     .option('--json', 'machine-readable output')
     .action(async (name: string, local: { json?: boolean }) => {
-      const { runtime: rt } = await runtime();
-      const descriptor = await rt.describe(name);
+      const config = loadConfiguration();
+      const { discovery } = await open(config, [name]);
+      const descriptor = requireTool(name, discovery, config);
       if (wantsJson(local)) {
         io.stdout(`${JSON.stringify(descriptor, null, 2)}\n`);
         return;
@@ -146,8 +243,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
 
   tools
     .command('run <name>')
-    .description('run one tool in a one-step plan')
-    .option('-i, --input <json|@file>', 'the input, as JSON or @file.json', '{}')
+    .description('run one tool in a one-step plan; progress the tool reports goes to stderr')
+    .option('-i, --input <json|@file>', `the input, as JSON or @file.json (at most 4 MiB)`, '{}')
     .option('--read-only', 'run in a read-only plan')
     .option('--require-checkpoint', 'run in a plan that requires checkpointable tools')
     .option('--timeout <ms>', 'deadline of the execution in ms')
@@ -157,14 +254,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .action(async (name: string, local: { input: string; readOnly?: boolean; requireCheckpoint?: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
       const input = parseInput(local.input, io.cwd);
       const timeoutMs = local.timeout === undefined ? undefined : Number(local.timeout);
-      if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+      if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
         throw new CliError({ code: 'CLI_USAGE', message: `--timeout ${local.timeout}: expected a positive whole number of milliseconds.` });
       }
       if (local.planId !== undefined) checkPlanId(local.planId);
-      const { config, runtime: rt } = await runtime();
-      await rt.discover();
+      const config = loadConfiguration();
+      const { runtime: rt, discovery } = await open(config, [name]);
+      const descriptor = requireTool(name, discovery, config);
+      const advice = adviceFor('tools run', config, descriptor.inputSchema);
       const resources = new Map(config.resources.map((resource) => [resource.id, resource]));
       for (const resource of local.resource) resources.set(resource.id, resource);
+      const started = performance.now();
+      const onProgress = (progress: ToolProgress) => io.stderr(`${name}: progress ${describeProgress(progress, performance.now() - started)}\n`);
       let planCtx: ToolExecutionContext | undefined;
       await withInterrupt(
         (reason) => planCtx?.cancellationToken.cancel(reason),
@@ -179,40 +280,77 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
               planCtx = ctx;
               const json = wantsJson(local);
               try {
-                const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? undefined : { timeoutMs });
-                if (json) {
-                  io.stdout(`${JSON.stringify({ ...result, error: result.ok ? undefined : { name: result.error.name, code: result.error.code, message: result.error.message } }, null, 2)}\n`);
-                } else if (result.ok) {
-                  io.stdout(`${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
-                } else {
-                  io.stderr(`${result.error.code ?? 'ERROR'}: ${result.error.message}\n`);
+                const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? { onProgress } : { timeoutMs, onProgress });
+                if (result.ok) {
+                  exitCode = EXIT_CODES.ok;
+                  io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
+                  return;
                 }
-                exitCode = result.ok ? EXIT_CODES.ok : EXIT_CODES.failed;
+                const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
+                const invalidInput = ToolSchemaValidationError.isInstance(result.error) && result.error.direction === 'input';
+                exitCode = invalidInput ? EXIT_CODES.usage : exitCodeOf(outcome);
+                if (json) io.stdout(`${JSON.stringify({ ...result, error: { name: result.error.name, code, message } }, null, 2)}\n`);
+                else io.stderr(`${code}: ${message}\n`);
               } catch (error) {
-                const { outcome, code, message } = classify(error);
-                io.stderr(`${code}: ${message}\n`);
-                exitCode =
-                  outcome === 'cancelled' ? EXIT_CODES.cancelled : outcome === 'refused' ? EXIT_CODES.refused : outcome === 'not-found' ? EXIT_CODES.notFound : EXIT_CODES.failed;
+                const { outcome, code, message } = classify(error, advice, ctx.cancellationToken.isCancelled);
+                io.stderr(`${code}: ${message}\n${verbose() ? describeCause(error) : ''}`);
+                exitCode = exitCodeOf(outcome);
               }
             },
           ),
       );
     });
 
-  const plan = program.command('plan').description('run, list and cancel plans');
+  const plan = program.command('plan').description('check, run, list and cancel plans');
+  plan
+    .command('check <file>')
+    .description('check a plan file against the configuration without running anything: every tool exists, the policy lets it run, its input matches its schema')
+    .option('--json', 'machine-readable output')
+    .action(async (file: string, local: { json?: boolean }) => {
+      const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
+      const config = loadConfiguration();
+      const { discovery, validator } = await open(config, toolsOf(planFile));
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
+      const blocking = problems.filter((problem) => problem.blocking);
+      exitCode = blocking.length > 0 ? EXIT_CODES.usage : EXIT_CODES.ok;
+      if (wantsJson(local)) {
+        io.stdout(`${JSON.stringify({ file: planFile.file, ok: blocking.length === 0, problems }, null, 2)}\n`);
+        return;
+      }
+      const steps = planFile.steps.length;
+      if (problems.length === 0) {
+        io.stdout(`Plan ${file}: ${steps} step(s), no problem found.\n`);
+        return;
+      }
+      io.stdout(
+        `Plan ${file}: ${steps} step(s), ${blocking.length} problem(s)${problems.length > blocking.length ? `, ${problems.length - blocking.length} warning(s)` : ''}:\n${formatProblems(problems)}`,
+      );
+    });
+
   plan
     .command('run <file>')
-    .description('run a plan file (JSON or YAML): policy, bound resources, steps of tool + input')
-    .option('--plan-id <id>', 'id of the plan (default: the file\'s id, else a random UUID)')
+    .description('check a plan file (JSON or YAML), then run it: policy, bound resources, steps of tool + input; a line per step (also in a pipe), a summary table')
+    .option('--plan-id <id>', "id of the plan (default: the file's id, else a random UUID)")
     .option('--traces <file.jsonl>', 'write the traces as JSON Lines')
     .option('--json', 'machine-readable output')
     .action(async (file: string, local: { planId?: string; traces?: string; json?: boolean }) => {
       if (local.planId !== undefined) checkPlanId(local.planId);
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
-      const { config, runtime: rt } = await runtime();
+      const config = loadConfiguration();
+      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile));
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
+      const blocking = problems.filter((problem) => problem.blocking);
+      if (blocking.length > 0) {
+        throw new CliError({
+          code: 'CLI_PLAN_CHECK_FAILED',
+          message: `Plan ${file} cannot run as written; no step was run:\n${formatProblems(problems).trimEnd()}\nFix the plan file or the configuration ('agents plan check ${file}' checks again).`,
+        });
+      }
+      for (const problem of problems) io.stderr(`warning: step ${problem.step} (${problem.id}) ${problem.tool}: ${problem.code}: ${problem.message}\n`);
       const registry = planRegistry();
       let withdraw: (() => Promise<void>) | undefined;
       let planCtx: ToolExecutionContext | undefined;
+      const configFile = config.file === undefined ? undefined : describeConfigFile(config, io.cwd);
       try {
         const report = await withInterrupt(
           (reason) => planCtx?.cancellationToken.cancel(reason),
@@ -220,7 +358,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
             runPlanFile(rt, planFile, config.resources, io, {
               ...(local.planId === undefined ? {} : { planId: local.planId }),
               ...(local.traces === undefined ? {} : { tracesFile: local.traces }),
+              ...(configFile === undefined ? {} : { configFile }),
               json: wantsJson(local),
+              verbose: verbose(),
               onStart: async (ctx) => {
                 planCtx = ctx;
                 withdraw = await registry.announce(ctx.planId, planFile.file, (reason) => ctx.cancellationToken.cancel(reason));
@@ -255,23 +395,25 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
-    exitCode = report(error, io);
+    exitCode = report(error, io, verbose());
   } finally {
     await built?.dispose();
   }
   return exitCode;
 }
 
-function report(error: unknown, io: CliIo): ExitCode {
+function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
   if (error instanceof CommanderError) {
     // Commander printed its message already; help and version are not errors.
     return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
   }
-  if (CliError.isInstance(error)) {
+  if (error instanceof CommandFailure || CliError.isInstance(error)) {
     io.stderr(`${error.code}: ${error.message}\n`);
     return error.exitCode;
   }
-  const { outcome, code, message } = classify(error);
-  io.stderr(`${code}: ${message}\n`);
-  return outcome === 'not-found' ? EXIT_CODES.notFound : outcome === 'cancelled' ? EXIT_CODES.cancelled : EXIT_CODES.failed;
+  const { outcome, code, message } = classify(error, { command: 'tools run' });
+  io.stderr(`${code}: ${message}\n${verbose ? describeCause(error) : ''}`);
+  // Two sources offering one name is a mistake in the configuration.
+  if (ToolRegistrationError.isInstance(error)) return EXIT_CODES.usage;
+  return exitCodeOf(outcome);
 }

@@ -7,9 +7,12 @@ import {
   ToolAccessDeniedError,
   ToolCheckpointRequiredError,
   ToolNotFoundError,
+  ToolRegistrationError,
   type PlanEndReport,
+  type ToolProgress,
   type ToolRuntime,
 } from '@ca/tool-lifecycle';
+import { explainError, type AdviceContext } from './cli-advice';
 import type { CliIo } from './cli-io';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
 import { formatTable, preview } from './format-table';
@@ -47,17 +50,48 @@ export interface RunPlanOptions {
   readonly json: boolean;
   /** Called with the plan context as soon as it exists (to wire cancellation). */
   readonly onStart?: (ctx: ToolExecutionContext) => Promise<void> | void;
+  /** The configuration file as the user would type it, named in advice. */
+  readonly configFile?: string;
+  /** Also print, on stderr, where a failing step's error came from (its cause's stack). */
+  readonly verbose?: boolean;
 }
 
-/** Classifies a thrown error or failed result. */
-export function classify(error: unknown): { outcome: StepOutcome; code: string; message: string } {
-  const message = error instanceof Error ? error.message : String(error);
-  const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'UNKNOWN';
-  if (ToolCancelledError.isInstance(error)) return { outcome: 'cancelled', code, message };
+/**
+ * Classifies a thrown error or failed result, with the message a user of the
+ * command should read (see {@link explainError}). A cancellation counts as
+ * `cancelled` only when the plan itself was cancelled (Ctrl-C, `agents plan
+ * cancel`, the plan's deadline); one execution's own deadline is a failure of
+ * that step.
+ */
+export function classify(
+  error: unknown,
+  context: AdviceContext = { command: 'plan' },
+  planCancelled = true,
+): { outcome: StepOutcome; code: string; message: string } {
+  const { code, message } = explainError(error, context);
+  if (ToolCancelledError.isInstance(error)) return { outcome: planCancelled ? 'cancelled' : 'failed', code, message };
   if (ToolAccessDeniedError.isInstance(error) || ToolCheckpointRequiredError.isInstance(error)) return { outcome: 'refused', code, message };
-  if (ToolNotFoundError.isInstance(error)) return { outcome: 'not-found', code, message };
+  if (ToolNotFoundError.isInstance(error) || ToolRegistrationError.isInstance(error)) return { outcome: 'not-found', code, message };
   if (ToolSchemaValidationError.isInstance(error)) return { outcome: 'failed', code, message };
   return { outcome: 'failed', code, message };
+}
+
+/** Fewest milliseconds between two progress lines of one step off a terminal. */
+const PROGRESS_LINE_INTERVAL_MS = 1_000;
+
+/** `3/10 copying (4.2 s)`: a progress notification as one line's tail. */
+export function describeProgress(progress: ToolProgress, elapsedMs: number): string {
+  const count = progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`;
+  // A server chooses the message: no control characters (terminal escapes) reach the output.
+  // eslint-disable-next-line no-control-regex
+  const text = typeof progress.message === 'string' ? progress.message.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim().slice(0, 200) : '';
+  const message = text.length > 0 ? ` ${text}` : '';
+  return `${count}${message} (${formatSeconds(elapsedMs)})`;
+}
+
+/** `850 ms`, `4.2 s`. */
+export function formatSeconds(ms: number): string {
+  return ms < 1_000 ? `${ms.toFixed(0)} ms` : `${(ms / 1_000).toFixed(1)} s`;
 }
 
 function expected(outcome: StepOutcome, expectation: 'success' | 'failure' | 'refused'): boolean {
@@ -83,6 +117,7 @@ export async function runPlanFile(
   const steps: StepReport[] = [];
   const checkpoints = new Map<string, BuiltinCheckpoint>();
   const say = (text: string) => (options.json ? undefined : io.stdout(text));
+  const advice: AdviceContext = { command: 'plan', ...(options.configFile === undefined ? {} : { configFile: options.configFile }) };
   let end: PlanEndReport | undefined;
   let planId = options.planId ?? plan.id ?? '';
   let traces: readonly ToolExecutionTrace[] = [];
@@ -126,34 +161,57 @@ export async function runPlanFile(
             steps.push({ id: step.id, tool: `rollback ${step.label}`, outcome: 'ok', asExpected: true, durationMs: performance.now() - started, output: report });
             say(`ok (${preview(report, 100)})\n`);
           } catch (error) {
-            const { code, message } = classify(error);
+            const { code, message } = classify(error, advice);
             steps.push({ id: step.id, tool: `rollback ${step.label}`, outcome: 'failed', asExpected: false, durationMs: performance.now() - started, code, message });
             say(`FAILED ${code}: ${message}\n`);
             stopped = true;
           }
           continue;
         }
-        say(io.interactive ? `${label} ${step.tool} … running` : '');
+        // On a terminal the step's line is rewritten in place; in a pipe or a
+        // CI log a line says that it started, one per progress notification
+        // (at most one a second), and one that it ended, with its duration.
+        say(io.interactive ? `${label} ${step.tool} … running` : `${label} ${step.tool} … started\n`);
+        let lastProgressLine = Number.NEGATIVE_INFINITY;
+        const onProgress = (progress: ToolProgress) => {
+          const now = performance.now();
+          const text = describeProgress(progress, now - started);
+          if (io.interactive) {
+            say(`\r\x1b[2K${label} ${step.tool} … running ${text}`);
+          } else if (now - lastProgressLine >= PROGRESS_LINE_INTERVAL_MS) {
+            lastProgressLine = now;
+            say(`${label} ${step.tool} … progress ${text}\n`);
+          }
+        };
+        const context = { ...advice, inputSchema: (await runtime.describe(step.tool).catch(() => undefined))?.inputSchema };
         let report: StepReport;
+        let thrown: unknown;
         try {
-          const result = await runtime.execute(step.tool, step.input, ctx, step.timeoutMs === undefined ? undefined : { timeoutMs: step.timeoutMs });
+          const result = await runtime.execute(step.tool, step.input, ctx, step.timeoutMs === undefined ? { onProgress } : { timeoutMs: step.timeoutMs, onProgress });
           const durationMs = performance.now() - started;
           if (result.ok) {
             report = { id: step.id, tool: step.tool, outcome: 'ok', asExpected: expected('ok', step.expect), durationMs, output: result.output };
           } else {
-            const { outcome, code, message } = classify(result.error);
+            thrown = result.error;
+            const { outcome, code, message } = classify(result.error, context, ctx.cancellationToken.isCancelled);
             report = { id: step.id, tool: step.tool, outcome, asExpected: expected(outcome, step.expect), durationMs, code, message };
           }
         } catch (error) {
-          const { outcome, code, message } = classify(error);
+          thrown = error;
+          const { outcome, code, message } = classify(error, context, ctx.cancellationToken.isCancelled);
           report = { id: step.id, tool: step.tool, outcome, asExpected: expected(outcome, step.expect), durationMs: performance.now() - started, code, message };
         }
         steps.push(report);
+        if (options.verbose === true && report.outcome !== 'ok' && thrown !== undefined) {
+          const cause = (thrown as { cause?: unknown }).cause;
+          const stack = cause instanceof Error ? cause.stack : thrown instanceof Error ? thrown.stack : undefined;
+          if (stack !== undefined) io.stderr(`${label} ${step.tool}: ${stack}\n`);
+        }
         const detail =
           report.outcome === 'ok'
             ? preview(report.output)
             : `${report.code}: ${report.message}${report.asExpected ? ' (expected)' : ''}`;
-        say(`${io.interactive ? '\r\x1b[2K' : ''}${label} ${step.tool} … ${report.outcome} (${report.durationMs.toFixed(0)} ms) ${detail}\n`);
+        say(`${io.interactive ? '\r\x1b[2K' : ''}${label} ${step.tool} … ${report.outcome} (${formatSeconds(report.durationMs)}) ${detail}\n`);
         if (report.outcome === 'cancelled') stopped = true;
         else if (!report.asExpected && !step.continueOnError) stopped = true;
       }

@@ -20,6 +20,16 @@ describe('ToolCancelledError', () => {
     expect(error.message).toBe('Tool "echo" was cancelled: timed out after 50 ms. Raise the timeout if the tool needs longer.');
   });
 
+  it("does not blame the plan's token for one execution's deadline, and names the plan's own deadline", () => {
+    const execution = new ToolCancelledError({ reason: "tool 'echo' timed out after 50 ms", toolName: 'echo', planId: 'p' });
+    expect(execution.message).toBe(`Tool "echo" in plan "p" was cancelled: tool 'echo' timed out after 50 ms. Raise the timeout if the tool needs longer.`);
+    const plan = new ToolCancelledError({ reason: 'plan timed out after 900 ms', toolName: 'echo', planId: 'p' });
+    expect(plan.message).toBe(
+      `Tool "echo" in plan "p" was cancelled: plan timed out after 900 ms. The plan's deadline passed; raise the plan's timeout if it needs longer.`,
+    );
+    expect(plan.message).not.toMatch(/new token/);
+  });
+
   it('defaults the reason, keeps a given message and cause, and leaves unknown fields absent', () => {
     const cause = new Error('socket closed');
     const error = new ToolCancelledError({ message: 'stopped', cause });

@@ -46,8 +46,12 @@ export class ToolCancelledError extends CaError {
 function describeCancellation(reason: string, toolName: string | undefined, planId: string | undefined): string {
   const subject = toolName === undefined ? 'Tool execution' : `Tool "${toolName}"`;
   const where = planId === undefined ? '' : ` in plan "${planId}"`;
-  const hint = reason.startsWith('timed out')
-    ? 'Raise the timeout if the tool needs longer.'
-    : "The plan's cancellation token was cancelled; start a new plan (or a new token) to run it again.";
+  // The runtime's deadlines read "tool 'x' timed out after N ms" (one execution;
+  // the plan goes on) and "plan timed out after N ms"; a token's own, "timed out after N ms".
+  const hint = reason.startsWith('plan timed out')
+    ? "The plan's deadline passed; raise the plan's timeout if it needs longer."
+    : /\btimed out\b/.test(reason)
+      ? 'Raise the timeout if the tool needs longer.'
+      : "The plan's cancellation token was cancelled; start a new plan (or a new token) to run it again.";
   return `${subject}${where} was cancelled: ${reason}. ${hint}`;
 }

@@ -1,7 +1,7 @@
 'use strict';
 // Custom tools for the CLI tests: one that waits until it is cancelled and
 // writes a marker file when its signal aborts, one that writes without
-// undo data, and one that echoes.
+// undo data, one that echoes, and one that throws.
 const fs = require('node:fs');
 const { defineTool } = require('@ca/adapters-custom');
 
@@ -36,4 +36,14 @@ const echo = defineTool({
   execute: async (input) => input,
 });
 
-module.exports = [waitForCancel, unsafeWrite, echo];
+const fail = defineTool({
+  name: 'test.throw',
+  description: 'Throws an error of its own.',
+  inputSchema: { type: 'object' },
+  capability: { writes: false },
+  execute: async () => {
+    throw new Error('the disk is on fire');
+  },
+});
+
+module.exports = [waitForCancel, unsafeWrite, echo, fail];
