@@ -9,6 +9,7 @@ export type {
   ProcessExit,
   ProcessResult,
   RunningProcess,
+  RunningProcessCloseOptions,
 } from './process-types';
 export type { CapturedOutput } from './output-capture';
 export type { ProcessLauncher, ProcessLaunch, PreparedLaunch } from './process-launcher';

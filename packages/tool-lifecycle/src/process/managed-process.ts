@@ -266,7 +266,7 @@ export class ManagedProcess {
     return this.#terminating;
   }
 
-  close(): Promise<void> {
+  close(exitWaitMs: number = this.#options.killGraceMs): Promise<void> {
     this.#closing ??= (async () => {
       if (this.#watch.event === undefined) {
         try {
@@ -274,7 +274,7 @@ export class ManagedProcess {
         } catch {
           // A broken pipe: the signals of terminate() end the process anyway.
         }
-        await raceWithDelay(this.#watch.exited, this.#options.killGraceMs);
+        if (exitWaitMs > 0) await raceWithDelay(this.#watch.exited, exitWaitMs);
       }
       await this.terminate();
     })();

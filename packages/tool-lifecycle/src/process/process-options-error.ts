@@ -14,8 +14,9 @@ export interface ProcessOptionsErrorOptions {
 }
 
 /**
- * `runProcess`, `startProcess` or `buildProcessEnvironment` was called with
- * an option of the wrong shape; nothing was started.
+ * `runProcess`, `startProcess`, `buildProcessEnvironment` or
+ * `RunningProcess.close` was called with an option of the wrong shape;
+ * `runProcess` and `startProcess` started nothing.
  *
  * Code: `PROCESS_INVALID_OPTIONS`.
  */
@@ -29,7 +30,7 @@ export class ProcessOptionsError extends ProcessError {
     const { option, expected, received, toolName, planId } = options;
     super(
       'PROCESS_INVALID_OPTIONS',
-      `${describeCaller(toolName, planId)}the process option ${option} must be ${expected}; got ${describeValue(received)}. Nothing was started.`,
+      `${describeCaller(toolName, planId)}the process option ${option} must be ${expected}; got ${describeValue(received)}.`,
       { ...(toolName === undefined ? {} : { toolName }), ...(planId === undefined ? {} : { planId }) },
     );
     this.option = option;

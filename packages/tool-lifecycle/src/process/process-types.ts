@@ -119,8 +119,15 @@ export interface RunningProcess {
   terminate(): Promise<void>;
   /**
    * Ends it the polite way, as the MCP stdio transport specifies: closes
-   * stdin and waits up to `killGraceMs` for it to exit, then
-   * {@link RunningProcess.terminate}. Idempotent.
+   * stdin and waits up to `exitWaitMs` (default `killGraceMs`) for it to
+   * exit, then {@link RunningProcess.terminate}. Idempotent: a second call
+   * returns the first one's promise, whatever its options.
    */
-  close(): Promise<void>;
+  close(options?: RunningProcessCloseOptions): Promise<void>;
+}
+
+/** Options of {@link RunningProcess.close}. */
+export interface RunningProcessCloseOptions {
+  /** How long to wait for the program to exit on its own after its stdin is closed (default `killGraceMs`; 0: SIGTERM at once). */
+  readonly exitWaitMs?: number;
 }

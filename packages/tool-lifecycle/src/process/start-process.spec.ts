@@ -68,6 +68,20 @@ describe('startProcess', () => {
     expect(await waitUntilProcessesGone([running.pid, grandchild])).toBe(true);
   });
 
+  it('close({ exitWaitMs: 0 }) sends SIGTERM with the end of stdin, without waiting for the program to exit on its own', async () => {
+    // Exits 3 s after the end of its stdin, unless SIGTERM ends it first.
+    const running = await startProcess({
+      command: node,
+      args: ['-e', 'process.stdin.resume(); process.stdin.on("end", () => setTimeout(() => process.exit(0), 3000)); process.stdout.write("ready\\n")'],
+      killGraceMs: 10_000,
+    });
+    leftovers.push(running.pid);
+    expect(await firstLine(running.stdout)).toBe('ready');
+    await running.close({ exitWaitMs: 0 });
+    expect(running.exit).toMatchObject({ signal: 'SIGTERM', exitCode: null });
+    await expect(running.close({ exitWaitMs: -1 })).rejects.toMatchObject({ code: 'PROCESS_INVALID_OPTIONS', option: 'exitWaitMs' });
+  });
+
   it('terminate() sends SIGTERM to the group at once; calling it again does nothing more', async () => {
     const running = await startProcess({ command: 'sh', args: ['-c', 'sleep 30 & echo $!; wait'] });
     const background = Number(await firstLine(running.stdout));

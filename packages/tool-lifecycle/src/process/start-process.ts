@@ -5,7 +5,8 @@ import { StringDecoder } from 'node:string_decoder';
 import { startManaged, type ManagedProcess, type Stopper } from './managed-process';
 import { TailCapture, type CapturedOutput } from './output-capture';
 import { checkByteCount, checkProcessOptions } from './process-options';
-import type { ProcessExit, RunningProcess, StartProcessOptions } from './process-types';
+import { ProcessOptionsError } from './process-options-error';
+import type { ProcessExit, RunningProcess, RunningProcessCloseOptions, StartProcessOptions } from './process-types';
 
 /** Default of `maxStderrBytes` for a long-lived process: the end of its stderr. */
 const DEFAULT_STDERR_TAIL_BYTES = 64 * 1024;
@@ -102,7 +103,11 @@ class RunningProgram implements RunningProcess {
     return this.managed.terminate();
   }
 
-  close(): Promise<void> {
-    return this.managed.close();
+  close(options: RunningProcessCloseOptions = {}): Promise<void> {
+    const { exitWaitMs } = options;
+    if (exitWaitMs !== undefined && !(typeof exitWaitMs === 'number' && exitWaitMs >= 0 && exitWaitMs <= 2_147_483_647)) {
+      return Promise.reject(new ProcessOptionsError({ option: 'exitWaitMs', expected: 'a number of milliseconds from 0 to 2147483647', received: exitWaitMs }));
+    }
+    return this.managed.close(exitWaitMs);
   }
 }
