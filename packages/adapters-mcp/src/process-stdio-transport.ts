@@ -6,8 +6,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * Starts a process, with the signature of `child_process.spawn` restricted to
- * what the adapter uses. Inject your own (to count or wrap spawns) through
- * `McpAdapterSettings.spawn`; it must honour `options.detached` and `stdio`.
+ * what the adapter uses (the process runner's `ProcessSpawn`). Inject your own
+ * (to count or wrap spawns) through `McpAdapterSettings.spawn`; it must honour
+ * `options.detached`, `stdio`, `cwd` and `env`.
  */
 export type McpSpawn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 
