@@ -14,6 +14,7 @@ module.exports = {
   },
   moduleNameMapper: {
     '^@ca/tool-lifecycle/testing$': `${packagesDir}/tool-lifecycle/src/testing/index.ts`,
+    '^@ca/tool-lifecycle/process$': `${packagesDir}/tool-lifecycle/src/process/index.ts`,
     '^@ca/([a-z-]+)$': `${packagesDir}/$1/src/index.ts`,
   },
   clearMocks: true,

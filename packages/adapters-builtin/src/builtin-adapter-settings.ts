@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
+import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/tool-lifecycle/process';
 import { BuiltinToolError } from './builtin-tool-error';
 
 /** Every built-in tool, by name. */
@@ -47,10 +48,17 @@ export interface BuiltinCommandSettings {
    * only itself. Absent (the default): every command may run.
    */
   readonly allow?: readonly string[];
-  /** Variables of the server's environment passed on (default PATH, HOME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR, TEMP, TMP, USER, LOGNAME, SystemRoot). */
+  /** Variables of the server's environment passed on (default the runner's `MINIMAL_ENVIRONMENT_VARIABLES`: HOME, LANG, LC_ALL, LC_CTYPE, LOGNAME, PATH, TERM, TMPDIR, TZ, USER). */
   readonly inheritEnv?: readonly string[];
   /** Fixed variables set for every command (after the inherited ones, before the call's `env`). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Variables a call's `env` may set although they change which code a
+   * program loads or runs (`LD_PRELOAD`, `PATH`, `NODE_OPTIONS`, `PYTHONPATH`,
+   * `GIT_*`, … — see the README), by exact name, case-insensitive. Default
+   * none: a call that sets one is refused with `BUILTIN_COMMAND_ENV_NOT_ALLOWED`.
+   */
+  readonly allowEnv?: readonly string[];
   /** Deadline of a command whose call sets none, in ms (default 120,000). */
   readonly defaultTimeoutMs?: number;
   /** Longest deadline a call may ask for, in ms (default 600,000). */
@@ -118,21 +126,6 @@ export interface ResolvedSettings {
   readonly undo: Required<BuiltinUndoSettings>;
 }
 
-const DEFAULT_INHERITED_ENV = Object.freeze([
-  'PATH',
-  'HOME',
-  'LANG',
-  'LC_ALL',
-  'LC_CTYPE',
-  'TZ',
-  'TMPDIR',
-  'TEMP',
-  'TMP',
-  'USER',
-  'LOGNAME',
-  'SystemRoot',
-]);
-
 /** Checks settings and fills in the defaults. */
 export function resolveSettings(settings: BuiltinAdapterSettings = {}): ResolvedSettings {
   const fail = (field: string, message: string): never => {
@@ -169,8 +162,12 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
   const http = settings.http ?? {};
   const undo = settings.undo ?? {};
   const env = command.env ?? {};
-  if (typeof env !== 'object' || env === null || !Object.values(env).every((value) => typeof value === 'string')) {
-    fail('command.env', 'expected an object of string values.');
+  if (
+    typeof env !== 'object' ||
+    env === null ||
+    !Object.entries(env).every(([name, value]) => /^[^=\0]+$/.test(name) && typeof value === 'string' && !value.includes('\0'))
+  ) {
+    fail('command.env', 'expected an object of string values without NUL characters, whose names hold no "=".');
   }
   const fetchFunction = http.fetch ?? globalThis.fetch;
   if (typeof fetchFunction !== 'function') fail('http.fetch', 'expected a fetch function.');
@@ -191,8 +188,9 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
     }),
     command: Object.freeze({
       allow: names('command.allow', command.allow),
-      inheritEnv: names('command.inheritEnv', command.inheritEnv) ?? DEFAULT_INHERITED_ENV,
+      inheritEnv: names('command.inheritEnv', command.inheritEnv) ?? MINIMAL_ENVIRONMENT_VARIABLES,
       env: Object.freeze({ ...env }),
+      allowEnv: names('command.allowEnv', command.allowEnv) ?? Object.freeze([]),
       defaultTimeoutMs: count('command', command.defaultTimeoutMs, 'defaultTimeoutMs', 120_000),
       maxTimeoutMs: count('command', command.maxTimeoutMs, 'maxTimeoutMs', 600_000),
       killGraceMs: count('command', command.killGraceMs, 'killGraceMs', 2000, 0),

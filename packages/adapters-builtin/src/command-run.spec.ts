@@ -1,5 +1,9 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createExecutionContext, ToolCancelledError, type PlanContext } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
 import { isProcessAlive, waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
@@ -7,6 +11,21 @@ import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, st
 
 const node = process.execPath;
 const fixture = join(__dirname, '__fixtures__', 'spawn-grandchild.js');
+const execFileAsync = promisify(execFile);
+
+/** Pids of the running processes whose command line holds `argument` as one of its words. */
+function processesWithArgument(argument: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(argument) && isProcessAlive(Number(entry));
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
 
 async function waitForPids(file: string): Promise<number[]> {
   for (let attempt = 0; attempt < 400; attempt++) {
@@ -64,10 +83,66 @@ describe('builtin.command.run', () => {
       const env = JSON.parse(result.output.stdout) as Record<string, string>;
       expect(env['CA_BUILTIN_TEST_SECRET']).toBeUndefined();
       expect(env).toMatchObject({ GIVEN: 'yes', FIXED: 'from-settings', PATH: process.env['PATH'] });
-      expect(Object.keys(env).every((name) => ['GIVEN', 'FIXED', 'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TEMP', 'TMP', 'USER', 'LOGNAME', 'SystemRoot'].includes(name))).toBe(true);
+      expect(Object.keys(env).every((name) => ['GIVEN', 'FIXED', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER'].includes(name))).toBe(true);
     } finally {
       delete process.env['CA_BUILTIN_TEST_SECRET'];
     }
+  });
+
+  it('refuses LD_PRELOAD in the call\'s env with command.allow: ["ls"]: a shared object written to the bound folder is never loaded', async () => {
+    // The attack: the model writes a shared object through fs.write, then runs an allowed program with LD_PRELOAD.
+    const build = await mkdtemp(join(tmpdir(), 'ca-preload-'));
+    const marker = join(work, 'preload-ran');
+    try {
+      await writeFile(join(build, 'evil.c'), `#include <stdio.h>\n__attribute__((constructor)) static void evil(void) { FILE *f = fopen("${marker}", "w"); if (f) { fputs("loaded", f); fclose(f); } }\n`);
+      await execFileAsync('gcc', ['-shared', '-fPIC', '-o', join(build, 'evil.so'), join(build, 'evil.c')]);
+      const library = (await readFile(join(build, 'evil.so'))).toString('base64');
+      expect(codeOf(await runtime.execute('builtin.fs.write', { path: 'evil.so', content: library, encoding: 'base64' }, ctx))).toBe('ok');
+    } finally {
+      await rm(build, { recursive: true, force: true });
+    }
+    const attack = { command: ['ls'], env: { LD_PRELOAD: join(work, 'evil.so') } };
+    const { runtime: limited } = strictRuntime({ command: { allow: ['ls'] } });
+    for (const env of [attack.env, { ld_preload: join(work, 'evil.so') }, { LD_LIBRARY_PATH: work, LANG: 'C' }]) {
+      const refused = await limited.execute('builtin.command.run', { ...attack, env }, ctx);
+      expect(codeOf(refused)).toBe('BUILTIN_COMMAND_ENV_NOT_ALLOWED');
+      expect(refused.ok ? '' : refused.error.message).toMatch(/refused to run "ls" with "(LD_PRELOAD|ld_preload|LD_LIBRARY_PATH)" in env: .*command\.allowEnv/);
+    }
+    expect(existsSync(marker)).toBe(false);
+    // The same call with the variable allowed loads the object: the attack is real, and the refusal is what stopped it.
+    const { runtime: opened } = strictRuntime({ command: { allow: ['ls'], allowEnv: ['ld_preload'] } });
+    const ran = await opened.execute('builtin.command.run', attack, ctx);
+    expect(codeOf(ran)).toBe('ok');
+    expect(await readFile(marker, 'utf8')).toBe('loaded');
+  });
+
+  it('refuses PATH in the call\'s env, which would swap an allowed program for one in the bound folder', async () => {
+    await mkdir(join(work, 'bin'));
+    await writeFile(join(work, 'bin', 'ls'), '#!/bin/sh\necho "not the real ls"\n');
+    await chmod(join(work, 'bin', 'ls'), 0o755);
+    const { runtime: limited } = strictRuntime({ command: { allow: ['ls'] } });
+    expect(codeOf(await limited.execute('builtin.command.run', { command: ['ls'], env: { PATH: join(work, 'bin') } }, ctx))).toBe('BUILTIN_COMMAND_ENV_NOT_ALLOWED');
+    const { runtime: opened } = strictRuntime({ command: { allow: ['ls'], allowEnv: ['PATH'] } });
+    const swapped = await opened.execute<any>('builtin.command.run', { command: ['ls'], env: { PATH: join(work, 'bin') } }, ctx);
+    expect(swapped.output.stdout).toBe('not the real ls\n');
+  });
+
+  it('refuses loader, interpreter and shell variables in the call env, and lets ordinary variables through', async () => {
+    const names = ['NODE_OPTIONS', 'PYTHONPATH', 'PERL5OPT', 'RUBYOPT', 'GIT_SSH_COMMAND', 'BASH_ENV', 'ENV', 'IFS', 'DYLD_INSERT_LIBRARIES', 'npm_config_script_shell', 'PAGER', 'GCONV_PATH'];
+    for (const name of names) {
+      const refused = await run({ command: [node, '-e', ''], env: { [name]: 'x' } });
+      expect([name, codeOf(refused)]).toEqual([name, 'BUILTIN_COMMAND_ENV_NOT_ALLOWED']);
+    }
+    const ordinary = await run({ command: [node, '-e', 'process.stdout.write(process.env.NODE_ENV + " " + process.env.CI)'], env: { NODE_ENV: 'test', CI: '1' } });
+    expect(ordinary.output.stdout).toBe('test 1');
+  });
+
+  it('takes loader variables from the settings (trusted), and refuses a variable name the system cannot pass on', async () => {
+    const { runtime: configured } = strictRuntime({ command: { env: { NODE_OPTIONS: '--max-old-space-size=64' } } });
+    const fixed = await configured.execute<any>('builtin.command.run', { command: [node, '-e', 'process.stdout.write(process.env.NODE_OPTIONS)'] }, ctx);
+    expect(fixed.output.stdout).toBe('--max-old-space-size=64');
+    const invalid = await run({ command: [node, '-e', ''], env: { 'A=B': 'x' } });
+    expect(codeOf(invalid)).toBe('BUILTIN_INVALID_INPUT');
   });
 
   it('caps stdout with a truncation marker and feeds stdin', async () => {
@@ -124,4 +199,16 @@ describe('builtin.command.run', () => {
     started.push(...pids);
     expect(await waitUntilProcessesGone(pids)).toBe(true);
   }, 20_000);
+  // The limit of process groups, stated where the README promises that no process is left behind:
+  // a descendant that calls setsid leaves the group and survives the call. A PID namespace (the
+  // sandbox) is the fix; when command.run runs in one, this test fails and the README must change.
+  it('does NOT reach a descendant that left the process group with setsid (the documented limit without a sandbox)', async () => {
+    const sleep = `40.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+    const result = await run({ command: ['sh', '-c', `setsid sleep ${sleep} < /dev/null > /dev/null 2>&1 & sleep 0.2; echo started`] });
+    const escaped = processesWithArgument(sleep);
+    started.push(...escaped);
+    expect(result.output).toMatchObject({ exitCode: 0, stdout: 'started\n' });
+    expect(escaped).toHaveLength(1);
+    expect(isProcessAlive(escaped[0] as number)).toBe(true);
+  });
 });

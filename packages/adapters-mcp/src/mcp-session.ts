@@ -12,7 +12,6 @@ import type { RuntimeLogger } from '@ca/tool-lifecycle';
 import { messageOf, type ParsedMcpServer } from './mcp-config';
 import { McpServerError } from './mcp-server-error';
 import { ProcessStdioTransport, type McpSpawn } from './process-stdio-transport';
-import { buildServerEnvironment } from './server-environment';
 
 /** Name and version the adapter announces to servers in `initialize`. */
 export const CLIENT_INFO = Object.freeze({ name: '@ca/adapters-mcp', version: '0.1.0' });
@@ -79,7 +78,8 @@ export class McpSession {
         ? new ProcessStdioTransport({
             command: server.command as string,
             args: server.args,
-            env: buildServerEnvironment(server.env, server.inheritEnv),
+            env: server.env,
+            inheritEnv: server.inheritEnv,
             ...(server.cwd === undefined ? {} : { cwd: server.cwd }),
             ...(options.spawn === undefined ? {} : { spawn: options.spawn }),
             shutdownGraceMs: server.shutdownGraceMs,

@@ -1,13 +1,14 @@
-import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from '@ca/tool-lifecycle';
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import { MINIMAL_ENVIRONMENT_VARIABLES, ProcessStartError, startProcess, type RunningProcess } from '@ca/tool-lifecycle/process';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * Starts a process, with the signature of `child_process.spawn` restricted to
- * what the adapter uses. Inject your own (to count or wrap spawns) through
- * `McpAdapterSettings.spawn`; it must honour `options.detached` and `stdio`.
+ * what the adapter uses (the process runner's `ProcessSpawn`). Inject your own
+ * (to count or wrap spawns) through `McpAdapterSettings.spawn`; it must honour
+ * `options.detached`, `stdio`, `cwd` and `env`.
  */
 export type McpSpawn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 
@@ -23,7 +24,10 @@ export interface ProcessExit {
 export interface ProcessStdioTransportOptions {
   readonly command: string;
   readonly args: readonly string[];
+  /** The server's declared `env`, set on top of the inherited variables. */
   readonly env: Readonly<Record<string, string>>;
+  /** Names taken from the runtime's environment besides the runner's minimal ones. */
+  readonly inheritEnv?: readonly string[];
   readonly cwd?: string;
   readonly spawn?: McpSpawn;
   /** How long the process may take to exit after SIGTERM before its group is killed. */
@@ -40,17 +44,19 @@ export interface ProcessStdioTransportOptions {
   readonly onInvalidLine?: (line: string, error: unknown) => void;
 }
 
-const STDERR_TAIL_CHARACTERS = 8_192;
+const STDERR_TAIL_BYTES = 8_192;
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 const EXIT_TO_CLOSE_MS = 250;
 
 /**
  * An MCP `Transport` over a child process's stdin/stdout, like the SDK's
  * `StdioClientTransport`, except that:
- * - the process is spawned `detached`, so it leads its own process group, and
- *   closing ends the whole group (see {@link ProcessStdioTransport.close}):
- *   grandchildren die with it;
- * - stderr is always piped and its tail kept for error messages;
+ * - the process is started by the runtime's process runner
+ *   (`startProcess` of `@ca/tool-lifecycle/process`): the minimal environment
+ *   plus the declared one, its own process group, and closing ends the whole
+ *   group (see {@link ProcessStdioTransport.close}): grandchildren die with it,
+ *   and when the server dies on its own, what it left in its group is killed;
+ * - stderr is always read and its tail kept for error messages;
  * - a stdout line that is not JSON-RPC is reported and skipped, and the
  *   last one is kept for error messages.
  *
@@ -62,9 +68,9 @@ export class ProcessStdioTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
 
   readonly #options: ProcessStdioTransportOptions;
-  #child: ChildProcess | undefined;
+  #starting: Promise<void> | undefined;
+  #running: RunningProcess | undefined;
   #pending: Buffer | undefined;
-  #stderr = '';
   #exit: ProcessExit | undefined;
   #spawnError: Error | undefined;
   #resolveExited!: (exit: ProcessExit) => void;
@@ -80,7 +86,7 @@ export class ProcessStdioTransport implements Transport {
 
   /** Pid of the server process (also its process group id); undefined before start. */
   get pid(): number | undefined {
-    return this.#child?.pid;
+    return this.#running?.pid;
   }
 
   /** How the process ended; undefined while it runs. */
@@ -105,65 +111,49 @@ export class ProcessStdioTransport implements Transport {
 
   /** The last lines the process wrote to stderr (at most `maxCharacters`), trimmed. */
   stderrTail(maxCharacters = 2_000): string {
-    const text = this.#stderr.length > maxCharacters ? this.#stderr.slice(-maxCharacters) : this.#stderr;
-    const firstBreak = this.#stderr.length > maxCharacters ? text.indexOf('\n') : -1;
+    const stderr = this.#running?.stderr().text ?? '';
+    const text = stderr.length > maxCharacters ? stderr.slice(-maxCharacters) : stderr;
+    const firstBreak = stderr.length > maxCharacters ? text.indexOf('\n') : -1;
     return (firstBreak >= 0 ? text.slice(firstBreak + 1) : text).trim();
   }
 
   start(): Promise<void> {
-    if (this.#child !== undefined) return Promise.reject(new Error('ProcessStdioTransport was already started.'));
-    const { command, args, env, cwd } = this.#options;
-    const spawn = this.#options.spawn ?? (nodeSpawn as McpSpawn);
-    return new Promise<void>((resolve, reject) => {
-      let child: ChildProcess;
-      try {
-        child = spawn(command, args, {
-          env: { ...env },
-          ...(cwd === undefined ? {} : { cwd }),
-          stdio: ['pipe', 'pipe', 'pipe'],
-          detached: PROCESS_GROUPS_SUPPORTED,
-          shell: false,
-          windowsHide: true,
-        });
-      } catch (error) {
-        this.#finish({ code: null, signal: null }, error);
-        reject(error);
-        return;
-      }
-      this.#child = child;
-      let spawned = false;
-      child.once('spawn', () => {
-        spawned = true;
-        resolve();
-      });
-      child.once('error', (error) => {
-        if (!spawned) {
-          this.#spawnError = error;
-          this.#finish({ code: null, signal: null }, error);
-          reject(error);
-        } else {
-          this.onerror?.(error);
-        }
-      });
-      child.once('close', (code, signal) => this.#finish({ code, signal }, undefined));
-      // A grandchild holding the pipes open delays 'close' until it exits; do not wait for it for long.
-      child.once('exit', (code, signal) => {
-        setTimeout(() => this.#finish({ code, signal }, undefined), EXIT_TO_CLOSE_MS).unref();
-      });
-      child.stdin?.on('error', (error) => this.onerror?.(error));
-      child.stdout?.on('data', (chunk: Buffer) => this.#onStdout(chunk));
-      child.stdout?.on('error', (error) => this.onerror?.(error));
-      child.stderr?.setEncoding('utf8');
-      child.stderr?.on('data', (text: string) => {
-        this.#stderr = (this.#stderr + text).slice(-STDERR_TAIL_CHARACTERS);
-        this.#options.onStderr?.(text);
-      });
-    });
+    if (this.#starting !== undefined) return Promise.reject(new Error('ProcessStdioTransport was already started.'));
+    const { command, args, env, inheritEnv = [], cwd, spawn } = this.#options;
+    this.#starting = startProcess({
+      command,
+      args,
+      env,
+      inheritEnv: [...MINIMAL_ENVIRONMENT_VARIABLES, ...inheritEnv],
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(spawn === undefined ? {} : { spawn }),
+      killGraceMs: this.#options.shutdownGraceMs,
+      // A grandchild that left the group and holds the pipes must not delay the end for long.
+      outputDrainMs: EXIT_TO_CLOSE_MS,
+      maxStderrBytes: STDERR_TAIL_BYTES,
+      onStderr: (text) => this.#options.onStderr?.(text),
+      onError: (error) => this.onerror?.(error),
+    }).then(
+      (running) => {
+        this.#running = running;
+        running.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+        running.stdout.on('error', (error) => this.onerror?.(error));
+        void running.exited.then((exit) => this.#finish({ code: exit.exitCode, signal: exit.signal }));
+      },
+      (error: unknown) => {
+        // The session reports the operating system's error (ENOENT: not installed), as before the runner.
+        const cause = ProcessStartError.isInstance(error) ? error.cause : error;
+        this.#spawnError = cause as Error;
+        this.#finish({ code: null, signal: null });
+        throw cause;
+      },
+    );
+    return this.#starting;
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    const stdin = this.#child?.stdin;
-    if (stdin === undefined || stdin === null || this.#exit !== undefined || !stdin.writable) {
+    const stdin = this.#running?.stdin;
+    if (stdin === undefined || this.#exit !== undefined || !stdin.writable) {
       return Promise.reject(new Error('Not connected: the MCP server process is not running.'));
     }
     return new Promise<void>((resolve) => {
@@ -186,33 +176,23 @@ export class ProcessStdioTransport implements Transport {
   }
 
   async #shutDown(): Promise<void> {
-    const child = this.#child;
-    if (child === undefined) {
-      this.#finish({ code: null, signal: null }, undefined);
+    try {
+      await this.#starting;
+    } catch {
+      // It never started: nothing to stop.
+    }
+    const running = this.#running;
+    if (running === undefined) {
+      this.#finish({ code: null, signal: null });
       return;
     }
-    // The MCP stdio shutdown sequence: close stdin, then SIGTERM, then SIGKILL.
-    if (this.#exit === undefined) {
-      try {
-        child.stdin?.end();
-      } catch {
-        // The pipe may already be broken; the signals below end the process anyway.
-      }
-      if (this.#options.promptShutdown !== true) await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
-    }
-    if (this.#exit === undefined) {
-      signalProcessGroup(child, 'SIGTERM');
-      await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
-    }
-    // Also after a clean exit: whatever the server left in its group must not outlive it.
-    signalProcessGroup(child, 'SIGKILL');
-    if (this.#exit === undefined) await raceWithDelay(this.#exited, this.#options.shutdownGraceMs);
+    // With promptShutdown, SIGTERM follows the end of stdin at once.
+    await running.close(this.#options.promptShutdown === true ? { exitWaitMs: 0 } : {});
   }
 
-  #finish(exit: ProcessExit, spawnError: unknown): void {
+  #finish(exit: ProcessExit): void {
     if (this.#exit !== undefined) return;
     this.#exit = exit;
-    if (spawnError instanceof Error) this.#spawnError = spawnError;
     this.#pending = undefined;
     this.#resolveExited(exit);
     this.onclose?.();
@@ -250,15 +230,5 @@ export class ProcessStdioTransport implements Transport {
     this.#invalidLines++;
     this.#lastInvalidLine = line.length > 200 ? `${line.slice(0, 200)}…` : line;
     this.#options.onInvalidLine?.(this.#lastInvalidLine, error);
-  }
-}
-
-/** Waits for `promise` or `ms`, whichever comes first, leaving no timer behind. */
-async function raceWithDelay(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
   }
 }

@@ -132,6 +132,50 @@ describe('bundled scripts', () => {
     expect(result.output).toMatchObject({ exitCode: 3, stderr: 'boom\n' });
   });
 
+  it('gives scripts the minimal environment plus scriptEnv, never the rest of the service environment', async () => {
+    const own = await makeTempDir();
+    process.env['AWS_SECRET_ACCESS_KEY'] = 'do-not-leak';
+    process.env['CA_SKILLS_TEST_TOKEN'] = 'do-not-leak-either';
+    try {
+      await writeSkill(own, 'env-skill', skillMarkdown({ name: 'env-skill', description: 'Prints its environment.' }), {
+        'scripts/env.mjs': 'process.stdout.write(JSON.stringify(process.env));\n',
+      });
+      const environmentOf = async (settings: Partial<SkillsAdapterSettings>): Promise<Record<string, string>> => {
+        const adapter = createSkillsAdapter({ roots: [own], allowScripts: true, ...settings });
+        await adapter.discover();
+        const tool = (await adapter.get('skill.env-skill.script.env')) as ScriptInstance;
+        const result = (await tool.execute({}, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
+        return JSON.parse(result.output.stdout) as Record<string, string>;
+      };
+      const minimal = ['HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER'];
+      const byDefault = await environmentOf({});
+      expect(byDefault['AWS_SECRET_ACCESS_KEY']).toBeUndefined();
+      expect(byDefault['CA_SKILLS_TEST_TOKEN']).toBeUndefined();
+      expect(byDefault['PATH']).toBe(process.env['PATH']);
+      expect(Object.keys(byDefault).every((name) => minimal.includes(name))).toBe(true);
+      const configured = await environmentOf({ scriptEnv: { GIVEN: 'from-settings', HOME: undefined } });
+      expect(configured['AWS_SECRET_ACCESS_KEY']).toBeUndefined();
+      expect(configured['HOME']).toBeUndefined();
+      expect(configured).toMatchObject({ GIVEN: 'from-settings', PATH: process.env['PATH'] });
+      expect(Object.keys(configured).every((name) => ['GIVEN', ...minimal].includes(name))).toBe(true);
+    } finally {
+      delete process.env['AWS_SECRET_ACCESS_KEY'];
+      delete process.env['CA_SKILLS_TEST_TOKEN'];
+      await removeTempDir(own);
+    }
+  });
+
+  it('returns SKILL_SCRIPT_FAILED for an argument the system cannot pass on, starting nothing', async () => {
+    const result = (await (await script('skill.tools-skill.script.echo')).execute({ args: ['ok', 'nul\0byte'] }, createExecutionContext({ planId: 'p' }))) as ToolFailure;
+    expect(result.ok).toBe(false);
+    expect(result.error).toMatchObject({ code: 'SKILL_SCRIPT_FAILED', message: expect.stringContaining('holds what the system cannot pass to a program') });
+  });
+
+  it('refuses a scriptEnv the system could not pass on when the adapter is created', () => {
+    expect(() => createSkillsAdapter({ roots: [temp], scriptEnv: { 'A=B': 'x' } })).toThrow(expect.objectContaining({ code: 'SKILL_INVALID_SETTINGS' }));
+    expect(() => createSkillsAdapter({ roots: [temp], scriptEnv: { A: 42 as never } })).toThrow(expect.objectContaining({ code: 'SKILL_INVALID_SETTINGS' }));
+  });
+
   it('returns SKILL_SCRIPT_FAILED when the interpreter cannot be started', async () => {
     const result = (await (await script('skill.tools-skill.script.count', { scriptEnv: { PATH: '/nonexistent' } })).execute(
       {},

@@ -1,15 +1,7 @@
 import { normalizeCapability, type JsonSchema } from '@ca/domain';
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
-import {
-  PROCESS_GROUPS_SUPPORTED,
-  signalProcessGroup,
-  toolFailure,
-  toolSuccess,
-  type ToolDescriptor,
-  type ToolInstance,
-  type ToolResult,
-} from '@ca/tool-lifecycle';
-import { spawn } from 'node:child_process';
+import { toolFailure, toolSuccess, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
+import { ProcessOptionsError, ProcessStartError, runProcess, type ProcessResult } from '@ca/tool-lifecycle/process';
 import { basename } from 'node:path';
 import type { DiscoveredSkill, DiscoveredSkillScript } from './discover-skills';
 import { SkillError } from './skill-error';
@@ -54,8 +46,9 @@ const KILL_GRACE_MS = 2_000;
 
 /**
  * @internal The tool `skill.<name>.script.<stem>`: runs one bundled script
- * without a shell, in the skill folder, with a deadline and the plan's
- * signal; on cancellation or timeout its whole process group is killed.
+ * through the process runner — without a shell, in the skill folder, with the
+ * minimal environment plus `scriptEnv`, a deadline and the plan's signal; on
+ * cancellation or timeout its whole process group is killed.
  */
 export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScriptOutput> {
   readonly descriptor: ToolDescriptor;
@@ -77,142 +70,92 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
   }
 
   /**
-   * Runs the script. A non-zero exit, a failure to start and a timeout are
-   * failed results carrying a {@link SkillError} (with the output so far).
+   * Runs the script through the process runner: the minimal environment plus
+   * `scriptEnv`, its own process group, capped output. A non-zero exit, a
+   * failure to start and a timeout are failed results carrying a
+   * {@link SkillError} (with the output so far).
    * @throws ToolCancelledError when the plan is cancelled (the process group is killed first).
    */
   async execute(input: SkillScriptInput | undefined, ctx: ToolExecutionContext): Promise<ToolResult<SkillScriptOutput>> {
     const toolName = this.descriptor.name;
     const planId = ctx.planId;
-    const signal = ctx.cancellationToken.signal;
     ctx.cancellationToken.check({ toolName, planId });
     const limit = this.settings.maxScriptOutputBytes;
     const timeoutMs = this.settings.scriptTimeoutMs;
-    const args = [...this.script.commandArgs, ...(input?.args ?? [])];
     const details = { toolName, planId, skillPath: this.skill.path };
 
-    return new Promise((resolve, reject) => {
-      const child = spawn(this.script.command, args, {
+    let result: ProcessResult;
+    try {
+      result = await runProcess({
+        command: this.script.command,
+        args: [...this.script.commandArgs, ...(input?.args ?? [])],
         cwd: this.skill.path,
-        env: { ...(this.settings.scriptEnv ?? process.env) },
-        detached: PROCESS_GROUPS_SUPPORTED,
-        shell: false,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        windowsHide: true,
+        ...(this.settings.scriptEnv === undefined ? {} : { env: this.settings.scriptEnv }),
+        stdin: input?.stdin ?? '',
+        signal: ctx.cancellationToken.signal,
+        timeoutMs,
+        killGraceMs: KILL_GRACE_MS,
+        maxStdoutBytes: limit,
+        maxStderrBytes: limit,
+        toolName,
+        planId,
       });
-      const stdout = new CappedBuffer(limit);
-      const stderr = new CappedBuffer(limit);
-      let timedOut = false;
-      let killTimer: NodeJS.Timeout | undefined;
-      let settled = false;
-
-      const killGroup = (): void => {
-        // Also after the script itself exited: its children may still hold the output pipes.
-        if (settled) return;
-        signalProcessGroup(child, 'SIGTERM');
-        killTimer ??= setTimeout(() => signalProcessGroup(child, 'SIGKILL'), KILL_GRACE_MS);
-      };
-      const onAbort = (): void => killGroup();
-      const deadline = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeoutMs);
-      signal.addEventListener('abort', onAbort, { once: true });
-
-      const finish = (result: ToolResult<SkillScriptOutput> | Error): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(deadline);
-        if (killTimer !== undefined) clearTimeout(killTimer);
-        signal.removeEventListener('abort', onAbort);
-        if (result instanceof Error) reject(result);
-        else resolve(result);
-      };
-
-      child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-      child.stdin.on('error', () => undefined); // a script that does not read its input closes the pipe early
-      child.stdin.end(input?.stdin ?? '');
-
-      child.on('error', (error) => {
-        finish(
-          toolFailure(
-            new SkillError({
-              ...details,
-              code: 'SKILL_SCRIPT_FAILED',
-              cause: error,
-              message: `Tool '${toolName}' in plan '${planId}' could not start '${this.script.command}' (${error.message}). Install the interpreter or make the script executable.`,
-            }),
-          ),
+    } catch (error) {
+      if (ProcessOptionsError.isInstance(error)) {
+        return toolFailure(
+          new SkillError({
+            ...details,
+            code: 'SKILL_SCRIPT_FAILED',
+            cause: error,
+            message: `Tool '${toolName}' in plan '${planId}' could not start '${this.script.command}': ${error.option} holds what the system cannot pass to a program (a NUL character). Remove it from the arguments.`,
+          }),
         );
-      });
-      // The script has exited: whatever it left running in its group must not
-      // outlive the call (nor hold the output pipes open, which delays 'close').
-      child.once('exit', () => signalProcessGroup(child, 'SIGKILL'));
-      child.on('close', (exitCode, exitSignal) => {
-        const output: SkillScriptOutput = {
-          exitCode,
-          signal: exitSignal,
-          stdout: stdout.text(),
-          stderr: stderr.text(),
-          stdoutTruncated: stdout.truncated,
-          stderrTruncated: stderr.truncated,
-        };
-        if (signal.aborted) {
-          finish(new ToolCancelledError({ reason: ctx.cancellationToken.reason ?? 'cancelled', toolName, planId }));
-        } else if (timedOut) {
-          finish(
-            toolFailure(
-              new SkillError({
-                ...details,
-                code: 'SKILL_SCRIPT_TIMEOUT',
-                message: `Tool '${toolName}' in plan '${planId}' ran longer than ${timeoutMs} ms and its process group was killed. Raise scriptTimeoutMs if the script needs longer.`,
-              }),
-              { output },
-            ),
-          );
-        } else if (exitCode !== 0) {
-          finish(
-            toolFailure(
-              new SkillError({
-                ...details,
-                code: 'SKILL_SCRIPT_FAILED',
-                message: `Tool '${toolName}' in plan '${planId}' exited with ${exitCode === null ? `signal ${exitSignal}` : `status ${exitCode}`}: ${lastLine(output.stderr) || 'no error output'}. See the output for details.`,
-              }),
-              { output },
-            ),
-          );
-        } else {
-          finish(toolSuccess(output));
-        }
-      });
-    });
+      }
+      if (!ProcessStartError.isInstance(error)) throw error;
+      const reason = (error.cause as { message?: unknown } | undefined)?.message;
+      return toolFailure(
+        new SkillError({
+          ...details,
+          code: 'SKILL_SCRIPT_FAILED',
+          cause: error,
+          message: `Tool '${toolName}' in plan '${planId}' could not start '${this.script.command}' (${typeof reason === 'string' ? reason : error.message}). Install the interpreter or make the script executable; scripts see PATH from the minimal environment unless scriptEnv sets it.`,
+        }),
+      );
+    }
+    if (result.cancelled) throw new ToolCancelledError({ reason: ctx.cancellationToken.reason ?? 'cancelled', toolName, planId });
+    const output: SkillScriptOutput = {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      stdout: result.stdout.text,
+      stderr: result.stderr.text,
+      stdoutTruncated: result.stdout.truncated,
+      stderrTruncated: result.stderr.truncated,
+    };
+    if (result.timedOut) {
+      return toolFailure(
+        new SkillError({
+          ...details,
+          code: 'SKILL_SCRIPT_TIMEOUT',
+          message: `Tool '${toolName}' in plan '${planId}' ran longer than ${timeoutMs} ms and its process group was killed. Raise scriptTimeoutMs if the script needs longer.`,
+        }),
+        { output },
+      );
+    }
+    if (result.exitCode !== 0) {
+      return toolFailure(
+        new SkillError({
+          ...details,
+          code: 'SKILL_SCRIPT_FAILED',
+          message: `Tool '${toolName}' in plan '${planId}' exited with ${result.exitCode === null ? `signal ${result.signal}` : `status ${result.exitCode}`}: ${lastLine(output.stderr) || 'no error output'}. See the output for details.`,
+        }),
+        { output },
+      );
+    }
+    return toolSuccess(output);
   }
 }
 
 function lastLine(text: string): string {
   const lines = text.trim().split('\n');
   return (lines[lines.length - 1] ?? '').slice(0, 300);
-}
-
-/** Keeps the first `limit` bytes of a stream and drops the rest. */
-class CappedBuffer {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  truncated = false;
-
-  constructor(private readonly limit: number) {}
-
-  push(chunk: Buffer): void {
-    const room = this.limit - this.size;
-    if (chunk.length > room) this.truncated = true;
-    if (room <= 0) return;
-    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.chunks.push(kept);
-    this.size += kept.length;
-  }
-
-  text(): string {
-    return Buffer.concat(this.chunks, this.size).toString('utf8');
-  }
 }

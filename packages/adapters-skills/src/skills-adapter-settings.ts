@@ -41,7 +41,12 @@ export interface SkillsAdapterSettings {
   readonly scriptTimeoutMs?: number;
   /** Most bytes kept of a script's stdout and of its stderr (default 1 MiB each); the rest is discarded. */
   readonly maxScriptOutputBytes?: number;
-  /** Environment of scripts (default: a copy of `process.env`). */
+  /**
+   * Variables set for scripts on top of the minimal environment every program
+   * the runtime starts gets (`MINIMAL_ENVIRONMENT_VARIABLES` of
+   * `@ca/tool-lifecycle/process`: PATH, HOME, LANG, …); `undefined` removes one.
+   * Nothing else of the service's environment reaches a script.
+   */
   readonly scriptEnv?: Readonly<Record<string, string | undefined>>;
   /** How many `SKILL.md` files discovery reads at once (default 16). */
   readonly concurrency?: number;
@@ -99,8 +104,13 @@ export function resolveSkillsSettings(settings: SkillsAdapterSettings | undefine
   }
   if (given.id !== undefined && (typeof given.id !== 'string' || given.id.length === 0)) invalid('id must be a non-empty string.');
   if (given.strict !== undefined && typeof given.strict !== 'boolean') invalid('strict must be true or false.');
-  if (given.scriptEnv !== undefined && (typeof given.scriptEnv !== 'object' || given.scriptEnv === null)) {
-    invalid('scriptEnv must be an object of environment variables.');
+  if (
+    given.scriptEnv !== undefined &&
+    (typeof given.scriptEnv !== 'object' ||
+      given.scriptEnv === null ||
+      !Object.entries(given.scriptEnv).every(([name, value]) => /^[^=\0]+$/.test(name) && (value === undefined || (typeof value === 'string' && !value.includes('\0')))))
+  ) {
+    invalid('scriptEnv must be an object of environment variables: names without "=", string values (or undefined) without NUL characters.');
   }
   return {
     id: given.id ?? `skills:${roots.join(',')}`,

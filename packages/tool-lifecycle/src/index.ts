@@ -19,7 +19,7 @@ export { ToolSet } from './tool-set';
 export type { ToolSetSettings } from './tool-set';
 export { closestNames } from './closest-names';
 export { registerToolRuntime } from './register-tool-runtime';
-export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process-group';
+export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process/process-group';
 export {
   TOOL_SOURCE,
   SCHEMA_VALIDATOR,

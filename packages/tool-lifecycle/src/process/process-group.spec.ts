@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { signalProcessGroup } from './process-group';
-import { isProcessAlive, waitUntilProcessesGone } from './testing/processes';
+import { isProcessAlive, waitUntilProcessesGone } from '../testing/processes';
 
 // POSIX only, like the process groups themselves.
 describe('signalProcessGroup', () => {
