@@ -46,8 +46,8 @@ export class ToolCancelledError extends CaError {
 function describeCancellation(reason: string, toolName: string | undefined, planId: string | undefined): string {
   const subject = toolName === undefined ? 'Tool execution' : `Tool "${toolName}"`;
   const where = planId === undefined ? '' : ` in plan "${planId}"`;
-  // The runtime's deadlines read "tool 'x' timed out after N ms" (one execution;
-  // the plan goes on) and "plan timed out after N ms"; a token's own, "timed out after N ms".
+  // The runtime's deadlines read "timed out after N ms" (one execution; the
+  // plan goes on) and "plan timed out after N ms" (the whole plan).
   const hint = reason.startsWith('plan timed out')
     ? "The plan's deadline passed; raise the plan's timeout if it needs longer."
     : /\btimed out\b/.test(reason)
