@@ -131,6 +131,12 @@ function confinementMessage(options: PathConfinementErrorOptions): string {
     case 'PATH_CHANGED':
       return `${who} stopped using ${asked}${resolved}: it changed while it was being used (a link appeared where a file or folder had been checked). Try again once the folder is stable.`;
     case 'PATH_IO_FAILED':
-      return `${who} could not use ${asked}${resolved}${options.cause instanceof Error ? ` (${options.cause.message})` : ''}. Check permissions and free space.`;
+      return `${who} could not use ${asked}${resolved}${causeText(options.cause)}. Check permissions and free space.`;
   }
+}
+
+// Duck-typed: errors from node:fs may come from another realm (a VM context), where instanceof Error fails.
+function causeText(cause: unknown): string {
+  const message = typeof cause === 'object' && cause !== null ? (cause as { message?: unknown }).message : undefined;
+  return typeof message === 'string' && message.length > 0 ? ` (${message})` : '';
 }

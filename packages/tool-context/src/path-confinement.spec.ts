@@ -12,6 +12,7 @@ import {
   openConfinedFile,
   openConfinedParent,
   resolveConfinementRoot,
+  resolveRealPath,
   type ConfinementRoot,
 } from './path-confinement';
 import { PathConfinementError } from './path-confinement-error';
@@ -272,5 +273,26 @@ describe('path confinement', () => {
     expect(CaError.isInstance(error)).toBe(true);
     expect((error as PathConfinementError).toJSON()).toMatchObject({ name: 'PathConfinementError', code: 'PATH_OUTSIDE_ROOT', toolName: 'test.tool', planId: 'plan-confine' });
     expect((error as Error).message).toContain('Tool "test.tool" in plan "plan-confine" refused "../outside"');
+  });
+});
+
+describe('resolveRealPath', () => {
+  let temp: string;
+
+  beforeEach(async () => {
+    temp = await realpath(await mkdtemp(join(tmpdir(), 'ca-confine-real-')));
+  });
+
+  afterEach(async () => {
+    await rm(temp, { recursive: true, force: true });
+  });
+
+  it('resolves the nearest existing parent of a missing path and follows links on the way, and fails on a loop', async () => {
+    await mkdir(join(temp, 'real'));
+    await symlink(join(temp, 'real'), join(temp, 'link'));
+    expect(await resolveRealPath(join(temp, 'link', 'a', 'b.txt'))).toBe(join(temp, 'real', 'a', 'b.txt'));
+    expect(await resolveRealPath(join(temp, 'link'), { followFinalLink: false })).toBe(join(temp, 'link'));
+    await symlink(join(temp, 'loop'), join(temp, 'loop'));
+    await expect(resolveRealPath(join(temp, 'loop', 'x'))).rejects.toThrow();
   });
 });

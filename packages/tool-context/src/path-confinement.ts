@@ -14,6 +14,8 @@ const OPEN_FILE = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 const OPEN_DIRECTORY = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK;
 const CREATE_TEMPORARY = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
 const MAX_LINK_HOPS = 40;
+/** Code of the error {@link resolveRealPath} throws when a path keeps changing under it. */
+const CHANGED = 'ECHANGED';
 
 /** A folder (or a single file) that paths are confined to. Make one with {@link resolveConfinementRoot}. */
 export interface ConfinementRoot {
@@ -198,7 +200,17 @@ async function realpathNearest(path: string, hops: number): Promise<string> {
   const stats = await lstat(path).catch(() => undefined);
   if (stats?.isSymbolicLink()) {
     if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`too many levels of symbolic links at "${path}"`), { code: 'ELOOP' });
-    return realpathNearest(resolve(dirname(path), await readlink(path)), hops + 1);
+    let target: string;
+    try {
+      target = await readlink(path);
+    } catch (error) {
+      // The link was replaced or removed since lstat: resolve the name again (bounded by the hop count).
+      const code = errorCode(error);
+      if (code !== 'EINVAL' && code !== 'ENOENT') throw error;
+      if (hops + 1 >= MAX_LINK_HOPS) throw Object.assign(new Error(`"${path}" kept changing while it was resolved`), { code: CHANGED });
+      return realpathNearest(path, hops + 1);
+    }
+    return realpathNearest(resolve(dirname(path), target), hops + 1);
   }
   const parent = dirname(path);
   if (parent === path) return path;
@@ -274,7 +286,8 @@ export async function confinePath(request: ConfinePathRequest): Promise<Confined
   try {
     real = await resolveRealPath(lexical, { followFinalLink: request.followFinalLink !== false });
   } catch (error) {
-    throw new PathConfinementError({ code: 'PATH_IO_FAILED', ...details, requestedPath: given, path: lexical, cause: error });
+    const code = errorCode(error) === CHANGED ? 'PATH_CHANGED' : 'PATH_IO_FAILED';
+    throw new PathConfinementError({ code, ...details, requestedPath: given, path: lexical, cause: error });
   }
   let chosen: ConfinementRoot | undefined;
   let baseHolds = false;
@@ -399,9 +412,12 @@ async function openDirectoryAt(path: string, target: ConfinedPath, scope: Direct
 async function directoryOpenError(error: unknown, target: ConfinedPath, path: string, openedAt: string): Promise<PathConfinementError> {
   const code = errorCode(error);
   if (code === 'ENOTDIR' || code === 'ELOOP') {
+    // O_NOFOLLOW fails with ELOOP on a link; a folder found now means the entry changed since the open failed.
     const stats = await lstat(openedAt).catch(() => undefined);
-    if (stats !== undefined && !stats.isSymbolicLink()) return refusal('PATH_NOT_DIRECTORY', target, path, { fileType: fileTypeOf(stats) });
-    if (stats?.isSymbolicLink() === true) return refusal('PATH_CHANGED', target, path, { cause: error });
+    if (stats !== undefined && !stats.isSymbolicLink() && !stats.isDirectory()) {
+      return refusal('PATH_NOT_DIRECTORY', target, path, { fileType: fileTypeOf(stats) });
+    }
+    if (stats !== undefined) return refusal('PATH_CHANGED', target, path, { cause: error });
   }
   return fromSystemError(error, target, path);
 }

@@ -2,7 +2,7 @@ import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createExecutionContext } from '@ca/tool-context';
 import { BuiltinToolError } from './builtin-tool-error';
-import { guardPath, realpathNearest } from './path-guard';
+import { guardPath } from './resource-paths';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
 describe('confinement of file tools to bound resources', () => {
@@ -161,18 +161,5 @@ describe('confinement of file tools to bound resources', () => {
     await expect(guardPath(ctx, { toolName: 't', path: join(outside, 'other.txt'), access: 'read' })).rejects.toMatchObject({
       code: 'BUILTIN_PATH_OUTSIDE_RESOURCES',
     });
-  });
-});
-
-describe('realpathNearest', () => {
-  afterEach(removeTemporaryFolders);
-
-  it('resolves the nearest existing parent of a missing path and follows links on the way', async () => {
-    const root = await makeTemporaryFolder();
-    await mkdir(join(root, 'real'));
-    await symlink(join(root, 'real'), join(root, 'link'));
-    expect(await realpathNearest(join(root, 'link', 'a', 'b.txt'))).toBe(join(root, 'real', 'a', 'b.txt'));
-    await symlink(join(root, 'loop'), join(root, 'loop'));
-    await expect(realpathNearest(join(root, 'loop', 'x'))).rejects.toThrow();
   });
 });
