@@ -1,4 +1,5 @@
-import { close, fstat, open, promises as fs, read } from 'node:fs';
+import { promises as fs } from 'node:fs';
+import { openConfinedFile, resolveConfinementRoot } from '@ca/tool-context';
 
 /** One entry of {@link SkillsFileSystem.readdir}, shaped like `fs.Dirent`. */
 export interface SkillsDirectoryEntry {
@@ -37,50 +38,43 @@ export interface SkillsFileSystem {
   stat(path: string): Promise<SkillsFileStats>;
   /** Resolves every symlink (like `fs.promises.realpath`). */
   realpath(path: string): Promise<string>;
-  /** Opens a file for reading (like `fs.promises.open(path, 'r')`). */
-  open(path: string): Promise<SkillsFileHandle>;
+  /**
+   * Opens `path`, a regular file inside the folder `root`, for reading. It
+   * must not block (a FIFO), must refuse anything that is not a regular file,
+   * and must refuse a file whose real location is outside `root` (a link that
+   * leads out, a folder swapped for a link while it is opened); a link that
+   * stays inside `root` is followed. The default does this with
+   * `openConfinedFile` of `@ca/tool-context`, which checks the open
+   * descriptor and rejects with a `PathConfinementError` (`PATH_NOT_FOUND`,
+   * `PATH_IS_DIRECTORY`, `PATH_NOT_REGULAR_FILE`, `PATH_OUTSIDE_ROOT`, …).
+   * An injected implementation takes these checks over.
+   */
+  open(path: string, root: string): Promise<SkillsFileHandle>;
 }
 
 /**
- * The default {@link SkillsFileSystem}, on `node:fs`. Files are opened as
- * plain descriptors through the callback API, which costs much less per call
- * than `FileHandle` objects when discovery opens thousands of `SKILL.md` files.
+ * The default {@link SkillsFileSystem}, on `node:fs`. Files are opened through
+ * the confinement functions of `@ca/tool-context`: without following the last
+ * name, without blocking, checked to be regular files that really lie inside
+ * the given folder.
  */
 export const nodeSkillsFileSystem: SkillsFileSystem = Object.freeze({
   readdir: (path: string) => fs.readdir(path, { withFileTypes: true }),
   stat: (path: string) => fs.stat(path),
   realpath: (path: string) => fs.realpath(path),
-  open: (path: string) =>
-    new Promise<SkillsFileHandle>((resolve, reject) => {
-      open(path, 'r', (error, descriptor) => (error === null ? resolve(descriptorHandle(descriptor)) : reject(error)));
-    }),
+  open: async (path: string, root: string): Promise<SkillsFileHandle> => {
+    const confinementRoot = await resolveConfinementRoot({ name: 'the skill folder', path: root });
+    const file = await openConfinedFile({ root: confinementRoot, path }, { followFinalLink: true });
+    return {
+      read: (buffer, offset, length, position) => file.handle.read(buffer, offset, length, position),
+      stat: () => file.handle.stat(),
+      close: () => file.close(),
+    };
+  },
 });
-
-function descriptorHandle(descriptor: number): SkillsFileHandle {
-  let closed: Promise<void> | undefined;
-  return {
-    read: (buffer, offset, length, position) =>
-      new Promise((resolve, reject) => {
-        read(descriptor, buffer, offset, length, position, (error, bytesRead) => (error === null ? resolve({ bytesRead }) : reject(error)));
-      }),
-    stat: () =>
-      new Promise((resolve, reject) => {
-        fstat(descriptor, (error, stats) => (error === null ? resolve(stats) : reject(error)));
-      }),
-    close: () =>
-      (closed ??= new Promise((resolve, reject) => {
-        close(descriptor, (error) => (error === null ? resolve() : reject(error)));
-      })),
-  };
-}
 
 /** @internal The `code` of a Node file-system error, if any. */
 export function errorCode(error: unknown): string | undefined {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return typeof code === 'string' ? code : undefined;
-}
-
-/** @internal The message of anything thrown. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
