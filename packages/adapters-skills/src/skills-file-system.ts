@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
-import { openConfinedFile, resolveConfinementRoot } from '@ca/tool-context';
+import { basename, dirname, resolve } from 'node:path';
+import { openConfinedEntry, openConfinedFile, resolveConfinementRoot } from '@ca/tool-context';
 
 /** One entry of {@link SkillsFileSystem.readdir}, shaped like `fs.Dirent`. */
 export interface SkillsDirectoryEntry {
@@ -62,9 +63,14 @@ export const nodeSkillsFileSystem: SkillsFileSystem = Object.freeze({
   readdir: (path: string) => fs.readdir(path, { withFileTypes: true }),
   stat: (path: string) => fs.stat(path),
   realpath: (path: string) => fs.realpath(path),
-  open: async (path: string, root: string): Promise<SkillsFileHandle> => {
-    const confinementRoot = await resolveConfinementRoot({ name: 'the skill folder', path: root });
-    const file = await openConfinedFile({ root: confinementRoot, path }, { followFinalLink: true });
+  open: async (path: string, root?: string): Promise<SkillsFileHandle> => {
+    // A caller written before `root` existed (a wrapper passing only the path) still gets every check, confined to the file's own folder.
+    const folder = root === undefined ? dirname(path) : resolve(root);
+    // An entry of the folder itself (each SKILL.md) needs no location check, which keeps discovery of thousands of skills cheap.
+    const file =
+      dirname(path) === folder
+        ? await openConfinedEntry(folder, basename(path))
+        : await openConfinedFile({ root: await resolveConfinementRoot({ name: 'the skill folder', path: folder }), path }, { followFinalLink: true });
     return {
       read: (buffer, offset, length, position) => file.handle.read(buffer, offset, length, position),
       stat: () => file.handle.stat(),

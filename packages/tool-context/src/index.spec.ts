@@ -15,6 +15,7 @@ describe('@ca/tool-context public API', () => {
       'fileTypeOf',
       'isPathInside',
       'openConfinedDirectory',
+      'openConfinedEntry',
       'openConfinedFile',
       'openConfinedParent',
       'resolveConfinementRoot',

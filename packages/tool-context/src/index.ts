@@ -36,6 +36,7 @@ export {
   fileTypeOf,
   isPathInside,
   openConfinedDirectory,
+  openConfinedEntry,
   openConfinedFile,
   openConfinedParent,
   resolveConfinementRoot,

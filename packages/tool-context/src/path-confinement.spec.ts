@@ -9,6 +9,7 @@ import {
   confinementRootsOf,
   isPathInside,
   openConfinedDirectory,
+  openConfinedEntry,
   openConfinedFile,
   openConfinedParent,
   resolveConfinementRoot,
@@ -159,6 +160,24 @@ describe('path confinement', () => {
       const file = await openConfinedFile({ root, path: join(work, 'alias.txt') }, { followFinalLink: true });
       expect(file.path).toBe(join(work, 'target.txt'));
       await file.close();
+    });
+  });
+
+  describe('openConfinedEntry', () => {
+    it('opens an entry of a folder, follows a link only to a file inside it, and refuses FIFOs and bad names', async () => {
+      const file = await openConfinedEntry(join(work, 'sub'), 'inside.txt', details);
+      expect(file.path).toBe(join(work, 'sub', 'inside.txt'));
+      await file.close();
+      await symlink('inside.txt', join(work, 'sub', 'alias.txt'));
+      await symlink(join(outside, 'secret.txt'), join(work, 'sub', 'out.txt'));
+      execFileSync('mkfifo', [join(work, 'sub', 'pipe')]);
+      const alias = await openConfinedEntry(join(work, 'sub'), 'alias.txt');
+      expect(alias.path).toBe(join(work, 'sub', 'inside.txt'));
+      await alias.close();
+      expect(await codeOf(openConfinedEntry(join(work, 'sub'), 'out.txt'))).toBe('PATH_OUTSIDE_ROOT');
+      expect(await codeOf(openConfinedEntry(join(work, 'sub'), 'pipe'))).toBe('PATH_NOT_REGULAR_FILE');
+      expect(await codeOf(openConfinedEntry(work, '../outside/secret.txt'))).toBe('PATH_INVALID');
+      expect(await codeOf(openConfinedEntry(work, 'sub'))).toBe('PATH_IS_DIRECTORY');
     });
   });
 

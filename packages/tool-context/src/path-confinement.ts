@@ -353,6 +353,45 @@ export async function openConfinedFile(target: ConfinedPath, options: { readonly
 }
 
 /**
+ * Opens the entry `name` of the folder `folder` as a regular file for
+ * reading: `O_NOFOLLOW | O_NONBLOCK`, then `fstat`. Opened that way the file is
+ * an entry of the folder (as its path resolves at that moment) by
+ * construction, so no location check is needed — the cheap path for reading a
+ * known file of a folder, such as each skill's `SKILL.md`. When the entry is a
+ * link, it is followed only to a file inside the folder, checked like
+ * {@link openConfinedFile} with `followFinalLink: true`.
+ *
+ * @throws {PathConfinementError} `PATH_INVALID` (a name with a separator),
+ *   `PATH_NOT_FOUND`, `PATH_IS_DIRECTORY`, `PATH_NOT_REGULAR_FILE`,
+ *   `PATH_OUTSIDE_ROOT` (a link that leads out), `PATH_CHANGED`, `PATH_IO_FAILED`.
+ */
+export async function openConfinedEntry(folder: string, name: string, details: ConfinementDetails = {}): Promise<ConfinedFile> {
+  const root: ConfinementRoot = { name: 'the folder', path: folder, realPath: folder, writable: false };
+  if (typeof name !== 'string' || name.length === 0 || name === '.' || name === '..' || name.includes('/') || name.includes(sep) || name.includes('\0')) {
+    throw refusal('PATH_INVALID', { ...detailsOf(details), root, path: folder }, folder);
+  }
+  const path = join(folder, name);
+  const target: ConfinedPath = { ...detailsOf(details), root, path, requestedPath: name };
+  let handle: FileHandle;
+  try {
+    handle = await open(path, OPEN_FILE);
+  } catch (error) {
+    if (errorCode(error) !== 'ELOOP') throw fromSystemError(error, target, path);
+    // The entry is a link: resolve the folder, then follow the link only to a file inside it.
+    const resolved = await resolveConfinementRoot({ name: 'the folder', path: folder });
+    return openConfinedFile({ ...target, root: resolved }, { followFinalLink: true });
+  }
+  try {
+    const stats = await handle.stat();
+    checkRegularFile(stats, target, path);
+    return confinedFile(handle, path, stats);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw PathConfinementError.isInstance(error) ? error : fromSystemError(error, target, path);
+  }
+}
+
+/**
  * Opens a confined path as a folder (`O_DIRECTORY | O_NOFOLLOW`), verifies
  * where the descriptor really is, and returns it as a {@link ConfinedDirectory}.
  *
