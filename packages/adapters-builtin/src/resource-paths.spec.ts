@@ -1,7 +1,8 @@
-import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createExecutionContext } from '@ca/tool-context';
 import { BuiltinToolError } from './builtin-tool-error';
+import { createCheckpoint, rollback } from './checkpoint';
 import { guardPath } from './resource-paths';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
@@ -161,5 +162,19 @@ describe('confinement of file tools to bound resources', () => {
     await expect(guardPath(ctx, { toolName: 't', path: join(outside, 'other.txt'), access: 'read' })).rejects.toMatchObject({
       code: 'BUILTIN_PATH_OUTSIDE_RESOURCES',
     });
+  });
+
+  it('writes, edits and rolls back a single file bound as a writable resource, through its own folder only', async () => {
+    const single = join(outside, 'secret.txt');
+    const ctx = createExecutionContext({ planId: 'plan-single', resources: [folderResource('one', single, 'write')] });
+    const { runtime } = strictRuntime();
+    const mark = createCheckpoint(ctx);
+    expect((await runtime.execute('builtin.fs.write', { path: single, content: 'replaced' }, ctx)).ok).toBe(true);
+    expect((await runtime.execute('builtin.fs.edit', { path: single, oldString: 'replaced', newString: 'edited' }, ctx)).ok).toBe(true);
+    expect(await readFile(single, 'utf8')).toBe('edited');
+    expect(codeOf(await runtime.execute('builtin.fs.write', { path: join(outside, 'beside.txt'), content: 'x' }, ctx))).toBe('BUILTIN_PATH_OUTSIDE_RESOURCES');
+    await rollback(ctx, mark);
+    expect(await readFile(single, 'utf8')).toBe('secret');
+    expect((await readdir(outside)).sort()).toEqual(['secret.txt']);
   });
 });

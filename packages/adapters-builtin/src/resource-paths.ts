@@ -1,8 +1,9 @@
 import {
   confinePath,
-  confinementRootsOf,
   isPathInside,
   PathConfinementError,
+  resolveConfinementRoot,
+  resourcePath,
   type BoundResource,
   type ConfinedPath,
   type ConfinementRoot,
@@ -62,18 +63,22 @@ export async function guardPath(ctx: ToolExecutionContext, request: GuardRequest
   if (typeof given !== 'string' || given.length === 0 || given.includes('\0')) {
     throw new BuiltinToolError({ code: 'BUILTIN_INVALID_INPUT', toolName, planId, message: `${where} got a path that is not a string or contains a NUL byte; pass a plain path.` });
   }
-  let roots: ConfinementRoot[];
-  try {
-    roots = await confinementRootsOf(ctx.resources);
-  } catch (error) {
-    const resource = ctx.resources.find((candidate) => candidate.uri.toLowerCase().startsWith('file:') && messageOf(error).includes(`"${candidate.id}"`));
-    throw new BuiltinToolError({
-      code: PathConfinementError.isInstance(error) ? 'BUILTIN_IO_FAILED' : 'BUILTIN_NO_RESOURCE',
-      toolName,
-      planId,
-      cause: error,
-      message: `${where} cannot use ${resource === undefined ? 'a bound resource' : `resource "${resource.id}"`}: ${messageOf(error)}`,
-    });
+  const roots: ConfinementRoot[] = [];
+  for (const resource of ctx.resources) {
+    if (!resource.uri.toLowerCase().startsWith('file:')) continue;
+    try {
+      roots.push(
+        await resolveConfinementRoot({ name: `resource "${resource.id}"`, path: resourcePath(resource), writable: resource.access === 'write', resource }),
+      );
+    } catch (error) {
+      throw new BuiltinToolError({
+        code: PathConfinementError.isInstance(error) ? 'BUILTIN_IO_FAILED' : 'BUILTIN_NO_RESOURCE',
+        toolName,
+        planId,
+        cause: error,
+        message: `${where} cannot use resource "${resource.id}": ${messageOf(error)}`,
+      });
+    }
   }
   if (roots.length === 0) {
     throw new BuiltinToolError({

@@ -1,3 +1,4 @@
+import { lstat } from 'node:fs/promises';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
 import { openParentFolder } from '../parent-folder';
@@ -43,6 +44,9 @@ export const writeTool: BuiltinToolSpec = {
     const data = Buffer.from(input['content'], input['encoding'] === 'base64' ? 'base64' : 'utf8');
     const guarded = await call.guard({ path: input['path'] as string, resource: input['resource'] as string | undefined, access: 'write' });
     const overwrite = input['overwrite'] !== false;
+    if (guarded.path === guarded.root && (await lstat(guarded.path).catch(() => undefined))?.isDirectory() === true) {
+      throw call.fail('BUILTIN_WRONG_TYPE', `cannot write "${guarded.path}": it is a folder (the root of resource "${guarded.resource.id}").`, guarded.path);
+    }
     const { directory, name, createdDirectories } = await openParentFolder(guarded, call, { create: input['createDirectories'] !== false });
     try {
       const current = await directory.lstat(name);
