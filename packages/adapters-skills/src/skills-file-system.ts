@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { close, fstat, promises as fs, read } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { openConfinedEntry, openConfinedFile, resolveConfinementRoot } from '@ca/tool-context';
 
@@ -66,11 +66,12 @@ export const nodeSkillsFileSystem: SkillsFileSystem = Object.freeze({
   open: async (path: string, root?: string): Promise<SkillsFileHandle> => {
     // A caller written before `root` existed (a wrapper passing only the path) still gets every check, confined to the file's own folder.
     const folder = root === undefined ? dirname(path) : resolve(root);
-    // An entry of the folder itself (each SKILL.md) needs no location check, which keeps discovery of thousands of skills cheap.
-    const file =
-      dirname(path) === folder
-        ? await openConfinedEntry(folder, basename(path))
-        : await openConfinedFile({ root: await resolveConfinementRoot({ name: 'the skill folder', path: folder }), path }, { followFinalLink: true });
+    if (dirname(path) === folder) {
+      // An entry of the folder itself (each SKILL.md) needs no location check, and a bare descriptor costs less than a
+      // FileHandle: both keep discovery of thousands of skills cheap.
+      return descriptorHandle((await openConfinedEntry(folder, basename(path))).fd);
+    }
+    const file = await openConfinedFile({ root: await resolveConfinementRoot({ name: 'the skill folder', path: folder }), path }, { followFinalLink: true });
     return {
       read: (buffer, offset, length, position) => file.handle.read(buffer, offset, length, position),
       stat: () => file.handle.stat(),
@@ -78,6 +79,24 @@ export const nodeSkillsFileSystem: SkillsFileSystem = Object.freeze({
     };
   },
 });
+
+function descriptorHandle(descriptor: number): SkillsFileHandle {
+  let closed: Promise<void> | undefined;
+  return {
+    read: (buffer, offset, length, position) =>
+      new Promise((resolvePromise, reject) => {
+        read(descriptor, buffer, offset, length, position, (error, bytesRead) => (error === null ? resolvePromise({ bytesRead }) : reject(error)));
+      }),
+    stat: () =>
+      new Promise((resolvePromise, reject) => {
+        fstat(descriptor, (error, stats) => (error === null ? resolvePromise(stats) : reject(error)));
+      }),
+    close: () =>
+      (closed ??= new Promise((resolvePromise, reject) => {
+        close(descriptor, (error) => (error === null ? resolvePromise() : reject(error)));
+      })),
+  };
+}
 
 /** @internal The `code` of a Node file-system error, if any. */
 export function errorCode(error: unknown): string | undefined {

@@ -21,6 +21,7 @@ export { createExecutionId } from './execution-id';
 export type {
   ConfinePathRequest,
   ConfinedContent,
+  ConfinedDescriptor,
   ConfinedDirectory,
   ConfinedFile,
   ConfinedPath,

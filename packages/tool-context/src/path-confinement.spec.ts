@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import { chmod, link, lstat, mkdir, mkdtemp, readFile, readdir, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -164,20 +165,24 @@ describe('path confinement', () => {
   });
 
   describe('openConfinedEntry', () => {
+    const entry = async (folder: string, name: string): Promise<string> => {
+      const opened = await openConfinedEntry(folder, name, details);
+      closeSync(opened.fd);
+      expect(opened.stats.isFile()).toBe(true);
+      return opened.path;
+    };
+
     it('opens an entry of a folder, follows a link only to a file inside it, and refuses FIFOs and bad names', async () => {
-      const file = await openConfinedEntry(join(work, 'sub'), 'inside.txt', details);
-      expect(file.path).toBe(join(work, 'sub', 'inside.txt'));
-      await file.close();
+      expect(await entry(join(work, 'sub'), 'inside.txt')).toBe(join(work, 'sub', 'inside.txt'));
       await symlink('inside.txt', join(work, 'sub', 'alias.txt'));
       await symlink(join(outside, 'secret.txt'), join(work, 'sub', 'out.txt'));
       execFileSync('mkfifo', [join(work, 'sub', 'pipe')]);
-      const alias = await openConfinedEntry(join(work, 'sub'), 'alias.txt');
-      expect(alias.path).toBe(join(work, 'sub', 'inside.txt'));
-      await alias.close();
-      expect(await codeOf(openConfinedEntry(join(work, 'sub'), 'out.txt'))).toBe('PATH_OUTSIDE_ROOT');
-      expect(await codeOf(openConfinedEntry(join(work, 'sub'), 'pipe'))).toBe('PATH_NOT_REGULAR_FILE');
-      expect(await codeOf(openConfinedEntry(work, '../outside/secret.txt'))).toBe('PATH_INVALID');
-      expect(await codeOf(openConfinedEntry(work, 'sub'))).toBe('PATH_IS_DIRECTORY');
+      expect(await entry(join(work, 'sub'), 'alias.txt')).toBe(join(work, 'sub', 'inside.txt'));
+      expect(await codeOf(entry(join(work, 'sub'), 'out.txt'))).toBe('PATH_OUTSIDE_ROOT');
+      expect(await codeOf(entry(join(work, 'sub'), 'pipe'))).toBe('PATH_NOT_REGULAR_FILE');
+      expect(await codeOf(entry(work, '../outside/secret.txt'))).toBe('PATH_INVALID');
+      expect(await codeOf(entry(work, 'sub'))).toBe('PATH_IS_DIRECTORY');
+      expect(await codeOf(entry(work, 'missing'))).toBe('PATH_NOT_FOUND');
     });
   });
 
