@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { createExecutionContext, type PlanContext } from '@ca/tool-context';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, snapshotTree, strictRuntime } from './workspace.test-helper';
 
+// Hang guards (a blocking FIFO would never finish), not speed requirements: the machine may be loaded.
+jest.setTimeout(30_000);
+
 /** Settles with the value, or with 'hung' when `promise` has not settled after `ms` (a hang detector, not a speed check). */
 async function settlesWithin<T>(promise: Promise<T>, ms: number): Promise<T | 'hung'> {
   let timer: NodeJS.Timeout | undefined;
@@ -40,17 +43,17 @@ describe('file tools against hostile files', () => {
       execFileSync('mkfifo', [join(work, 'pipe')]);
       const { runtime } = strictRuntime();
       const ctx = createExecutionContext({ planId: 'plan-fifo', resources: [folderResource('work', work)] });
-      // Four reads with a deadline each: with a blocking open, each would hold one of libuv's four threads for good.
+      // Four reads with a deadline each: with a blocking open, each would time out and hold one of libuv's four threads for good.
       const reads = await Promise.all(
-        Array.from({ length: 4 }, () => runtime.execute('builtin.fs.read', { path: 'pipe' }, ctx, { timeoutMs: 200 })),
+        Array.from({ length: 4 }, () => runtime.execute('builtin.fs.read', { path: 'pipe' }, ctx, { timeoutMs: 5_000 })),
       );
       expect(reads.map(codeOf)).toEqual(Array(4).fill('BUILTIN_NOT_REGULAR_FILE'));
       expect(reads[0].ok ? '' : reads[0].error.message).toMatch(/Tool "builtin.fs.read" in plan "plan-fifo" refused "pipe".*fifo/);
       const others = [
-        await runtime.execute('builtin.fs.grep', { pattern: 'x', path: 'pipe' }, ctx, { timeoutMs: 200 }),
-        await runtime.execute('builtin.fs.edit', { path: 'pipe', oldString: 'a', newString: 'b' }, ctx, { timeoutMs: 200 }),
-        await runtime.execute('builtin.fs.write', { path: 'pipe', content: 'x' }, ctx, { timeoutMs: 200 }),
-        await runtime.execute('builtin.fs.delete', { path: 'pipe' }, ctx, { timeoutMs: 200 }),
+        await runtime.execute('builtin.fs.grep', { pattern: 'x', path: 'pipe' }, ctx, { timeoutMs: 5_000 }),
+        await runtime.execute('builtin.fs.edit', { path: 'pipe', oldString: 'a', newString: 'b' }, ctx, { timeoutMs: 5_000 }),
+        await runtime.execute('builtin.fs.write', { path: 'pipe', content: 'x' }, ctx, { timeoutMs: 5_000 }),
+        await runtime.execute('builtin.fs.delete', { path: 'pipe' }, ctx, { timeoutMs: 5_000 }),
       ];
       expect(others.map(codeOf)).toEqual(Array(4).fill('BUILTIN_NOT_REGULAR_FILE'));
       await writeFile(join(work, 'plain.txt'), 'plain');
@@ -68,9 +71,9 @@ describe('file tools against hostile files', () => {
       const ctx = createExecutionContext({ planId: 'plan-fifo-tree', resources: [folderResource('work', work)] });
       const list = await runtime.execute<any>('builtin.fs.list', { path: 'tree' }, ctx);
       expect(list.output.entries).toContainEqual({ name: 'pipe', type: 'other' });
-      const grep = await runtime.execute<any>('builtin.fs.grep', { pattern: 'needle', path: 'tree' }, ctx, { timeoutMs: 2_000 });
+      const grep = await runtime.execute<any>('builtin.fs.grep', { pattern: 'needle', path: 'tree' }, ctx, { timeoutMs: 5_000 });
       expect(grep.output).toMatchObject({ filesSearched: 1, matches: [{ path: join(work, 'tree', 'a.txt'), line: 1 }] });
-      const removal = await runtime.execute('builtin.fs.delete', { path: 'tree', recursive: true }, ctx, { timeoutMs: 2_000 });
+      const removal = await runtime.execute('builtin.fs.delete', { path: 'tree', recursive: true }, ctx, { timeoutMs: 5_000 });
       expect(codeOf(removal)).toBe('BUILTIN_NOT_REGULAR_FILE');
       expect((await readdir(join(work, 'tree'))).length).toBeGreaterThanOrEqual(1);
     });
