@@ -34,8 +34,8 @@ function countingFileSystem() {
   const counter = { bytes: 0 };
   const fileSystem = {
     ...nodeSkillsFileSystem,
-    open: async (file) => {
-      const handle = await nodeSkillsFileSystem.open(file);
+    open: async (file, root) => {
+      const handle = await nodeSkillsFileSystem.open(file, root);
       return {
         read: async (buffer, offset, length, position) => {
           const result = await handle.read(buffer, offset, length, position);

@@ -38,6 +38,14 @@ export interface BuiltinFileLimits {
   readonly grepMaxLineLength?: number;
   /** Most directory entries a glob or grep walk visits before it stops with `truncated` (default 1,000,000). */
   readonly walkMaxEntries?: number;
+  /**
+   * Let write and edit replace a file that has more than one (hard) link
+   * (default `false`: refused with `BUILTIN_HARD_LINKED_FILE`, because the
+   * other names may lie outside the bound resources). When allowed, the new
+   * content goes to a new file under this name; the other names keep the old
+   * content, so nothing outside the resources changes either way.
+   */
+  readonly allowHardLinkedWrites?: boolean;
 }
 
 /** Settings of `builtin.command.run`. */
@@ -149,6 +157,10 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
     }
     return Object.freeze([...(value as string[])]);
   };
+  const flag = (field: string, value: unknown): boolean => {
+    if (value !== undefined && typeof value !== 'boolean') fail(field, `expected true or false, got ${String(value)}.`);
+    return value === true;
+  };
   const tools = (names('tools', settings.tools) ?? BUILTIN_TOOL_NAMES) as readonly BuiltinToolName[];
   for (const tool of tools) {
     if (!(BUILTIN_TOOL_NAMES as readonly string[]).includes(tool)) {
@@ -185,6 +197,7 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
       grepMaxMatches: count('files', files.grepMaxMatches, 'grepMaxMatches', 500),
       grepMaxLineLength: count('files', files.grepMaxLineLength, 'grepMaxLineLength', 500),
       walkMaxEntries: count('files', files.walkMaxEntries, 'walkMaxEntries', 1_000_000),
+      allowHardLinkedWrites: flag('files.allowHardLinkedWrites', files.allowHardLinkedWrites),
     }),
     command: Object.freeze({
       allow: names('command.allow', command.allow),

@@ -1,4 +1,4 @@
-const BRAND = Symbol.for('ca.error.BuiltinToolError');
+import { CaError } from '@ca/domain';
 
 /** Stable codes of {@link BuiltinToolError}. */
 export type BuiltinToolErrorCode =
@@ -9,6 +9,9 @@ export type BuiltinToolErrorCode =
   | 'BUILTIN_RESOURCE_READ_ONLY'
   | 'BUILTIN_NOT_FOUND'
   | 'BUILTIN_WRONG_TYPE'
+  | 'BUILTIN_NOT_REGULAR_FILE'
+  | 'BUILTIN_HARD_LINKED_FILE'
+  | 'BUILTIN_PATH_CHANGED'
   | 'BUILTIN_ALREADY_EXISTS'
   | 'BUILTIN_TOO_LARGE'
   | 'BUILTIN_EDIT_NO_MATCH'
@@ -50,13 +53,8 @@ export interface BuiltinToolErrorOptions {
  * by `code` or with {@link BuiltinToolError.isInstance}, which works across
  * installed copies of the package.
  */
-export class BuiltinToolError extends Error {
-  /** Stable code of the failure. */
-  readonly code: BuiltinToolErrorCode;
-  /** The tool that failed, when known. */
-  declare readonly toolName?: string;
-  /** The plan the tool ran in, when known. */
-  declare readonly planId?: string;
+export class BuiltinToolError extends CaError {
+  declare readonly code: BuiltinToolErrorCode;
   /** The path or URL concerned, when there is one. */
   declare readonly target?: string;
 
@@ -65,22 +63,7 @@ export class BuiltinToolError extends Error {
    * @throws Never.
    */
   constructor(options: BuiltinToolErrorOptions) {
-    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'BuiltinToolError';
-    this.code = options.code;
-    if (options.toolName !== undefined) this.toolName = options.toolName;
-    if (options.planId !== undefined) this.planId = options.planId;
+    super(options.code, options.message, options);
     if (options.target !== undefined) this.target = options.target;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link BuiltinToolError} from any installed copy
-   * of this package (checks the `Symbol.for('ca.error.BuiltinToolError')` brand).
-   *
-   * @throws Never.
-   */
-  static isInstance(value: unknown): value is BuiltinToolError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 }

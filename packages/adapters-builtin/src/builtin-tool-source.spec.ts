@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { container } from 'tsyringe';
-import { isValidToolName } from '@ca/domain';
+import { CaError, isValidToolName } from '@ca/domain';
 import { createExecutionContext } from '@ca/tool-context';
 import { TOOL_RUNTIME, ToolAccessDeniedError, registerToolRuntime } from '@ca/tool-lifecycle';
 import { BUILTIN_TOOL_NAMES } from './builtin-adapter-settings';
@@ -106,5 +106,6 @@ describe('BuiltinToolError', () => {
     expect(BuiltinToolError.isInstance({ ...error })).toBe(false);
     expect(BuiltinToolError.isInstance(Object.assign(new Error('x'), { [Symbol.for('ca.error.BuiltinToolError')]: true }))).toBe(true);
     expect(BuiltinToolError.isInstance(null)).toBe(false);
+    expect(CaError.isInstance(error)).toBe(true);
   });
 });

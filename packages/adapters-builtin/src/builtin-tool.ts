@@ -1,9 +1,9 @@
 import { normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
-import type { ChangeInput, ToolExecutionContext } from '@ca/tool-context';
+import { PathConfinementError, type ChangeInput, type ToolExecutionContext } from '@ca/tool-context';
 import { toolFailure, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
 import type { ResolvedSettings } from './builtin-adapter-settings';
 import { BuiltinToolError, type BuiltinToolErrorCode } from './builtin-tool-error';
-import { guardPath, type GuardRequest, type GuardedPath } from './path-guard';
+import { guardPath, toBuiltinError, type GuardRequest, type GuardedPath } from './resource-paths';
 import type { UndoStore } from './undo-store';
 
 /** Everything one execution of a built-in tool works with. */
@@ -133,6 +133,7 @@ const WRONG_TYPE = new Set(['EISDIR', 'ENOTDIR', 'ENOTEMPTY']);
 
 function asExpectedFailure(error: unknown, call: ToolCall): BuiltinToolError | undefined {
   if (BuiltinToolError.isInstance(error)) return error;
+  if (PathConfinementError.isInstance(error)) return toBuiltinError(error);
   const system = error as NodeJS.ErrnoException | null;
   if (typeof system?.code !== 'string' || !/^E[A-Z]+$/.test(system.code)) return undefined;
   const target = typeof system.path === 'string' ? system.path : undefined;

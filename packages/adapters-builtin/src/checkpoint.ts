@@ -1,8 +1,9 @@
-import { chmod, copyFile, lstat, mkdir, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
-import type { Change, ToolExecutionContext } from '@ca/tool-context';
+import { open } from 'node:fs/promises';
+import { messageOf } from '@ca/domain';
+import { openConfinedParent, type Change, type ConfinedContent, type ConfinedDirectory, type ToolExecutionContext } from '@ca/tool-context';
 import { BuiltinToolError } from './builtin-tool-error';
-import { guardPath } from './path-guard';
-import { UNDO_FORMAT, type BuiltinFileState, type BuiltinFileUndo } from './undo-store';
+import { guardPath } from './resource-paths';
+import { copyHandle, UNDO_FORMAT, type BuiltinFileState, type BuiltinFileUndo } from './undo-store';
 
 /** A point in a plan's changes to roll back to; JSON-serialisable. */
 export interface BuiltinCheckpoint {
@@ -92,11 +93,16 @@ export async function rollback(ctx: ToolExecutionContext, checkpoint: BuiltinChe
       if (guarded.path !== undo.path) {
         throw new Error(`the path now resolves to "${guarded.path}" through a symbolic link`);
       }
-      await restore(undo.path, undo.before);
+      const { directory, name } = await openConfinedParent(guarded.confined);
+      try {
+        await restore(directory, name, undo.before);
+      } finally {
+        await directory.close();
+      }
       done.add(change);
       restored.push(undo.path);
     } catch (error) {
-      const reason = typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
+      const reason = messageOf(error);
       failures.push(new Error(`${change.kind} of "${undo.path}" by ${change.toolName}: ${reason}`, { cause: error }));
     }
   }
@@ -123,35 +129,50 @@ function isFileUndo(value: unknown): value is BuiltinFileUndo {
   );
 }
 
-async function restore(path: string, before: BuiltinFileState): Promise<void> {
-  const current = await lstat(path).catch(() => undefined);
+// Every step acts on the entry of the verified parent folder, never through a name that could have become a link.
+async function restore(directory: ConfinedDirectory, name: string, before: BuiltinFileState): Promise<void> {
+  const current = await directory.lstat(name);
   const removeCurrent = async (): Promise<void> => {
     if (current === undefined) return;
     // A folder is removed only when empty: anything in it was not made by the undone changes.
-    if (current.isDirectory()) await rmdir(path);
-    else await unlink(path);
+    if (current.isDirectory()) await directory.removeDirectory(name);
+    else await directory.remove(name);
   };
   switch (before.type) {
     case 'absent':
       await removeCurrent();
       return;
-    case 'file':
+    case 'file': {
       if (current !== undefined && !current.isFile()) await removeCurrent();
-      if (before.contentBase64 !== undefined) await writeFile(path, Buffer.from(before.contentBase64, 'base64'));
-      else if (before.backupPath !== undefined) await copyFile(before.backupPath, path);
+      let content: ConfinedContent;
+      if (before.contentBase64 !== undefined) content = Buffer.from(before.contentBase64, 'base64');
+      else if (before.backupPath !== undefined) content = copyFrom(before.backupPath);
       else throw new Error('the undo data holds neither the content nor a backup');
-      await chmod(path, before.mode);
+      // The previous file comes back as a new file under its name; other hard links, if any, are left as they are.
+      await directory.writeFile(name, content, { mode: before.mode, allowHardLinks: true });
       return;
+    }
     case 'directory':
       if (current !== undefined && !current.isDirectory()) await removeCurrent();
-      if (current === undefined || !current.isDirectory()) await mkdir(path);
-      await chmod(path, before.mode);
+      if (current === undefined || !current.isDirectory()) await directory.makeDirectory(name);
+      await directory.chmod(name, before.mode);
       return;
     case 'symlink':
       await removeCurrent();
-      await symlink(before.linkTarget, path);
+      await directory.symlink(before.linkTarget, name);
       return;
     default:
       throw new Error(`unknown previous state ${JSON.stringify(before)}`);
   }
+}
+
+function copyFrom(backupPath: string): (handle: import('node:fs/promises').FileHandle) => Promise<void> {
+  return async (handle) => {
+    const backup = await open(backupPath, 'r');
+    try {
+      await copyHandle(backup, handle);
+    } finally {
+      await backup.close();
+    }
+  };
 }

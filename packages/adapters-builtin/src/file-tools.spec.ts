@@ -92,6 +92,9 @@ describe('file tools', () => {
       expect(codeOf(await run('write', { path: 'bin', content: 'x', overwrite: false }))).toBe('BUILTIN_ALREADY_EXISTS');
       expect(codeOf(await run('write', { path: 'new/x.txt', content: 'x', createDirectories: false }))).toBe('BUILTIN_NOT_FOUND');
       await expect(stat(join(work, 'new'))).rejects.toMatchObject({ code: 'ENOENT' });
+      expect(codeOf(await run('write', { path: '.', content: 'x' }))).toBe('BUILTIN_WRONG_TYPE');
+      await mkdir(join(work, 'folder'));
+      expect(codeOf(await run('write', { path: 'folder', content: 'x' }))).toBe('BUILTIN_WRONG_TYPE');
     });
 
     it('replaces exactly one occurrence, refuses none or several, and replaces all on request', async () => {

@@ -1,11 +1,12 @@
-import { isValidToolName } from '@ca/domain';
 import { basename, extname, join, relative } from 'node:path';
+import { isValidToolName, messageOf } from '@ca/domain';
+import { isPathInside } from '@ca/tool-context';
 import { readFrontmatter } from './frontmatter-reader';
-import { isInside } from './skill-paths';
+import { openRefusal } from './skill-paths';
 import { checkFrontmatter, type FrontmatterIssue } from './skill-frontmatter';
 import type { SkillDiagnostic } from './skill-diagnostic';
 import { resolveSkillsSettings, type ResolvedSkillsSettings, type SkillsAdapterSettings } from './skills-adapter-settings';
-import { errorCode, messageOf, type SkillsFileSystem } from './skills-file-system';
+import { errorCode, type SkillsFileSystem } from './skills-file-system';
 
 /** A bundled script offered as a tool (only when `allowScripts` enables its skill). */
 export interface DiscoveredSkillScript {
@@ -122,7 +123,14 @@ export async function discoverResolved(settings: ResolvedSkillsSettings, signal?
     const next: Folder[] = [];
     await forEachLimited(level, settings.concurrency, async (folder) => {
       signal?.throwIfAborted();
-      const outcome = await probeFolder(folder, settings, signal);
+      let outcome: Found | { readonly children: Folder[] };
+      try {
+        outcome = await probeFolder(folder, settings, signal);
+      } catch (error) {
+        // One folder that cannot be probed, whatever the reason, is a diagnostic for that folder, not the end of discovery.
+        if (signal?.aborted) throw error;
+        outcome = unreadableFolder(folder, `could not be probed (${messageOf(error)})`);
+      }
       if ('children' in outcome) next.push(...outcome.children);
       else found.push(outcome);
     });
@@ -168,17 +176,25 @@ async function probeFolder(
   const skillFile = join(folder.path, 'SKILL.md');
   const folderName = basename(folder.path);
   const base = { rootIndex: folder.rootIndex, sortKey: relative(folder.root, folder.path).split(/[\\/]/).join('\u0000') };
-  const fail = (code: 'SKILL_READ_FAILED', message: string): Found => {
-    const diagnostic: SkillDiagnostic = { severity: 'error', code, path: folder.path, skillName: folderName, message };
-    return { ...base, diagnostics: [diagnostic], skipped: { toolName: `skill.${folderName}`, path: folder.path, diagnostic } };
-  };
+  const fail = (code: 'SKILL_READ_FAILED' | 'SKILL_FILE_NOT_REGULAR' | 'SKILL_PATH_OUTSIDE_ROOT', message: string): Found =>
+    unreadableFolder(folder, message, code);
   let handle;
   try {
-    handle = await fileSystem.open(skillFile);
+    handle = await fileSystem.open(skillFile, folder.path);
   } catch (error) {
     const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
+    if (code === 'PATH_NOT_FOUND' || code === 'PATH_IS_DIRECTORY' || code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
       return { children: folder.depth < settings.maxDepth ? await subfolders(folder, settings) : [] };
+    }
+    const refusal = openRefusal(error);
+    if (refusal.code === 'SKILL_FILE_NOT_REGULAR') {
+      return fail('SKILL_FILE_NOT_REGULAR', `SKILL.md in '${folder.path}' was not read: ${refusal.reason}. Replace it with a regular file.`);
+    }
+    if (refusal.code === 'SKILL_PATH_OUTSIDE_ROOT') {
+      return fail(
+        'SKILL_PATH_OUTSIDE_ROOT',
+        `SKILL.md in '${folder.path}' was not read: it is a link to a file outside the skill folder. Copy the file into the skill instead of linking to it.`,
+      );
     }
     return fail('SKILL_READ_FAILED', `SKILL.md in '${folder.path}' could not be opened (${messageOf(error)}). Check its permissions.`);
   }
@@ -231,6 +247,23 @@ async function probeFolder(
     scripts,
   };
   return { ...base, diagnostics, skill };
+}
+
+/** A skill folder skipped with one error diagnostic. */
+function unreadableFolder(
+  folder: Folder,
+  message: string,
+  code: 'SKILL_READ_FAILED' | 'SKILL_FILE_NOT_REGULAR' | 'SKILL_PATH_OUTSIDE_ROOT' = 'SKILL_READ_FAILED',
+): Found {
+  const folderName = basename(folder.path);
+  const text = code === 'SKILL_READ_FAILED' && !message.startsWith('SKILL.md') ? `The folder '${folder.path}' ${message}. Check it.` : message;
+  const diagnostic: SkillDiagnostic = { severity: 'error', code, path: folder.path, skillName: folderName, message: text };
+  return {
+    rootIndex: folder.rootIndex,
+    sortKey: relative(folder.root, folder.path).split(/[\\/]/).join('\u0000'),
+    diagnostics: [diagnostic],
+    skipped: { toolName: `skill.${folderName}`, path: folder.path, diagnostic },
+  };
 }
 
 function unreadableIssue(status: 'no-frontmatter' | 'unterminated' | 'too-large', maxBytes: number): FrontmatterIssue {
@@ -321,7 +354,7 @@ async function findScripts(
     const path = join(folder, entry.name);
     let stats;
     try {
-      if (!isInside(realSkill, await fileSystem.realpath(path))) {
+      if (!isPathInside(await fileSystem.realpath(path), realSkill)) {
         skip(entry.name, 'it is a link to a file outside the skill folder.');
         continue;
       }

@@ -6,7 +6,9 @@ export type SkillDiagnosticSeverity = 'error' | 'warning';
  * with `strict: true` every warning becomes an error and skips the skill.
  *
  * - `SKILL_ROOT_NOT_FOUND` [warning] — a configured root does not exist or is not a folder.
- * - `SKILL_READ_FAILED` [error] — `SKILL.md` could not be opened or read.
+ * - `SKILL_READ_FAILED` [error] — `SKILL.md` could not be opened or read, or the folder could not be probed.
+ * - `SKILL_FILE_NOT_REGULAR` [error] — `SKILL.md` is a FIFO, socket or device (refused without blocking).
+ * - `SKILL_PATH_OUTSIDE_ROOT` [error] — `SKILL.md` is a link to a file outside the skill folder.
  * - `SKILL_NO_FRONTMATTER` [error] — `SKILL.md` does not start with a `---` line.
  * - `SKILL_FRONTMATTER_UNTERMINATED` [error] — the file ends before the closing `---` line.
  * - `SKILL_FRONTMATTER_TOO_LARGE` [error] — no closing `---` within `maxFrontmatterBytes`.
@@ -27,6 +29,8 @@ export type SkillDiagnosticSeverity = 'error' | 'warning';
 export type SkillDiagnosticCode =
   | 'SKILL_ROOT_NOT_FOUND'
   | 'SKILL_READ_FAILED'
+  | 'SKILL_FILE_NOT_REGULAR'
+  | 'SKILL_PATH_OUTSIDE_ROOT'
   | 'SKILL_NO_FRONTMATTER'
   | 'SKILL_FRONTMATTER_UNTERMINATED'
   | 'SKILL_FRONTMATTER_TOO_LARGE'

@@ -1,3 +1,4 @@
+import { CaError } from '@ca/domain';
 import { SkillError } from './skill-error';
 
 describe('SkillError', () => {
@@ -13,6 +14,8 @@ describe('SkillError', () => {
       cause,
     });
     expect(error).toBeInstanceOf(Error);
+    expect(CaError.isInstance(error)).toBe(true);
+    expect(error.toJSON()).toEqual({ name: 'SkillError', code: 'SKILL_FILE_READ_FAILED', message: "Tool 'skill.a' could not read 'x.md'.", toolName: 'skill.a', planId: 'plan-1' });
     expect(error).toMatchObject({
       name: 'SkillError',
       code: 'SKILL_FILE_READ_FAILED',

@@ -1,11 +1,14 @@
-const BRAND = Symbol.for('ca.error.SkillError');
+import { CaError } from '@ca/domain';
 
 /**
  * Stable codes of {@link SkillError}.
  *
- * - `SKILL_PATH_OUTSIDE_ROOT` — a requested path resolves outside the skill folder (`..`, absolute, symlink pointing out).
+ * - `SKILL_PATH_OUTSIDE_ROOT` — a requested path (or `SKILL.md` at activation) resolves outside the skill folder
+ *   (`..`, absolute, a link pointing out, a folder swapped for a link while it was opened).
  * - `SKILL_PATH_INVALID` — a requested path is empty or holds a NUL character.
- * - `SKILL_FILE_NOT_FOUND` — a requested bundled file does not exist or is not a regular file.
+ * - `SKILL_FILE_NOT_FOUND` — a requested bundled file does not exist, or is a folder.
+ * - `SKILL_FILE_NOT_REGULAR` — a requested bundled file, or `SKILL.md` at activation, is a FIFO, socket or device
+ *   (refused without blocking).
  * - `SKILL_FILE_TOO_LARGE` — a bundled file, or `SKILL.md` at activation, is larger than its configured cap.
  * - `SKILL_FILE_READ_FAILED` — reading a file failed for another reason (permissions, I/O).
  * - `SKILL_SCRIPT_FAILED` — a bundled script exited with a non-zero status or could not be started.
@@ -18,6 +21,7 @@ export type SkillErrorCode =
   | 'SKILL_PATH_OUTSIDE_ROOT'
   | 'SKILL_PATH_INVALID'
   | 'SKILL_FILE_NOT_FOUND'
+  | 'SKILL_FILE_NOT_REGULAR'
   | 'SKILL_FILE_TOO_LARGE'
   | 'SKILL_FILE_READ_FAILED'
   | 'SKILL_SCRIPT_FAILED'
@@ -55,13 +59,8 @@ export interface SkillErrorOptions {
  * Tell it apart with {@link SkillError.isInstance} and `code`, which keep
  * working when two copies of this package are installed.
  */
-export class SkillError extends Error {
-  /** Stable code of the error. */
-  readonly code: SkillErrorCode;
-  /** The tool concerned, when known. */
-  declare readonly toolName?: string;
-  /** The plan concerned, when known. */
-  declare readonly planId?: string;
+export class SkillError extends CaError {
+  declare readonly code: SkillErrorCode;
   /** The skill folder concerned, when known. */
   declare readonly skillPath?: string;
   /** The path the caller asked for, when the error is about one. */
@@ -74,24 +73,9 @@ export class SkillError extends Error {
    * @throws Never.
    */
   constructor(options: SkillErrorOptions) {
-    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'SkillError';
-    this.code = options.code;
-    Object.defineProperty(this, BRAND, { value: true });
-    if (options.toolName !== undefined) this.toolName = options.toolName;
-    if (options.planId !== undefined) this.planId = options.planId;
+    super(options.code, options.message, options);
     if (options.skillPath !== undefined) this.skillPath = options.skillPath;
     if (options.requestedPath !== undefined) this.requestedPath = options.requestedPath;
     if (options.diagnosticCode !== undefined) this.diagnosticCode = options.diagnosticCode;
-  }
-
-  /**
-   * True when `value` is a {@link SkillError} from this or any other installed
-   * copy of the package (checks the `Symbol.for('ca.error.SkillError')` brand).
-   *
-   * @throws Never.
-   */
-  static isInstance(value: unknown): value is SkillError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 }

@@ -1,4 +1,4 @@
-import { isValidToolName } from '@ca/domain';
+import { isValidToolName, messageOf } from '@ca/domain';
 import { parseDocument } from 'yaml';
 import { parseSimpleFrontmatter } from './simple-frontmatter';
 import type { SkillDiagnosticCode, SkillDiagnosticSeverity } from './skill-diagnostic';
@@ -60,7 +60,17 @@ export function checkFrontmatter(yamlText: string, folderName: string): Frontmat
       });
       return { name: folderName, issues };
     }
-    value = document.toJS({ maxAliasCount: 100 }) ?? {};
+    try {
+      value = document.toJS({ maxAliasCount: 100 }) ?? {};
+    } catch (error) {
+      // An alias bomb ("Excessive alias count …") or another structure that only fails when built: this skill's problem alone.
+      issues.push({
+        severity: 'error',
+        code: 'SKILL_YAML_INVALID',
+        message: `The frontmatter of SKILL.md could not be read as YAML: ${messageOf(error).split('\n')[0]}. Remove anchors and aliases (&name, *name) that expand the frontmatter, and write the fields out.`,
+      });
+      return { name: folderName, issues };
+    }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     issues.push({

@@ -1,16 +1,12 @@
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { SkillError } from './skill-error';
-import { errorCode, messageOf, type SkillsFileHandle, type SkillsFileSystem } from './skills-file-system';
+import { messageOf } from '@ca/domain';
+import { isPathInside } from '@ca/tool-context';
+import { SkillError, type SkillErrorCode } from './skill-error';
+import { errorCode, type SkillsFileHandle, type SkillsFileSystem } from './skills-file-system';
 
 /** Deepest folder level listed inside a skill. */
 const MAX_LIST_DEPTH = 10;
 const READ_CHUNK_BYTES = 64 * 1024;
-
-/** @internal True when `candidate` is `root` or lies below it (both absolute and normalised). */
-export function isInside(root: string, candidate: string): boolean {
-  const path = relative(root, candidate);
-  return path === '' || (path !== '..' && !path.startsWith(`..${sep}`) && !isAbsolute(path));
-}
 
 /** @internal Where an error is about, for messages and error fields. */
 export interface PathErrorContext {
@@ -50,7 +46,7 @@ export async function resolveInsideSkill(
   const outside = `${where} refused '${path}': the path is outside the skill folder '${context.skillPath}'. Only files inside the skill can be read; pass a path relative to it without '..'.`;
   if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\\\')) fail('SKILL_PATH_OUTSIDE_ROOT', outside);
   const lexical = resolve(realRoot, path);
-  if (!isInside(realRoot, lexical)) fail('SKILL_PATH_OUTSIDE_ROOT', outside);
+  if (!isPathInside(lexical, realRoot)) fail('SKILL_PATH_OUTSIDE_ROOT', outside);
   let realPath = lexical;
   try {
     realPath = await fileSystem.realpath(lexical);
@@ -61,7 +57,7 @@ export async function resolveInsideSkill(
     }
     throw error;
   }
-  if (!isInside(realRoot, realPath)) fail('SKILL_PATH_OUTSIDE_ROOT', `${outside} (it is a link that points out of the skill).`);
+  if (!isPathInside(realPath, realRoot)) fail('SKILL_PATH_OUTSIDE_ROOT', `${outside} (it is a link that points out of the skill).`);
   return { realPath, relativePath: relative(realRoot, realPath).split(sep).join('/') };
 }
 
@@ -86,9 +82,39 @@ export async function readWhole(
   return { bytes: buffer.subarray(0, length) };
 }
 
-/** @internal Opens a resolved file, refusing folders and files over the cap, and reads it. */
+/**
+ * @internal What a refusal of `SkillsFileSystem.open` (a `PathConfinementError`
+ * from the default, or a Node error from an injected one) means for a file
+ * the caller asked for: the adapter's code and the words for the message.
+ */
+export function openRefusal(error: unknown): { readonly code: SkillErrorCode; readonly reason: string } {
+  switch (errorCode(error)) {
+    case 'PATH_NOT_FOUND':
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return { code: 'SKILL_FILE_NOT_FOUND', reason: 'it does not exist' };
+    case 'PATH_IS_DIRECTORY':
+    case 'EISDIR':
+      return { code: 'SKILL_FILE_NOT_FOUND', reason: 'it is a folder, not a file' };
+    case 'PATH_NOT_REGULAR_FILE':
+      return { code: 'SKILL_FILE_NOT_REGULAR', reason: `it is a ${fileTypeOf(error)}, not a regular file, and only regular files are read` };
+    case 'PATH_OUTSIDE_ROOT':
+    case 'PATH_CHANGED':
+      return { code: 'SKILL_PATH_OUTSIDE_ROOT', reason: 'what it leads to is outside the skill folder' };
+    default:
+      return { code: 'SKILL_FILE_READ_FAILED', reason: `it could not be opened (${messageOf(error)})` };
+  }
+}
+
+function fileTypeOf(error: unknown): string {
+  const type = typeof error === 'object' && error !== null ? (error as { fileType?: unknown }).fileType : undefined;
+  return typeof type === 'string' ? type : 'special file';
+}
+
+/** @internal Opens a resolved file inside the skill (checked on the descriptor), refusing folders, special files and files over the cap, and reads it. */
 export async function readBundledFile(
   fileSystem: SkillsFileSystem,
+  realRoot: string,
   realPath: string,
   relativePath: string,
   maxBytes: number,
@@ -104,9 +130,12 @@ export async function readBundledFile(
   };
   let handle: SkillsFileHandle;
   try {
-    handle = await fileSystem.open(realPath);
+    handle = await fileSystem.open(realPath, realRoot);
   } catch (error) {
-    throw new SkillError({ ...details, code: 'SKILL_FILE_READ_FAILED', cause: error, message: `${where} could not open '${relativePath}' (${messageOf(error)}).` });
+    const { code, reason } = openRefusal(error);
+    const advice =
+      code === 'SKILL_FILE_NOT_FOUND' ? ' Call the tool without "file" to list the bundled files.' : code === 'SKILL_FILE_READ_FAILED' ? ' Check its permissions.' : '';
+    throw new SkillError({ ...details, code, cause: error, message: `${where} refused '${relativePath}': ${reason}.${advice}` });
   }
   try {
     const stats = await handle.stat();
@@ -179,7 +208,7 @@ export async function listBundledFiles(
         if (path === 'SKILL.md') continue;
         if (entry.isSymbolicLink()) {
           const target = await fileSystem.realpath(join(realRoot, path)).catch(() => undefined);
-          if (target === undefined || !isInside(realRoot, target)) continue;
+          if (target === undefined || !isPathInside(target, realRoot)) continue;
           const stats = await fileSystem.stat(target).catch(() => undefined);
           if (stats === undefined || !stats.isFile()) continue;
         } else if (!entry.isFile()) continue;

@@ -1,4 +1,4 @@
-import { normalizeCapability, type JsonSchema } from '@ca/domain';
+import { messageOf, normalizeCapability, type JsonSchema } from '@ca/domain';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import {
   ToolNotActivatedError,
@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import type { DiscoveredSkill } from './discover-skills';
 import { stripFrontmatter } from './frontmatter-reader';
 import { SkillError } from './skill-error';
-import { encodeContent, listBundledFiles, readBundledFile, readWhole, resolveInsideSkill } from './skill-paths';
+import { encodeContent, listBundledFiles, openRefusal, readBundledFile, readWhole, resolveInsideSkill } from './skill-paths';
 import type { ResolvedSkillsSettings } from './skills-adapter-settings';
-import { messageOf } from './skills-file-system';
 
 /** Input of a `skill.<name>` tool: nothing for the instructions, `file` for one bundled file. */
 export interface SkillToolInput {
@@ -190,7 +189,7 @@ export class SkillTool implements ToolInstance<SkillToolInput, SkillToolOutput> 
     const signal = ctx.cancellationToken.signal;
     try {
       const { realPath, relativePath } = await resolveInsideSkill(this.settings.fileSystem, loaded.realRoot, file, context);
-      const bytes = await readBundledFile(this.settings.fileSystem, realPath, relativePath, this.settings.maxFileBytes, context, signal);
+      const bytes = await readBundledFile(this.settings.fileSystem, loaded.realRoot, realPath, relativePath, this.settings.maxFileBytes, context, signal);
       const { encoding, content } = encodeContent(bytes);
       const output: SkillFileOutput = { kind: 'file', name, file: relativePath, encoding, content, size: bytes.length };
       return toolSuccess<SkillToolOutput>(output, encoding === 'utf-8' ? { content: [{ type: 'text', text: content }] } : undefined);
@@ -214,13 +213,17 @@ export class SkillTool implements ToolInstance<SkillToolInput, SkillToolOutput> 
     let handle;
     try {
       realRoot = await fileSystem.realpath(this.skill.path);
-      handle = await fileSystem.open(join(realRoot, 'SKILL.md'));
+      handle = await fileSystem.open(join(realRoot, 'SKILL.md'), realRoot);
     } catch (error) {
+      const { code, reason } = openRefusal(error);
+      const refused = code === 'SKILL_FILE_NOT_REGULAR' || code === 'SKILL_PATH_OUTSIDE_ROOT';
       throw new SkillError({
         ...details,
-        code: 'SKILL_FILE_READ_FAILED',
+        code: refused ? code : 'SKILL_FILE_READ_FAILED',
         cause: error,
-        message: `Tool '${toolName}' could not open SKILL.md in '${this.skill.path}' for plan '${ctx.planId}' (${messageOf(error)}). Was the skill moved or deleted? Rediscover the tools.`,
+        message: refused
+          ? `Tool '${toolName}' refused SKILL.md in '${this.skill.path}' for plan '${ctx.planId}': ${reason}. Replace it with a regular file inside the skill folder.`
+          : `Tool '${toolName}' could not open SKILL.md in '${this.skill.path}' for plan '${ctx.planId}' (${messageOf(error)}). Was the skill moved or deleted? Rediscover the tools.`,
       });
     }
     let text: string;

@@ -81,8 +81,8 @@ export function countingFileSystem(base: SkillsFileSystem = nodeSkillsFileSystem
       realpaths.push(path);
       return base.realpath(path);
     },
-    open: async (path) => {
-      const handle = await base.open(path);
+    open: async (path, root) => {
+      const handle = await base.open(path, root);
       opened.push(path);
       const counted: SkillsFileHandle = {
         read: async (buffer, offset, length, position) => {

@@ -18,3 +18,30 @@ export { ContextValidationError } from './context-validation-error';
 export type { ExecutionViewOptions, PlanContext, ToolExecutionContext, ToolExecutionContextOptions } from './execution-context';
 export { createExecutionContext } from './execution-context';
 export { createExecutionId } from './execution-id';
+export type {
+  ConfinePathRequest,
+  ConfinedContent,
+  ConfinedDescriptor,
+  ConfinedDirectory,
+  ConfinedFile,
+  ConfinedPath,
+  ConfinedWriteOptions,
+  ConfinedWriteResult,
+  ConfinementDetails,
+  ConfinementRoot,
+  ConfinementRootOptions,
+} from './path-confinement';
+export {
+  confinePath,
+  confinementRootsOf,
+  fileTypeOf,
+  isPathInside,
+  openConfinedDirectory,
+  openConfinedEntry,
+  openConfinedFile,
+  openConfinedParent,
+  resolveConfinementRoot,
+  resolveRealPath,
+} from './path-confinement';
+export type { ConfinedFileType, PathConfinementErrorCode, PathConfinementErrorOptions } from './path-confinement-error';
+export { PathConfinementError } from './path-confinement-error';

@@ -1,8 +1,9 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { openConfinedFile, openConfinedParent } from '@ca/tool-context';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec } from '../builtin-tool';
 import { fileChange } from '../undo-store';
 import { PATH_PROPERTY, RESOURCE_PROPERTY } from './common';
+import { refuseHardLinked } from './fs-write';
 
 /** `builtin.fs.edit`: exact string replacement in a text file. */
 export const editTool: BuiltinToolSpec = {
@@ -41,17 +42,24 @@ export const editTool: BuiltinToolSpec = {
       throw call.fail('BUILTIN_INVALID_INPUT', 'needs a non-empty "oldString" and a "newString".');
     }
     const guarded = await call.guard({ path: input['path'] as string, resource: input['resource'] as string | undefined, access: 'write' });
-    const stats = await stat(guarded.path);
-    if (!stats.isFile()) throw call.fail('BUILTIN_WRONG_TYPE', `cannot edit "${guarded.path}": it is not a file.`, guarded.path);
-    const maxBytes = call.settings.files.editMaxBytes;
-    if (stats.size > maxBytes) {
-      throw call.fail(
-        'BUILTIN_TOO_LARGE',
-        `will not edit "${guarded.path}": it has ${stats.size} bytes, more than the limit of ${maxBytes} (files.editMaxBytes). Raise the limit or rewrite the file with builtin.fs.write.`,
-        guarded.path,
-      );
+    const file = await openConfinedFile(guarded.confined);
+    let original: Buffer;
+    try {
+      const stats = file.stats;
+      const allowHardLinks = call.settings.files.allowHardLinkedWrites;
+      if (stats.nlink > 1 && !allowHardLinks) refuseHardLinked(call, guarded.path, stats.nlink);
+      const maxBytes = call.settings.files.editMaxBytes;
+      if (stats.size > maxBytes) {
+        throw call.fail(
+          'BUILTIN_TOO_LARGE',
+          `will not edit "${guarded.path}": it has ${stats.size} bytes, more than the limit of ${maxBytes} (files.editMaxBytes). Raise the limit or rewrite the file with builtin.fs.write.`,
+          guarded.path,
+        );
+      }
+      original = await file.handle.readFile({ signal: call.ctx.cancellationToken.signal });
+    } finally {
+      await file.close();
     }
-    const original = await readFile(guarded.path, { signal: call.ctx.cancellationToken.signal });
     const text = original.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(original)) {
       throw call.fail('BUILTIN_WRONG_TYPE', `cannot edit "${guarded.path}": it is not valid UTF-8 text.`, guarded.path);
@@ -73,10 +81,15 @@ export const editTool: BuiltinToolSpec = {
       );
     }
     const updated = input['replaceAll'] === true ? text.split(oldString).join(newString) : replaceOnce(text, oldString, newString);
-    const before = await call.undo.capture(call.planId, guarded.path);
-    call.checkCancelled();
-    await writeFile(guarded.path, updated, 'utf8');
-    call.changes.push(fileChange('modify', guarded, before, `replaced ${occurrences} occurrence(s) in ${guarded.path}`));
+    const { directory, name } = await openConfinedParent(guarded.confined);
+    try {
+      const before = await call.undo.captureContent(call.planId, name, file.stats.mode & 0o7777, original);
+      call.checkCancelled();
+      await directory.writeFile(name, Buffer.from(updated, 'utf8'), { allowHardLinks: call.settings.files.allowHardLinkedWrites });
+      call.changes.push(fileChange('modify', guarded, before, `replaced ${occurrences} occurrence(s) in ${guarded.path}`));
+    } finally {
+      await directory.close();
+    }
     return toolSuccess({ path: guarded.path, resource: guarded.resource.id, replacements: occurrences });
   },
 };

@@ -1,5 +1,5 @@
-import { lstat } from 'node:fs/promises';
 import picomatch from 'picomatch';
+import { openConfinedDirectory } from '@ca/tool-context';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec } from '../builtin-tool';
 import { walk, type WalkProgress } from '../walk';
@@ -44,9 +44,13 @@ export const globTool: BuiltinToolSpec = {
     const pattern = input['pattern'];
     if (typeof pattern !== 'string' || pattern.length === 0) throw call.fail('BUILTIN_INVALID_INPUT', 'needs a non-empty "pattern".');
     const guarded = await call.guard({ path: input['path'] as string | undefined, resource: input['resource'] as string | undefined, access: 'read' });
-    if (!(await lstat(guarded.path)).isDirectory()) {
-      throw call.fail('BUILTIN_WRONG_TYPE', `cannot search under "${guarded.path}": it is not a folder.`, guarded.path);
-    }
+    const base = await openConfinedDirectory(guarded.confined).catch((error: unknown) => {
+      if ((error as { code?: unknown }).code === 'PATH_NOT_DIRECTORY') {
+        throw call.fail('BUILTIN_WRONG_TYPE', `cannot search under "${guarded.path}": it is not a folder.`, guarded.path, error);
+      }
+      throw error;
+    });
+    await base.close();
     const { globMaxResults, walkMaxEntries } = call.settings.files;
     const limit = Math.min(typeof input['limit'] === 'number' ? input['limit'] : globMaxResults, globMaxResults);
     const skip = typeof input['cursor'] === 'string' ? Number.parseInt(input['cursor'], 10) || 0 : 0;
@@ -56,7 +60,7 @@ export const globTool: BuiltinToolSpec = {
     const progress: WalkProgress = { visited: 0, stoppedAtLimit: false };
     let matched = 0;
     let more = false;
-    for await (const entry of walk(guarded.path, { check: () => call.checkCancelled(), maxEntries: walkMaxEntries, start: staticStart(pattern), progress })) {
+    for await (const entry of walk(guarded.confined, { check: () => call.checkCancelled(), maxEntries: walkMaxEntries, start: staticStart(pattern), progress })) {
       if (entry.type === 'directory' && !includeDirectories) continue;
       if (!isMatch(entry.relative)) continue;
       if (matched++ < skip) continue;

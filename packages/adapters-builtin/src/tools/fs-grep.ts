@@ -1,5 +1,6 @@
-import { open, stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import picomatch from 'picomatch';
+import { openConfinedFile, type ConfinedFile } from '@ca/tool-context';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
 import { readLines } from '../line-reader';
@@ -76,17 +77,24 @@ export const grepTool: BuiltinToolSpec = {
     const fileFilter = typeof input['glob'] === 'string' ? picomatch(input['glob'], { dot }) : undefined;
     const search = { expression, maxMatches, maxLineLength: grepMaxLineLength, matches: [] as GrepMatch[], truncated: false };
     let filesSearched = 0;
-    if ((await stat(guarded.path)).isFile()) {
-      await searchFile(guarded.path, search, call);
+    if ((await lstat(guarded.path).catch(() => undefined))?.isDirectory() !== true) {
+      // One file: opened like read opens it, so a folder, FIFO or device gets its coded refusal.
+      await searchFile(await openConfinedFile(guarded.confined), search, call);
       filesSearched = 1;
     } else {
       const progress: WalkProgress = { visited: 0, stoppedAtLimit: false };
       const hidden = (relative: string): boolean => !dot && relative.split('/').some((segment) => segment.startsWith('.'));
-      for await (const entry of walk(guarded.path, { check: () => call.checkCancelled(), maxEntries: walkMaxEntries, progress })) {
+      for await (const entry of walk(guarded.confined, { check: () => call.checkCancelled(), maxEntries: walkMaxEntries, progress })) {
         if (entry.type !== 'file' || hidden(entry.relative)) continue;
         if (fileFilter !== undefined && !fileFilter(entry.relative)) continue;
+        let file: ConfinedFile;
+        try {
+          file = await entry.folder.openFile(entry.name);
+        } catch {
+          continue; // vanished, unreadable, or no longer a regular file: not a match
+        }
         filesSearched++;
-        await searchFile(entry.path, search, call);
+        await searchFile(file, search, call);
         if (search.truncated) break;
       }
       if (progress.stoppedAtLimit) search.truncated = true;
@@ -103,13 +111,8 @@ interface Search {
   truncated: boolean;
 }
 
-async function searchFile(path: string, search: Search, call: ToolCall): Promise<void> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return; // vanished or unreadable: not a match
-  }
+async function searchFile(file: ConfinedFile, search: Search, call: ToolCall): Promise<void> {
+  const { handle, path } = file;
   try {
     const sniff = Buffer.alloc(BINARY_SNIFF_BYTES);
     const { bytesRead } = await handle.read(sniff, 0, sniff.length, 0);
@@ -125,7 +128,7 @@ async function searchFile(path: string, search: Search, call: ToolCall): Promise
       search.matches.push({ path, line: line.index + 1, text: text.length > search.maxLineLength ? text.slice(0, search.maxLineLength) : text });
     }
   } finally {
-    await handle.close();
+    await file.close();
   }
 }
 

@@ -1,5 +1,4 @@
-import { lstat, opendir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { openConfinedDirectory } from '@ca/tool-context';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec } from '../builtin-tool';
 import { entryType, type EntryType } from '../walk';
@@ -59,27 +58,32 @@ export const listTool: BuiltinToolSpec = {
     const maxEntries = call.settings.files.listMaxEntries;
     const limit = Math.min(typeof input['limit'] === 'number' ? input['limit'] : maxEntries, maxEntries);
     const skip = typeof input['cursor'] === 'string' ? Number.parseInt(input['cursor'], 10) || 0 : 0;
-    const stats = await lstat(guarded.path);
-    if (!stats.isDirectory()) {
-      throw call.fail('BUILTIN_WRONG_TYPE', `cannot list "${guarded.path}": it is not a folder; read it with builtin.fs.read.`, guarded.path);
-    }
+    const folder = await openConfinedDirectory(guarded.confined).catch((error: unknown) => {
+      if ((error as { code?: unknown }).code === 'PATH_NOT_DIRECTORY') {
+        throw call.fail('BUILTIN_WRONG_TYPE', `cannot list "${guarded.path}": it is not a folder; read it with builtin.fs.read.`, guarded.path, error);
+      }
+      throw error;
+    });
     const entries: ListEntry[] = [];
     let seen = 0;
     let more = false;
-    const directory = await opendir(guarded.path, { bufferSize: 256 });
-    for await (const entry of directory) {
-      if (seen++ < skip) continue;
-      if (entries.length === limit) {
-        more = true;
-        break;
+    try {
+      for await (const entry of await folder.list()) {
+        if (seen++ < skip) continue;
+        if (entries.length === limit) {
+          more = true;
+          break;
+        }
+        if (entries.length % 256 === 0) call.checkCancelled();
+        const type = entryType(entry);
+        const size = type === 'file' ? (await folder.lstat(entry.name).catch(() => undefined))?.size : undefined;
+        entries.push(size === undefined ? { name: entry.name, type } : { name: entry.name, type, size });
       }
-      if (entries.length % 256 === 0) call.checkCancelled();
-      const type = entryType(entry);
-      const size = type === 'file' ? (await lstat(join(guarded.path, entry.name)).catch(() => undefined))?.size : undefined;
-      entries.push(size === undefined ? { name: entry.name, type } : { name: entry.name, type, size });
+    } finally {
+      await folder.close();
     }
     return toolSuccess({
-      path: guarded.path,
+      path: folder.path,
       resource: guarded.resource.id,
       entries,
       ...(more ? { nextCursor: String(skip + entries.length) } : {}),

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { openConfinedFile } from '@ca/tool-context';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
 import { readLines } from '../line-reader';
@@ -68,20 +68,17 @@ export const readTool: BuiltinToolSpec = {
       throw call.fail('BUILTIN_INVALID_INPUT', 'cannot read lines as base64; use unit "bytes" for binary data.');
     }
     const guarded = await call.guard({ path: input['path'] as string, resource: input['resource'] as string | undefined, access: 'read' });
-    const handle = await open(guarded.path, 'r');
+    const file = await openConfinedFile(guarded.confined);
+    const handle = file.handle;
     try {
-      const stats = await handle.stat();
-      if (stats.isDirectory()) {
-        throw call.fail('BUILTIN_WRONG_TYPE', `cannot read "${guarded.path}": it is a folder; list it with builtin.fs.list.`, guarded.path);
-      }
-      const base = { path: guarded.path, resource: guarded.resource.id, offset, totalBytes: stats.size };
+      const base = { path: file.path, resource: guarded.resource.id, offset, totalBytes: file.stats.size };
       const output: ReadOutput =
         unit === 'bytes'
           ? await readBytes(handle, offset, limit, encoding, base, call)
           : await readLineRange(handle, offset, limit, base, call);
       return toolSuccess(output);
     } finally {
-      await handle.close();
+      await file.close();
     }
   },
 };

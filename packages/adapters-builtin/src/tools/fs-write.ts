@@ -1,8 +1,7 @@
-import { lstat, mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { lstat } from 'node:fs/promises';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
-import type { GuardedPath } from '../path-guard';
+import { openParentFolder } from '../parent-folder';
 import { fileChange } from '../undo-store';
 import { PATH_PROPERTY, RESOURCE_PROPERTY } from './common';
 
@@ -44,45 +43,39 @@ export const writeTool: BuiltinToolSpec = {
     if (typeof input['content'] !== 'string') throw call.fail('BUILTIN_INVALID_INPUT', 'needs "content" as a string.');
     const data = Buffer.from(input['content'], input['encoding'] === 'base64' ? 'base64' : 'utf8');
     const guarded = await call.guard({ path: input['path'] as string, resource: input['resource'] as string | undefined, access: 'write' });
-    const before = await call.undo.capture(call.planId, guarded.path);
-    if (before.type === 'directory') {
-      throw call.fail('BUILTIN_WRONG_TYPE', `cannot write "${guarded.path}": it is a folder.`, guarded.path);
+    const overwrite = input['overwrite'] !== false;
+    if (guarded.path === guarded.root && (await lstat(guarded.path).catch(() => undefined))?.isDirectory() === true) {
+      throw call.fail('BUILTIN_WRONG_TYPE', `cannot write "${guarded.path}": it is a folder (the root of resource "${guarded.resource.id}").`, guarded.path);
     }
-    if (before.type !== 'absent' && input['overwrite'] === false) {
-      throw call.fail('BUILTIN_ALREADY_EXISTS', `did not write "${guarded.path}": it exists and overwrite is false.`, guarded.path);
+    const { directory, name, createdDirectories } = await openParentFolder(guarded, call, { create: input['createDirectories'] !== false });
+    try {
+      const current = await directory.lstat(name);
+      if (current?.isDirectory() === true) {
+        throw call.fail('BUILTIN_WRONG_TYPE', `cannot write "${guarded.path}": it is a folder.`, guarded.path);
+      }
+      if (current !== undefined && !overwrite) {
+        throw call.fail('BUILTIN_ALREADY_EXISTS', `did not write "${guarded.path}": it exists and overwrite is false.`, guarded.path);
+      }
+      const allowHardLinks = call.settings.files.allowHardLinkedWrites;
+      if (current?.isFile() === true && current.nlink > 1 && !allowHardLinks) refuseHardLinked(call, guarded.path, current.nlink);
+      const before = await call.undo.capture(call.planId, directory, name);
+      call.checkCancelled();
+      // Not interrupted once started (no signal): a half-written file would be worse than a late one.
+      const { created } = await directory.writeFile(name, data, { exclusive: !overwrite, allowHardLinks });
+      call.changes.push(fileChange(created ? 'create' : 'modify', guarded, before, `${created ? 'created' : 'replaced'} ${guarded.path} (${data.length} bytes)`));
+      return toolSuccess({ path: guarded.path, resource: guarded.resource.id, created, bytesWritten: data.length, createdDirectories: [...createdDirectories] });
+    } finally {
+      await directory.close();
     }
-    const createdDirectories = await createParents(guarded, input['createDirectories'] !== false, call);
-    call.checkCancelled();
-    // Not interrupted once started (no signal): a half-written file would be worse than a late one.
-    await writeFile(guarded.path, data);
-    const created = before.type === 'absent';
-    call.changes.push(fileChange(created ? 'create' : 'modify', guarded, before, `${created ? 'created' : 'replaced'} ${guarded.path} (${data.length} bytes)`));
-    return toolSuccess({ path: guarded.path, resource: guarded.resource.id, created, bytesWritten: data.length, createdDirectories });
   },
 };
 
-/**
- * Creates the missing parent folders of a guarded path, outermost first,
- * recording a change for each, and returns them.
- */
-export async function createParents(guarded: GuardedPath, allowed: boolean, call: ToolCall): Promise<string[]> {
-  const missing: string[] = [];
-  for (let folder = dirname(guarded.path); folder !== dirname(folder); folder = dirname(folder)) {
-    const stats = await lstat(folder).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (stats !== undefined) break;
-    missing.unshift(folder);
-  }
-  if (missing.length === 0) return missing;
-  if (!allowed) {
-    throw call.fail('BUILTIN_NOT_FOUND', `cannot write "${guarded.path}": the folder "${missing[0]}" does not exist (createDirectories is false).`, missing[0]);
-  }
-  for (const folder of missing) {
-    call.checkCancelled();
-    await mkdir(folder);
-    call.changes.push(fileChange('create', { ...guarded, path: folder }, { type: 'absent' }, `created folder ${folder}`));
-  }
-  return missing;
+/** Refuses a write through a file with more than one link (`files.allowHardLinkedWrites` is off). */
+export function refuseHardLinked(call: ToolCall, path: string, links: number): never {
+  throw call.fail(
+    'BUILTIN_HARD_LINKED_FILE',
+    `refused to write "${path}": the file has ${links} hard links, so other names (perhaps outside the bound resources) share its content. ` +
+      'Write to a new file instead, or set files.allowHardLinkedWrites in the adapter settings (the write then gives this name a new file; the other names keep the old content).',
+    path,
+  );
 }

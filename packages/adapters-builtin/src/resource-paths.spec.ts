@@ -1,8 +1,9 @@
-import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createExecutionContext } from '@ca/tool-context';
 import { BuiltinToolError } from './builtin-tool-error';
-import { guardPath, realpathNearest } from './path-guard';
+import { createCheckpoint, rollback } from './checkpoint';
+import { guardPath } from './resource-paths';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
 describe('confinement of file tools to bound resources', () => {
@@ -162,17 +163,18 @@ describe('confinement of file tools to bound resources', () => {
       code: 'BUILTIN_PATH_OUTSIDE_RESOURCES',
     });
   });
-});
 
-describe('realpathNearest', () => {
-  afterEach(removeTemporaryFolders);
-
-  it('resolves the nearest existing parent of a missing path and follows links on the way', async () => {
-    const root = await makeTemporaryFolder();
-    await mkdir(join(root, 'real'));
-    await symlink(join(root, 'real'), join(root, 'link'));
-    expect(await realpathNearest(join(root, 'link', 'a', 'b.txt'))).toBe(join(root, 'real', 'a', 'b.txt'));
-    await symlink(join(root, 'loop'), join(root, 'loop'));
-    await expect(realpathNearest(join(root, 'loop', 'x'))).rejects.toThrow();
+  it('writes, edits and rolls back a single file bound as a writable resource, through its own folder only', async () => {
+    const single = join(outside, 'secret.txt');
+    const ctx = createExecutionContext({ planId: 'plan-single', resources: [folderResource('one', single, 'write')] });
+    const { runtime } = strictRuntime();
+    const mark = createCheckpoint(ctx);
+    expect((await runtime.execute('builtin.fs.write', { path: single, content: 'replaced' }, ctx)).ok).toBe(true);
+    expect((await runtime.execute('builtin.fs.edit', { path: single, oldString: 'replaced', newString: 'edited' }, ctx)).ok).toBe(true);
+    expect(await readFile(single, 'utf8')).toBe('edited');
+    expect(codeOf(await runtime.execute('builtin.fs.write', { path: join(outside, 'beside.txt'), content: 'x' }, ctx))).toBe('BUILTIN_PATH_OUTSIDE_RESOURCES');
+    await rollback(ctx, mark);
+    expect(await readFile(single, 'utf8')).toBe('secret');
+    expect((await readdir(outside)).sort()).toEqual(['secret.txt']);
   });
 });
