@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { TestTool, InMemoryToolSource, RecordingLogger } from './testing/index';
 import { ToolRuntime, ToolSet, type ToolSource } from './index';
 
@@ -5,11 +6,23 @@ import { ToolRuntime, ToolSet, type ToolSource } from './index';
 const ATTACK_PATTERN = '^(a+)+$';
 const ATTACK_TEXT = `${'a'.repeat(30)}!`;
 
-/** Counts timer ticks, to show the event loop kept turning while something ran. */
-function heartbeat(): { readonly ticks: () => number; readonly stop: () => void } {
+/** Longest the event loop may stall: far below the 37 s one backtracking match takes, far above any scheduling hiccup. */
+const MAX_STALL_MS = 5_000;
+
+/** Counts timer ticks and the longest stall of the event loop, to show it kept turning while something ran. */
+function heartbeat(): { readonly ticks: () => number; readonly longestStallMs: () => number; readonly stop: () => void } {
   let ticks = 0;
   const timer = setInterval(() => ticks++, 5);
-  return { ticks: () => ticks, stop: () => clearInterval(timer) };
+  const stalls = monitorEventLoopDelay({ resolution: 10 });
+  stalls.enable();
+  return {
+    ticks: () => ticks,
+    longestStallMs: () => stalls.max / 1e6,
+    stop: () => {
+      clearInterval(timer);
+      stalls.disable();
+    },
+  };
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,6 +79,7 @@ describe('schema trust: how a source’s schemas are compiled', () => {
         expect(result.ok ? undefined : result.error).toMatchObject({ code: 'TOOL_SCHEMA_VALIDATION_FAILED', issues: [expect.objectContaining({ keyword: 'pattern' })] });
       }
       expect(beat.ticks()).toBeGreaterThan(0);
+      expect(beat.longestStallMs()).toBeLessThan(MAX_STALL_MS);
       expect(tool.count('execute')).toBe(0);
     } finally {
       beat.stop();
@@ -89,6 +103,7 @@ describe('schema trust: how a source’s schemas are compiled', () => {
       expect(result.ok).toBe(false);
       expect(result.ok ? undefined : result.error).toMatchObject({ code: 'TOOL_SCHEMA_VALIDATION_FAILED', direction: 'output' });
       expect(beat.ticks()).toBeGreaterThan(0);
+      expect(beat.longestStallMs()).toBeLessThan(MAX_STALL_MS);
     } finally {
       beat.stop();
     }
