@@ -32,7 +32,7 @@ function describe(issue: SchemaIssue): string {
  * @throws CliError listing every problem, each at the key it concerns.
  */
 export function validateDocument(kind: 'config' | 'plan', value: unknown, file: string, code: CliErrorCode): void {
-  const result = schemaValidator().validate(kind === 'config' ? configSchema : planSchema, value);
+  const result = schemaValidator().validate(kind === 'config' ? configSchema : planSchema, value, { trust: 'trusted' });
   if (result.valid) return;
   // oneOf/anyOf produce an issue per branch; keep the most specific ones.
   const issues = result.issues.filter((issue) => issue.keyword !== 'oneOf' && issue.keyword !== 'anyOf' && issue.keyword !== 'if');
