@@ -1,12 +1,13 @@
 /**
- * Internal: translates an ECMAScript regular expression (the dialect of JSON
- * Schema's `pattern`, read with the `u` flag as ajv does) into RE2 syntax with
- * the same meaning for `test`, so that it can run on a linear-time engine.
+ * Internal: reads an ECMAScript regular expression (the dialect of JSON
+ * Schema's `pattern`, read with the `u` flag as ajv does) into a syntax tree
+ * with the meaning `test` needs, and writes that tree in RE2 syntax, so that
+ * the pattern can run on a linear-time engine.
  *
  * The input must already be a valid `u`-mode pattern (`new RegExp(source, 'u')`
  * accepted it): the parser relies on that and does not report syntax errors.
- * What RE2 cannot express — lookahead, lookbehind, backreferences — is refused
- * with {@link UnsupportedPatternFeature}.
+ * What no linear-time engine runs — lookahead, lookbehind, backreferences — is
+ * refused with {@link UnsupportedPatternFeature}.
  *
  * Where the dialects differ in meaning, the translation spells out the
  * ECMAScript meaning: `.` excludes `\r`, U+2028 and U+2029 as well as `\n`;
@@ -24,10 +25,29 @@ export class UnsupportedPatternFeature extends Error {
   }
 }
 
-const MAX_CODE_POINT = 0x10ffff;
+/** The largest code point. */
+export const MAX_CODE_POINT = 0x10ffff;
+
+/** An inclusive range of code points. */
+export type CodePointRange = readonly [number, number];
+
+/**
+ * The syntax tree of a pattern, as far as `test` cares: groups are gone
+ * (captures never matter), laziness is gone (it changes which match is found,
+ * never whether one exists).
+ */
+export type PatternNode =
+  | { readonly type: 'empty' }
+  /** One character of `ranges` or of the RE2 `properties` (`\\p{L}`, `\\P{Greek}`), or of none of them when `negated`. */
+  | { readonly type: 'characters'; readonly negated: boolean; readonly ranges: readonly CodePointRange[]; readonly properties: readonly string[] }
+  | { readonly type: 'sequence'; readonly items: readonly PatternNode[] }
+  | { readonly type: 'alternation'; readonly items: readonly PatternNode[] }
+  /** `max` is `Infinity` for an unbounded repetition. */
+  | { readonly type: 'repeat'; readonly item: PatternNode; readonly min: number; readonly max: number }
+  | { readonly type: 'assertion'; readonly kind: 'start' | 'end' | 'word-boundary' | 'not-word-boundary' };
 
 /** ECMAScript's WhiteSpace and LineTerminator code points, as ranges (`\s`). */
-const WHITE_SPACE: readonly (readonly [number, number])[] = [
+const WHITE_SPACE: readonly CodePointRange[] = [
   [0x09, 0x0d],
   [0x20, 0x20],
   [0xa0, 0xa0],
@@ -39,15 +59,15 @@ const WHITE_SPACE: readonly (readonly [number, number])[] = [
   [0x3000, 0x3000],
   [0xfeff, 0xfeff],
 ];
-const DIGIT: readonly (readonly [number, number])[] = [[0x30, 0x39]];
-const WORD: readonly (readonly [number, number])[] = [
+const DIGIT: readonly CodePointRange[] = [[0x30, 0x39]];
+const WORD: readonly CodePointRange[] = [
   [0x30, 0x39],
   [0x41, 0x5a],
   [0x5f, 0x5f],
   [0x61, 0x7a],
 ];
 /** Everything but the line terminators: ECMAScript's `.` without the `s` flag. */
-const DOT: readonly (readonly [number, number])[] = complement([
+const DOT: readonly CodePointRange[] = complement([
   [0x0a, 0x0a],
   [0x0d, 0x0d],
   [0x2028, 0x2029],
@@ -99,27 +119,38 @@ const GENERAL_CATEGORIES: Readonly<Record<string, string>> = {
   Uppercase_Letter: 'Lu',
 };
 
-/** What goes between the brackets of an RE2 class for a set of characters (`''` for none). */
-type ClassPieces = string;
+/** A set of characters while a class is read: ranges and RE2 property escapes. */
+interface CharacterItems {
+  readonly ranges: CodePointRange[];
+  readonly properties: string[];
+}
 
 /**
- * Translates a valid `u`-mode ECMAScript pattern into RE2 syntax.
+ * Reads a valid `u`-mode ECMAScript pattern into its syntax tree.
+ * @throws UnsupportedPatternFeature for lookahead, lookbehind and backreferences.
+ */
+export function parseEcmaScriptPattern(source: string): PatternNode {
+  return new Parser(source).parse();
+}
+
+/**
+ * Translates a valid `u`-mode ECMAScript pattern into RE2 syntax with the same meaning for `test`.
  * @throws UnsupportedPatternFeature for lookahead, lookbehind and backreferences.
  */
 export function translateEcmaScriptPattern(source: string): string {
-  return new Translator(source).translate();
+  return toRe2Syntax(parseEcmaScriptPattern(source));
 }
 
-class Translator {
+class Parser {
   private index = 0;
 
   constructor(private readonly source: string) {}
 
-  translate(): string {
-    const translated = this.disjunction();
+  parse(): PatternNode {
+    const node = this.disjunction();
     // A stray ')' cannot happen in a valid pattern; stop rather than drop input silently.
     if (this.index < this.source.length) throw new Error(`Unexpected "${this.source[this.index]}" at ${this.index}`);
-    return translated;
+    return node;
   }
 
   private peek(offset = 0): string | undefined {
@@ -130,62 +161,64 @@ class Translator {
     return this.source.startsWith(text, this.index);
   }
 
-  private disjunction(): string {
+  private disjunction(): PatternNode {
     const alternatives = [this.alternative()];
     while (this.peek() === '|') {
       this.index++;
       alternatives.push(this.alternative());
     }
-    return alternatives.join('|');
+    return alternatives.length === 1 ? alternatives[0] : { type: 'alternation', items: alternatives };
   }
 
-  private alternative(): string {
-    let translated = '';
-    while (this.index < this.source.length && this.peek() !== '|' && this.peek() !== ')') translated += this.term();
-    return translated === '' ? '(?:)' : translated;
+  private alternative(): PatternNode {
+    const items: PatternNode[] = [];
+    while (this.index < this.source.length && this.peek() !== '|' && this.peek() !== ')') items.push(this.term());
+    if (items.length === 0) return { type: 'empty' };
+    return items.length === 1 ? items[0] : { type: 'sequence', items };
   }
 
-  private term(): string {
+  private term(): PatternNode {
     const char = this.peek();
     if (char === '^' || char === '$') {
       this.index++;
-      return char;
+      return { type: 'assertion', kind: char === '^' ? 'start' : 'end' };
     }
     if (char === '\\' && (this.peek(1) === 'b' || this.peek(1) === 'B')) {
       this.index += 2;
-      return `\\${this.source[this.index - 1]}`;
+      return { type: 'assertion', kind: this.source[this.index - 1] === 'b' ? 'word-boundary' : 'not-word-boundary' };
     }
     if (this.startsWith('(?=') || this.startsWith('(?!')) throw new UnsupportedPatternFeature('lookahead ((?=…) or (?!…))');
     if (this.startsWith('(?<=') || this.startsWith('(?<!')) throw new UnsupportedPatternFeature('lookbehind ((?<=…) or (?<!…))');
     const atom = this.atom();
-    const quantifier = this.quantifier();
-    return quantifier === '' ? atom : `(?:${atom})${quantifier}`;
+    return this.quantified(atom);
   }
 
-  private quantifier(): string {
+  private quantified(item: PatternNode): PatternNode {
     const char = this.peek();
-    let quantifier: string;
+    let min: number;
+    let max: number;
     if (char === '*' || char === '+' || char === '?') {
       this.index++;
-      quantifier = char;
+      min = char === '+' ? 1 : 0;
+      max = char === '?' ? 1 : Infinity;
     } else if (char === '{') {
       const match = /^\{(\d+)(,(\d*))?\}/.exec(this.source.slice(this.index));
-      if (match === null) return '';
+      if (match === null) return item;
       this.index += match[0].length;
-      quantifier = match[0];
+      min = Number(match[1]);
+      max = match[2] === undefined ? min : match[3] === '' ? Infinity : Number(match[3]);
     } else {
-      return '';
+      return item;
     }
-    // Laziness changes which match is found, never whether one exists: `test` needs only the latter.
     if (this.peek() === '?') this.index++;
-    return quantifier;
+    return { type: 'repeat', item, min, max };
   }
 
-  private atom(): string {
+  private atom(): PatternNode {
     const char = this.peek();
     if (char === '.') {
       this.index++;
-      return toClass(rangePieces(DOT));
+      return characters(false, { ranges: [...DOT], properties: [] });
     }
     if (char === '(') {
       if (this.startsWith('(?:')) this.index += 3;
@@ -193,11 +226,12 @@ class Translator {
       else this.index++;
       const inner = this.disjunction();
       this.index++; // ')'
-      return `(?:${inner})`;
+      return inner;
     }
     if (char === '[') return this.characterClass();
     if (char === '\\') return this.atomEscape();
-    return literal(this.codePoint());
+    const codePoint = this.codePoint();
+    return characters(false, { ranges: [[codePoint, codePoint]], properties: [] });
   }
 
   private codePoint(): number {
@@ -206,17 +240,18 @@ class Translator {
     return value;
   }
 
-  private atomEscape(): string {
+  private atomEscape(): PatternNode {
     const letter = this.peek(1);
-    if (letter !== undefined && letter >= '1' && letter <= '9') throw new UnsupportedPatternFeature(`backreference (\\${letter})`);
-    if (letter === 'k') throw new UnsupportedPatternFeature('named backreference (\\k<…>)');
+    if (letter !== undefined && letter >= '1' && letter <= '9') throw new UnsupportedPatternFeature(`a backreference (\\${letter})`);
+    if (letter === 'k') throw new UnsupportedPatternFeature('a named backreference (\\k<…>)');
     const set = this.classEscape();
-    if (set !== undefined) return toClass(set);
-    return literal(this.characterEscape());
+    if (set !== undefined) return characters(false, set);
+    const codePoint = this.characterEscape();
+    return characters(false, { ranges: [[codePoint, codePoint]], properties: [] });
   }
 
-  /** `\d`, `\s`, `\w`, `\p{…}` and their negations, as class pieces; `undefined` for any other escape (nothing consumed). */
-  private classEscape(): ClassPieces | undefined {
+  /** `\d`, `\s`, `\w`, `\p{…}` and their negations; `undefined` for any other escape (nothing consumed). */
+  private classEscape(): CharacterItems | undefined {
     const letter = this.peek(1);
     switch (letter) {
       case 'd':
@@ -226,15 +261,16 @@ class Translator {
       case 'w':
       case 'W': {
         this.index += 2;
-        const ranges = letter.toLowerCase() === 'd' ? DIGIT : letter.toLowerCase() === 's' ? WHITE_SPACE : WORD;
-        return rangePieces(letter === letter.toLowerCase() ? ranges : complement(ranges));
+        const lower = letter.toLowerCase();
+        const ranges = lower === 'd' ? DIGIT : lower === 's' ? WHITE_SPACE : WORD;
+        return { ranges: letter === lower ? [...ranges] : complement(ranges), properties: [] };
       }
       case 'p':
       case 'P': {
         const close = this.source.indexOf('}', this.index);
         const name = this.source.slice(this.index + 3, close);
         this.index = close + 1;
-        return propertyPieces(name, letter === 'P');
+        return propertyItems(name, letter === 'P');
       }
       default:
         return undefined;
@@ -293,28 +329,28 @@ class Translator {
     return value;
   }
 
-  private characterClass(): string {
+  private characterClass(): PatternNode {
     this.index++; // '['
     const negated = this.peek() === '^';
     if (negated) this.index++;
-    let pieces = '';
+    const items: CharacterItems = { ranges: [], properties: [] };
     while (this.peek() !== ']') {
       const set = this.peek() === '\\' ? this.classEscape() : undefined;
       if (set !== undefined) {
-        pieces += set;
+        items.ranges.push(...set.ranges);
+        items.properties.push(...set.properties);
         continue;
       }
       const low = this.classAtom();
       if (this.peek() === '-' && this.peek(1) !== ']' && this.peek(1) !== undefined) {
         this.index++;
-        pieces += rangePieces([[low, this.classAtom()]]);
+        items.ranges.push([low, this.classAtom()]);
       } else {
-        pieces += rangePieces([[low, low]]);
+        items.ranges.push([low, low]);
       }
     }
     this.index++; // ']'
-    if (pieces === '') return negated ? toClass(rangePieces([[0, MAX_CODE_POINT]])) : NOTHING;
-    return `[${negated ? '^' : ''}${pieces}]`;
+    return characters(negated, items);
   }
 
   /** One character of a class: a literal, or an escape (`\b` is a backspace here, `\-` a hyphen). */
@@ -328,45 +364,91 @@ class Translator {
   }
 }
 
-/** A class that matches no character (RE2 accepts an empty negated full range). */
-const NOTHING = `[^${hex(0)}-${hex(MAX_CODE_POINT)}]`;
-
-function toClass(pieces: ClassPieces): string {
-  return pieces === '' ? NOTHING : `[${pieces}]`;
+function characters(negated: boolean, items: CharacterItems): PatternNode {
+  return { type: 'characters', negated, ranges: normaliseRanges(items.ranges), properties: [...new Set(items.properties)] };
 }
 
-function propertyPieces(expression: string, negated: boolean): ClassPieces {
+/** Sorted, merged ranges. */
+export function normaliseRanges(ranges: readonly CodePointRange[]): CodePointRange[] {
+  const sorted = [...ranges].sort((left, right) => left[0] - right[0]);
+  const merged: [number, number][] = [];
+  for (const [low, high] of sorted) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && low <= last[1] + 1) last[1] = Math.max(last[1], high);
+    else merged.push([low, high]);
+  }
+  return merged;
+}
+
+function propertyItems(expression: string, negated: boolean): CharacterItems {
   const separator = expression.indexOf('=');
   const key = separator === -1 ? undefined : expression.slice(0, separator);
   const value = separator === -1 ? expression : expression.slice(separator + 1);
   if (key === 'Script_Extensions' || key === 'scx') throw new UnsupportedPatternFeature(`the Unicode property \\p{${expression}} (Script_Extensions)`);
-  let name: string;
-  if (key === 'General_Category' || key === 'gc' || key === undefined) {
-    if (key === undefined && value === 'Any') return negated ? '' : rangePieces([[0, MAX_CODE_POINT]]);
-    if (key === undefined && value === 'ASCII') return rangePieces(negated ? [[0x80, MAX_CODE_POINT]] : [[0, 0x7f]]);
-    if (key === undefined && value === 'Assigned') return negated ? '\\p{Cn}' : '\\P{Cn}';
-    name = Object.hasOwn(GENERAL_CATEGORIES, value) ? GENERAL_CATEGORIES[value] : value;
-  } else {
-    // Script / sc: RE2 knows scripts by their long names (Greek, Latin), as ECMAScript writes them.
-    name = value;
-  }
-  return `\\${negated ? 'P' : 'p'}{${name}}`;
-}
-
-function rangePieces(ranges: readonly (readonly [number, number])[]): ClassPieces {
-  return ranges.map(([low, high]) => (low === high ? hex(low) : `${hex(low)}-${hex(high)}`)).join('');
+  if (key === undefined && value === 'Any') return { ranges: negated ? [] : [[0, MAX_CODE_POINT]], properties: [] };
+  if (key === undefined && value === 'ASCII') return { ranges: negated ? [[0x80, MAX_CODE_POINT]] : [[0, 0x7f]], properties: [] };
+  if (key === undefined && value === 'Assigned') return { ranges: [], properties: [negated ? '\\p{Cn}' : '\\P{Cn}'] };
+  // General categories by their short names; scripts (Script=, sc=) by their long names (Greek, Latin), as both dialects write them.
+  const name = (key === undefined || key === 'General_Category' || key === 'gc') && Object.hasOwn(GENERAL_CATEGORIES, value) ? GENERAL_CATEGORIES[value] : value;
+  return { ranges: [], properties: [`\\${negated ? 'P' : 'p'}{${name}}`] };
 }
 
 /** The code points not in `ranges` (sorted, disjoint). */
-function complement(ranges: readonly (readonly [number, number])[]): [number, number][] {
+export function complement(ranges: readonly CodePointRange[]): [number, number][] {
   const result: [number, number][] = [];
   let next = 0;
   for (const [low, high] of ranges) {
     if (low > next) result.push([next, low - 1]);
-    next = high + 1;
+    next = Math.max(next, high + 1);
   }
   if (next <= MAX_CODE_POINT) result.push([next, MAX_CODE_POINT]);
   return result;
+}
+
+/** A class that matches no character (RE2 accepts an empty negated full range). */
+const NOTHING = `[^${hex(0)}-${hex(MAX_CODE_POINT)}]`;
+
+/**
+ * Writes a tree in RE2 syntax. Every character other than an ASCII letter or
+ * digit is written `\x{…}`, so no RE2-only syntax can appear; every group is
+ * non-capturing.
+ */
+export function toRe2Syntax(node: PatternNode): string {
+  switch (node.type) {
+    case 'empty':
+      return '(?:)';
+    case 'characters': {
+      const pieces = rangePieces(node.ranges) + node.properties.join('');
+      if (pieces === '') return node.negated ? `[${rangePieces([[0, MAX_CODE_POINT]])}]` : NOTHING;
+      if (!node.negated && node.properties.length === 0 && node.ranges.length === 1 && node.ranges[0][0] === node.ranges[0][1]) return literal(node.ranges[0][0]);
+      return `[${node.negated ? '^' : ''}${pieces}]`;
+    }
+    case 'sequence':
+      return node.items.map(toRe2Syntax).join('');
+    case 'alternation':
+      return `(?:${node.items.map(toRe2Syntax).join('|')})`;
+    case 'repeat': {
+      const quantifier =
+        node.max === Infinity
+          ? node.min === 0
+            ? '*'
+            : node.min === 1
+              ? '+'
+              : `{${node.min},}`
+          : node.min === 0 && node.max === 1
+            ? '?'
+            : node.min === node.max
+              ? `{${node.min}}`
+              : `{${node.min},${node.max}}`;
+      return `(?:${toRe2Syntax(node.item)})${quantifier}`;
+    }
+    case 'assertion':
+      return node.kind === 'start' ? '^' : node.kind === 'end' ? '$' : node.kind === 'word-boundary' ? '\\b' : '\\B';
+  }
+}
+
+function rangePieces(ranges: readonly CodePointRange[]): string {
+  return ranges.map(([low, high]) => (low === high ? hex(low) : `${hex(low)}-${hex(high)}`)).join('');
 }
 
 function literal(codePoint: number): string {

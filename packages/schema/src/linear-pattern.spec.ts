@@ -1,5 +1,5 @@
 import * as fc from 'fast-check';
-import { compileLinearPattern } from './linear-pattern';
+import { compileEcmaScriptEngines, compileLinearPattern } from './linear-pattern';
 import { PatternCompileError } from './pattern-compile-error';
 
 /** Fixed in CI so a merge is judged on the same cases; random locally (FC_SEED replays a run). */
@@ -99,17 +99,22 @@ describe('compileLinearPattern, ECMAScript syntax (JSON Schema patterns)', () =>
     expect(String(compileLinearPattern('a+'))).not.toEqual(String(compileLinearPattern('b+')));
   });
 
+  const atom = fc.oneof(
+    fc.constantFrom('a', 'b', '.', '\\d', '\\s', '\\w', '\\S', '[ab]', '[^a]', '[a-c\\d]', '\\u00e9', 'é', '\\n', '[\\s\\S]', '[]', '[^]', '😀'),
+    fc.constantFrom('(?:a|b)', '(a|)', '(?:^a|b$)', '^', '$', '\\p{L}', '\\bb'),
+  );
+  const quantified = fc.tuple(atom, fc.constantFrom('', '', '*', '+', '?', '{2}', '{1,3}', '{0,}', '*?'));
+  const alternative = fc.array(quantified, { minLength: 0, maxLength: 4 }).map((items) =>
+    // A quantifier on an assertion is a syntax error under the u flag.
+    items.map(([item, quantifier]) => (item === '^' || item === '$' || item === '\\bb' ? item : item + quantifier)).join(''),
+  );
+  const pattern = fc
+    .tuple(fc.constantFrom('', '^'), fc.array(alternative, { minLength: 1, maxLength: 3 }), fc.constantFrom('', '$'), fc.constantFrom('', '(', '(?:'), fc.constantFrom('', '*', '+', '?'))
+    .map(([start, alternatives, end, group, outer]) => (group === '' ? `${start}${alternatives.join('|')}${end}` : `${start}${group}${alternatives.join('|')})${outer}${end}`));
+  const character = fc.constantFrom('a', 'b', 'c', '1', ' ', '\n', '\r', 'é', '\u00a0', '😀', '\uD83D');
+
   it('answers like RegExp on generated patterns and texts (property)', () => {
-    const atom = fc.oneof(
-      fc.constantFrom('a', 'b', '.', '\\d', '\\s', '\\w', '\\S', '[ab]', '[^a]', '[a-c\\d]', '\\u00e9', 'é', '\\n', '\\p{L}', '[\\s\\S]'),
-      fc.constant('(?:a|b)'),
-    );
-    const quantified = fc.tuple(atom, fc.constantFrom('', '*', '+', '?', '{2}', '{1,3}', '*?')).map(([item, quantifier]) => item + quantifier);
-    const alternative = fc.array(quantified, { minLength: 0, maxLength: 4 }).map((items) => items.join(''));
-    const pattern = fc
-      .tuple(fc.constantFrom('', '^'), fc.array(alternative, { minLength: 1, maxLength: 3 }), fc.constantFrom('', '$'), fc.boolean())
-      .map(([start, alternatives, end, group]) => (group ? `${start}(${alternatives.join('|')})${end}` : `${start}${alternatives.join('|')}${end}`));
-    const text = fc.array(fc.constantFrom('a', 'b', 'c', '1', ' ', '\n', '\r', 'é', '\u00a0', '😀'), { maxLength: 8 }).map((chars) => chars.join(''));
+    const text = fc.array(character, { maxLength: 8 }).map((chars) => chars.join(''));
     fc.assert(
       fc.property(pattern, fc.array(text, { minLength: 1, maxLength: 5 }), (source, texts) => {
         const native = new RegExp(source, 'u');
@@ -118,8 +123,62 @@ describe('compileLinearPattern, ECMAScript syntax (JSON Schema patterns)', () =>
           if (linear.test(sample) !== native.test(sample)) throw new Error(`/${source}/u on ${JSON.stringify(sample)}: linear ${linear.test(sample)}, RegExp ${native.test(sample)}`);
         }
       }),
-      propertyParameters(300),
+      propertyParameters(400),
     );
+  });
+
+  it('runs the package’s automaton and re2js to the same answers on long texts (property)', () => {
+    const text = fc.array(character, { maxLength: 200 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(pattern, fc.array(text, { minLength: 1, maxLength: 5 }), (source, texts) => {
+        const { automaton, re2js } = compileEcmaScriptEngines(source);
+        if (automaton === undefined) return;
+        for (const sample of texts) {
+          if (automaton.test(sample) !== re2js.test(sample)) {
+            throw new Error(`/${source}/u on ${JSON.stringify(sample)}: automaton ${automaton.test(sample)}, re2js ${re2js.test(sample)}`);
+          }
+        }
+      }),
+      propertyParameters(400),
+    );
+  });
+
+  it('runs ordinary schema patterns on the automaton, and word boundaries and Unicode properties on re2js', () => {
+    for (const source of ['^[a-z][a-z0-9_-]{2,31}$', '^\\d{4}-\\d{2}-\\d{2}$', '^(a+)+$', 'a|b', '^$', '[^]']) {
+      expect([source, compileEcmaScriptEngines(source).automaton !== undefined]).toEqual([source, true]);
+    }
+    for (const source of ['\\bword\\b', '^\\p{L}+$', '[\\P{Lu}]']) {
+      expect([source, compileEcmaScriptEngines(source).automaton === undefined]).toEqual([source, true]);
+    }
+  });
+
+  it('leaves patterns too large for the automaton (many states, many character classes) to re2js, with the same answers', () => {
+    const manyStates = '^a{1000}b{1000}c{1000}d{1000}e{100}$';
+    const manyClasses = `^[${Array.from({ length: 300 }, (_, index) => String.fromCodePoint(0x100 + 2 * index)).join('')}]+$`;
+    for (const source of [manyStates, manyClasses]) {
+      expect(compileEcmaScriptEngines(source).automaton).toBeUndefined();
+      const native = new RegExp(source, 'u');
+      const linear = compileLinearPattern(source);
+      for (const text of ['a'.repeat(1000) + 'b'.repeat(1000) + 'c'.repeat(1000) + 'd'.repeat(1000) + 'e'.repeat(100), 'ĀĂĄ', 'āĂ']) {
+        expect(linear.test(text)).toBe(native.test(text));
+      }
+    }
+  });
+
+  it('answers on texts long enough to outgrow the automaton’s cache, with re2js’s answers', () => {
+    // Many distinct DFA states: (a|b)*a(a|b){12}c has 2^13 of them, and a random text of a and b meets thousands.
+    const source = '(a|b)*a(a|b){12}c';
+    const { automaton, re2js } = compileEcmaScriptEngines(source);
+    let text = '';
+    let seed = 12345;
+    for (let index = 0; index < 20_000; index++) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      text += (seed >>> 16) & 1 ? 'a' : 'b';
+    }
+    for (const ending of ['', 'c', 'bbbbbbbbbbbbbc', 'abbbbbbbbbbbbc']) {
+      expect([ending, automaton?.test(text + ending)]).toEqual([ending, re2js.test(text + ending)]);
+    }
+    expect(automaton?.test(`${text}abbbbbbbbbbbbc`)).toBe(true);
   });
 });
 

@@ -1,5 +1,8 @@
 import { RE2JS } from 're2js';
-import { translateEcmaScriptPattern, UnsupportedPatternFeature } from './ecmascript-pattern';
+import type { PatternNode } from './ecmascript-pattern';
+import { parseEcmaScriptPattern, toRe2Syntax, UnsupportedPatternFeature } from './ecmascript-pattern';
+import type { PatternAutomaton } from './pattern-automaton';
+import { buildPatternAutomaton } from './pattern-automaton';
 import type { PatternSyntax } from './pattern-compile-error';
 import { PatternCompileError } from './pattern-compile-error';
 
@@ -33,9 +36,12 @@ export interface LinearPatternOptions {
 }
 
 /**
- * Compiles `pattern` for a linear-time engine (RE2's algorithm, `re2js`), so
- * that no pattern and no text can make a match backtrack: untrusted patterns
- * (from MCP servers, skills, a model) run here instead of on `RegExp`.
+ * Compiles `pattern` for a linear-time engine (RE2's algorithm), so that no
+ * pattern and no text can make a match backtrack: untrusted patterns (from MCP
+ * servers, skills, a model) run here instead of on `RegExp`. Every pattern must
+ * be one RE2 (`re2js`) accepts; ECMAScript patterns without word boundaries or
+ * Unicode property classes then run on this package's own lazy DFA (the same
+ * algorithm, cheaper per call on short strings), the others on re2js.
  * @throws PatternCompileError (`PATTERN_INVALID`) with `problem: 'syntax'` for
  *   an invalid pattern, and `problem: 'unsupported'` for lookahead, lookbehind,
  *   backreferences or a pattern beyond RE2's limits.
@@ -48,22 +54,45 @@ export function compileLinearPattern(pattern: string, options: LinearPatternOpti
   const fail: Fail = (problem, detail, cause) => {
     throw new PatternCompileError({ pattern, syntax, problem, detail, toolName: options.toolName, cause });
   };
-  let translated = pattern;
-  if (syntax === 'ecmascript') {
-    try {
-      // Parsing only: V8 compiles (and could backtrack) on the first match, never here.
-      new RegExp(pattern, 'u');
-    } catch (error) {
-      fail('syntax', (error as Error).message.replace(/^Invalid regular expression: /, ''), error);
-    }
-    try {
-      translated = translateEcmaScriptPattern(pattern);
-    } catch (error) {
-      if (error instanceof UnsupportedPatternFeature) fail('unsupported', error.feature, error);
-      throw error;
-    }
+  if (syntax === 're2') return new Re2Pattern(pattern, syntax, compileRe2(pattern, syntax, options.ignoreCase === true, fail));
+  const { tree, engine } = compileEcmaScript(pattern, options.ignoreCase === true, fail);
+  // Case folding is left to re2js, which knows Unicode's folding rules.
+  const automaton = options.ignoreCase === true ? undefined : buildPatternAutomaton(tree, (text) => engine.test(text));
+  return automaton === undefined ? new Re2Pattern(pattern, syntax, engine) : new AutomatonPattern(pattern, automaton);
+}
+
+/**
+ * @internal Both engines of an ECMAScript pattern, for tests that hold them to
+ * each other: re2js and, when the pattern allows, the package's automaton.
+ */
+export function compileEcmaScriptEngines(pattern: string): { readonly re2js: LinearPattern; readonly automaton: LinearPattern | undefined } {
+  const fail: Fail = (problem, detail, cause) => {
+    throw new PatternCompileError({ pattern, syntax: 'ecmascript', problem, detail, cause });
+  };
+  const { tree, engine } = compileEcmaScript(pattern, false, fail);
+  const automaton = buildPatternAutomaton(tree, (text) => engine.test(text));
+  return {
+    re2js: new Re2Pattern(pattern, 'ecmascript', engine),
+    automaton: automaton === undefined ? undefined : new AutomatonPattern(pattern, automaton),
+  };
+}
+
+function compileEcmaScript(pattern: string, ignoreCase: boolean, fail: Fail): { tree: PatternNode; engine: RE2JS } {
+  try {
+    // Parsing only: V8 compiles (and could backtrack) on the first match, never here.
+    new RegExp(pattern, 'u');
+  } catch (error) {
+    fail('syntax', (error as Error).message.replace(/^Invalid regular expression: /, ''), error);
   }
-  return new Re2Pattern(pattern, syntax, compileRe2(translated, syntax, options.ignoreCase === true, fail));
+  let tree: PatternNode;
+  try {
+    tree = parseEcmaScriptPattern(pattern);
+  } catch (error) {
+    if (error instanceof UnsupportedPatternFeature) fail('unsupported', error.feature, error);
+    throw error;
+  }
+  // re2js compiles every pattern, so that what is accepted is exactly what RE2 accepts, whichever engine runs it.
+  return { tree, engine: compileRe2(toRe2Syntax(tree), 'ecmascript', ignoreCase, fail) };
 }
 
 type Fail = (problem: 'syntax' | 'unsupported', detail: string, cause?: unknown) => never;
@@ -96,11 +125,30 @@ class Re2Pattern implements LinearPattern {
     private readonly engine: RE2JS,
   ) {}
 
-  // An arrow property, so that a detached `test` still works.
-  readonly test = (text: string): boolean => this.engine.test(text);
+  // A method on the prototype, not a closure per pattern: ajv's generated code then calls one function, which V8 inlines.
+  test(text: string): boolean {
+    return this.engine.test(text);
+  }
 
   /** ajv keys its compiled patterns by this text: it must differ between patterns. */
   toString(): string {
     return `/${this.source}/${this.syntax === 'ecmascript' ? 'u' : 're2'}`;
+  }
+}
+
+class AutomatonPattern implements LinearPattern {
+  readonly syntax = 'ecmascript' as const;
+
+  constructor(
+    readonly source: string,
+    private readonly automaton: PatternAutomaton,
+  ) {}
+
+  test(text: string): boolean {
+    return this.automaton.test(text);
+  }
+
+  toString(): string {
+    return `/${this.source}/u`;
   }
 }
