@@ -36,6 +36,8 @@ const SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpec>> = {
 export class BuiltinToolSource implements ToolSource {
   /** Always `'builtin'`. */
   readonly kind = 'builtin' as const;
+  /** The built-in tools' schemas are this package's own: their patterns run on `RegExp`. */
+  readonly schemaTrust = 'trusted' as const;
   /** From the settings, default `'builtin'`. */
   readonly id: string;
   private readonly tools: ReadonlyMap<string, BuiltinTool>;

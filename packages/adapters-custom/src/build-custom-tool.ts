@@ -92,7 +92,7 @@ export function checkCustomTool(
   for (const [direction, schema] of [['input', inputSchema], ['output', outputSchema]] as const) {
     if (schema === undefined) continue;
     try {
-      validator.compile(schema as JsonSchema, { toolName: name, direction });
+      validator.compile(schema as JsonSchema, { toolName: name, direction, trust: 'trusted' });
     } catch (error) {
       const detail = SchemaCompileError.isInstance(error) ? error.message : error instanceof Error ? error.message : String(error);
       fail(`has an ${direction}Schema that cannot be compiled: ${detail} Fix the ${direction}Schema and register the tool again.`, error);

@@ -41,6 +41,8 @@ export interface CustomAdapterSettings {
 export class CustomToolSource implements ToolSource {
   /** Always `'custom'`. */
   readonly kind = 'custom' as const;
+  /** Custom tools are the service's own code, schemas included: their patterns run on `RegExp`. */
+  readonly schemaTrust = 'trusted' as const;
   /** Identifies the source in messages. */
   readonly id: string;
   private readonly tools = new Map<string, ToolInstance>();

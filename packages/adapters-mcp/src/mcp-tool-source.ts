@@ -70,6 +70,8 @@ interface ServerState {
 export class McpToolSource implements ToolSource, McpSessionProvider {
   /** Always `'mcp'`. */
   readonly kind = 'mcp' as const;
+  /** Servers' schemas are untrusted input: their patterns run on the linear-time engine. */
+  readonly schemaTrust = 'untrusted' as const;
   /** `mcp:<server names>` or `mcp:<file path>`, unless set in the settings. */
   readonly id: string;
   readonly #logger: RuntimeLogger;
@@ -516,9 +518,9 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         continue;
       }
       try {
-        this.#validator.compile(definition.inputSchema as never, { toolName: name, direction: 'input' });
+        this.#validator.compile(definition.inputSchema as never, { toolName: name, direction: 'input', trust: this.schemaTrust });
         if (definition.outputSchema !== undefined) {
-          this.#validator.compile(definition.outputSchema as never, { toolName: name, direction: 'output' });
+          this.#validator.compile(definition.outputSchema as never, { toolName: name, direction: 'output', trust: this.schemaTrust });
         }
       } catch (error) {
         const reason = SchemaCompileError.isInstance(error) ? error.message : `its schema cannot be compiled: ${messageOf(error)}`;

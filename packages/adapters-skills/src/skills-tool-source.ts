@@ -19,6 +19,8 @@ import { resolveSkillsSettings, type ResolvedSkillsSettings, type SkillsAdapterS
 export class SkillsToolSource implements ToolSource {
   /** Always `'skill'`. */
   readonly kind: ToolSourceKind = 'skill';
+  /** Skill folders come from outside the service: schemas are compiled as untrusted. */
+  readonly schemaTrust = 'untrusted' as const;
   /** `skills:<root>,<root>…` unless set in the settings. */
   readonly id: string;
   private readonly settings: ResolvedSkillsSettings;

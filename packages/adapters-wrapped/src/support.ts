@@ -67,7 +67,7 @@ export function compileSchema(
   what: string,
 ): CompiledSchema {
   try {
-    return validator.compile(schema, { toolName, direction });
+    return validator.compile(schema, { toolName, direction, trust: 'untrusted' });
   } catch (error) {
     return fail(
       'WRAP_SCHEMA_INVALID',

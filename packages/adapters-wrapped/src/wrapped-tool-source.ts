@@ -29,6 +29,12 @@ export interface WrappedAdapterSettings {
 export class WrappedToolSource implements ToolSource {
   /** Always `'wrapped'`. */
   readonly kind = 'wrapped' as const;
+  /**
+   * Wrapped and foreign tools bring schemas from elsewhere (an MCP tool, a
+   * LangChain tool, a schema a library derived): compiled as untrusted,
+   * whatever the inner tool.
+   */
+  readonly schemaTrust = 'untrusted' as const;
   /** Identifies the source in messages. */
   readonly id: string;
   private readonly tools = new Map<string, ToolInstance>();

@@ -61,7 +61,7 @@ function inBranch(issue: SchemaIssue): boolean {
  */
 export function validateDocument(kind: 'config' | 'plan', value: unknown, file: string, code: CliErrorCode): void {
   const root = kind === 'config' ? configSchema : planSchema;
-  const result = schemaValidator().validate(root, value);
+  const result = schemaValidator().validate(root, value, { trust: 'trusted' });
   if (result.valid) return;
   // oneOf/anyOf produce an issue per branch; keep the most specific ones: the
   // combinators' own issues go, and so do a branch's issues at a place that

@@ -8,6 +8,12 @@ export type {
   SchemaValidatorOptions,
 } from './schema-validator';
 export { createSchemaValidator } from './schema-validator';
+export type { SchemaTrust } from './schema-trust';
+export { isSchemaTrust } from './schema-trust';
+export type { LinearPattern, LinearPatternOptions } from './linear-pattern';
+export { compileLinearPattern } from './linear-pattern';
+export type { PatternCompileErrorOptions, PatternCompileProblem, PatternSyntax } from './pattern-compile-error';
+export { PatternCompileError } from './pattern-compile-error';
 export type { SchemaValidatorErrorCode } from './error-codes';
 export { SCHEMA_VALIDATOR_ERROR_CODES } from './error-codes';
 export type { SchemaCompileErrorOptions, SchemaCompileErrorReason } from './schema-compile-error';

@@ -13,6 +13,9 @@ import { describeSchemaProperty, describeSubject } from './schema-direction';
  *   (nothing is ever fetched over the network);
  * - `recursion`: a `$ref` cycle that never descends into the value, or a
  *   schema nested or recursive beyond what the engine can compile;
+ * - `unsupported-pattern`: an untrusted schema's `pattern` or
+ *   `patternProperties` uses what the linear-time engine cannot run
+ *   (lookahead, lookbehind, backreferences, a repetition above 1000);
  * - `other`: anything else the engine refused.
  */
 export type SchemaCompileErrorReason =
@@ -22,6 +25,7 @@ export type SchemaCompileErrorReason =
   | 'unresolved-ref'
   | 'remote-ref'
   | 'recursion'
+  | 'unsupported-pattern'
   | 'other';
 
 /** Options of {@link SchemaCompileError}. */
@@ -51,6 +55,8 @@ const ADVICE: Readonly<Record<SchemaCompileErrorReason, string>> = {
   'remote-ref':
     'Schemas are never fetched over the network: register the referenced document with addSchema (or the remotes option) or inline it.',
   recursion: 'Remove the $ref cycle (every cycle must go through properties or items) or flatten the schema.',
+  'unsupported-pattern':
+    "Rewrite the pattern without lookahead, lookbehind or backreferences (schemas from sources the service does not control run on a linear-time engine), or, for the service's own schemas, compile them as trusted.",
   other: 'Simplify or correct the schema.',
 };
 

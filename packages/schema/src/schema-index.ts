@@ -67,6 +67,15 @@ export interface SchemaDocument {
    * empty `enum` (refused), a property named `__proto__` (ignored).
    */
   ajvLimitation: string | undefined;
+  /** Every `pattern` and `patternProperties` key, with its location, for the linear-time engine's check. */
+  readonly patterns: SchemaPattern[];
+}
+
+/** A regular expression of a schema, where it stands. */
+export interface SchemaPattern {
+  readonly source: string;
+  /** `#/properties/a/pattern`, `#/patternProperties/^x`. */
+  readonly location: string;
 }
 
 /** A reference keyword found while indexing. */
@@ -141,6 +150,7 @@ export class SchemaIndex {
       official: options.official ?? false,
       references: [],
       ajvLimitation: undefined,
+      patterns: [],
     };
     this.documents.set(documentUri, document);
     if (uri !== documentUri) this.documents.set(splitFragment(uri)[0], document);
@@ -341,7 +351,7 @@ export class SchemaIndex {
       if (keyword !== '$ref') document.ajvLimitation ??= keyword;
     }
     document.ajvLimitation ??= findAjvLimitation(schema);
-    checkPatterns(schema, location);
+    document.patterns.push(...checkPatterns(schema, location));
     for (const child of subschemasOf(schema)) {
       this.walk(child.schema, [...segments, ...child.segments], base, document, false);
     }
@@ -394,14 +404,18 @@ function findAjvLimitation(schema: SchemaObject): string | undefined {
   return undefined;
 }
 
-function checkPatterns(schema: SchemaObject, location: string): void {
-  if (typeof schema.pattern === 'string') compilePattern(schema.pattern, `${location}/pattern`);
+/** The node's patterns, each checked to be a valid ECMAScript regular expression. */
+function checkPatterns(schema: SchemaObject, location: string): SchemaPattern[] {
+  const found: SchemaPattern[] = [];
+  if (typeof schema.pattern === 'string') found.push({ source: schema.pattern, location: `${location}/pattern` });
   const patternProperties = schema.patternProperties;
   if (typeof patternProperties === 'object' && patternProperties !== null && !Array.isArray(patternProperties)) {
     for (const pattern of Object.keys(patternProperties)) {
-      compilePattern(pattern, `${location}/patternProperties/${escapePointerSegment(pattern)}`);
+      found.push({ source: pattern, location: `${location}/patternProperties/${escapePointerSegment(pattern)}` });
     }
   }
+  for (const { source, location: where } of found) compilePattern(source, where);
+  return found;
 }
 
 /**

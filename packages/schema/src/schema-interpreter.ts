@@ -8,6 +8,14 @@ import { compilePattern } from './schema-index';
 /** Checks a `format`: `true`/`false`, or `undefined` for a format it does not know (then ignored). */
 export type FormatCheck = (format: string, value: unknown) => boolean | undefined;
 
+/** What the interpreter needs of a compiled pattern. */
+export interface PatternMatcher {
+  test(text: string): boolean;
+}
+
+/** Compiles a schema's pattern (already checked at compile time, so it does not throw). */
+export type PatternCompiler = (source: string) => PatternMatcher;
+
 /** Options of {@link SchemaInterpreter}. */
 export interface SchemaInterpreterOptions {
   readonly index: SchemaIndex;
@@ -15,6 +23,8 @@ export interface SchemaInterpreterOptions {
   readonly formatCheck?: FormatCheck;
   /** `false` when the schema's metaschema leaves out the validation vocabulary. */
   readonly validationVocabulary?: boolean;
+  /** Compiles `pattern` and `patternProperties`; default JavaScript's `RegExp` (for trusted schemas). */
+  readonly compilePattern?: PatternCompiler;
 }
 
 /** What a successful evaluation saw of the value, for `unevaluatedItems` and `unevaluatedProperties`. */
@@ -68,7 +78,8 @@ export class SchemaInterpreter {
   private readonly index: SchemaIndex;
   private readonly formatCheck: FormatCheck | undefined;
   private readonly validationVocabulary: boolean;
-  private readonly patterns = new Map<string, RegExp>();
+  private readonly compilePattern: PatternCompiler;
+  private readonly patterns = new Map<string, PatternMatcher>();
   private readonly resolutions = new Map<string, ResolvedReference>();
   private readonly dynamicScope: string[] = [];
 
@@ -76,6 +87,7 @@ export class SchemaInterpreter {
     this.index = options.index;
     this.formatCheck = options.formatCheck;
     this.validationVocabulary = options.validationVocabulary ?? true;
+    this.compilePattern = options.compilePattern ?? ((source) => compilePattern(source, '#'));
   }
 
   /**
@@ -430,10 +442,10 @@ export class SchemaInterpreter {
     }
   }
 
-  private pattern(source: string): RegExp {
+  private pattern(source: string): PatternMatcher {
     let pattern = this.patterns.get(source);
     if (pattern === undefined) {
-      pattern = compilePattern(source, '#');
+      pattern = this.compilePattern(source);
       this.patterns.set(source, pattern);
     }
     return pattern;

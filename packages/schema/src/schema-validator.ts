@@ -6,18 +6,23 @@ import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { escapePointerSegment, resolveUri, splitFragment } from './json-pointer';
+import type { LinearPattern } from './linear-pattern';
+import { compileLinearPattern } from './linear-pattern';
 import { OFFICIAL_METASCHEMAS } from './official-metaschemas';
+import { PatternCompileError } from './pattern-compile-error';
 import { SchemaCompileError } from './schema-compile-error';
 import type { SchemaDialect } from './schema-dialect';
 import { dialectOfMetaschemaUri, isSchemaDialect } from './schema-dialect';
 import type { SchemaDirection } from './schema-direction';
 import type { SchemaDocument } from './schema-index';
 import { ANONYMOUS_BASE_URI, SchemaIndex } from './schema-index';
-import type { FormatCheck } from './schema-interpreter';
+import type { FormatCheck, PatternCompiler } from './schema-interpreter';
 import { SchemaInterpreter, deepEqual, findDuplicate, isMultipleOf } from './schema-interpreter';
 import type { SchemaIssue, SchemaValidationResult } from './schema-issue';
 import { VALID_RESULT, createDepthIssue, createIssue, invalidResult, isStackOverflow } from './schema-issue';
 import { SchemaProblem } from './schema-problem';
+import type { SchemaTrust } from './schema-trust';
+import { isSchemaTrust } from './schema-trust';
 
 /** A schema compiled once, ready to validate any number of values. */
 export interface CompiledSchema {
@@ -40,6 +45,14 @@ export interface SchemaCompileOptions {
   readonly toolName?: string;
   /** Whether the schema is the tool's input or output schema. */
   readonly direction?: SchemaDirection;
+  /**
+   * Where the schema comes from. Default `'untrusted'`: its `pattern`s,
+   * `patternProperties` and `format: 'regex'` run on a linear-time engine, and
+   * a pattern that engine cannot run (lookaround, backreferences) is a
+   * `SchemaCompileError` with reason `unsupported-pattern`. `'trusted'` (the
+   * service's own schemas) runs them on JavaScript's `RegExp`.
+   */
+  readonly trust?: SchemaTrust;
 }
 
 /** Compiles, caches and applies JSON Schemas; see {@link createSchemaValidator}. */
@@ -48,9 +61,12 @@ export interface SchemaValidator {
    * Compiles `schema`, or returns the cached compilation: the cache is keyed by
    * object identity first and then by a stable serialisation, so structurally
    * equal schemas compile once. Failures are not cached.
+   * Untrusted and trusted compilations of one schema are cached apart.
    * @throws SchemaCompileError when the schema cannot be compiled: not a
    *   schema, unknown `$schema`, invalid keyword value, unresolvable or remote
-   *   `$ref`, or a reference cycle.
+   *   `$ref`, a reference cycle, or (untrusted) a pattern the linear-time
+   *   engine cannot run.
+   * @throws TypeError when `options.trust` is neither `'trusted'` nor `'untrusted'`.
    */
   compile(schema: JsonSchema, options?: SchemaCompileOptions): CompiledSchema;
   /**
@@ -84,6 +100,9 @@ export interface SchemaValidatorOptions {
 }
 
 type AjvEngine = Ajv;
+
+/** ajv's `code.regExp`: a pattern engine, and how standalone code would name it (never generated here). */
+type RegExpEngine = NonNullable<NonNullable<AjvOptions['code']>['regExp']>;
 
 const AJV_CLASSES: Readonly<Record<SchemaDialect, new (options: AjvOptions) => AjvEngine>> = {
   'draft-07': Ajv,
@@ -142,10 +161,16 @@ export class DefaultSchemaValidator implements SchemaValidator {
   private readonly assertFormats: boolean;
   private readonly registry: SchemaIndex;
   private readonly remotes = new Map<string, JsonSchema>();
-  private readonly engines = new Map<SchemaDialect, AjvEngine>();
-  private readonly byIdentity = new WeakMap<object, CompiledSchema>();
+  private readonly engines = new Map<string, AjvEngine>();
+  private readonly byIdentity: Readonly<Record<SchemaTrust, WeakMap<object, CompiledSchema>>> = {
+    trusted: new WeakMap(),
+    untrusted: new WeakMap(),
+  };
   private readonly bySerialisation = new Map<string, CompiledSchema>();
-  private formatCheck: FormatCheck | undefined;
+  private readonly formatChecks = new Map<SchemaTrust, FormatCheck>();
+  /** Untrusted patterns compiled for the linear-time engine, shared by ajv, the interpreter and the `regex` format. */
+  private readonly linearPatterns = new Map<string, LinearPattern | PatternCompileError>();
+  private readonly linearRegExp: RegExpEngine;
 
   constructor(
     options: SchemaValidatorOptions,
@@ -158,25 +183,29 @@ export class DefaultSchemaValidator implements SchemaValidator {
     this.defaultDialect = defaultDialect;
     this.assertFormats = options.formats === true;
     this.registry = new SchemaIndex(getOfficialIndex());
+    this.linearRegExp = Object.assign((source: string) => this.linearPattern(source), { code: 'compileLinearPattern' });
     for (const [uri, schema] of Object.entries(options.remotes ?? {})) this.addSchema(schema, uri);
   }
 
   compile(schema: JsonSchema, options: SchemaCompileOptions = {}): CompiledSchema {
+    const trust = options.trust ?? 'untrusted';
+    if (!isSchemaTrust(trust)) throw new TypeError(`Unknown schema trust '${String(trust)}': use 'trusted' or 'untrusted'.`);
+    const byIdentity = this.byIdentity[trust];
     if (typeof schema === 'object' && schema !== null) {
-      const cached = this.byIdentity.get(schema);
+      const cached = byIdentity.get(schema);
       if (cached !== undefined) return cached;
     }
     try {
       if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
         throw new SchemaProblem('not-a-schema', '#', `expected a JSON Schema object or a boolean, got ${describeValue(schema)}`);
       }
-      const key = serialise(schema);
+      const key = `${trust}:${serialise(schema)}`;
       let compiled = this.bySerialisation.get(key);
       if (compiled === undefined) {
-        compiled = this.compileUncached(schema);
+        compiled = this.compileUncached(schema, trust);
         this.bySerialisation.set(key, compiled);
       }
-      if (typeof schema === 'object') this.byIdentity.set(schema, compiled);
+      if (typeof schema === 'object') byIdentity.set(schema, compiled);
       return compiled;
     } catch (error) {
       throw toCompileError(error, options);
@@ -215,26 +244,61 @@ export class DefaultSchemaValidator implements SchemaValidator {
     }
   }
 
-  private compileUncached(schema: JsonSchema): CompiledSchema {
+  private compileUncached(schema: JsonSchema, trust: SchemaTrust): CompiledSchema {
     const { dialect, metaschema } = this.detectDialect(schema);
     this.checkAgainstMetaschema(schema, dialect, '#');
     const index = new SchemaIndex(this.registry);
     const document = index.addDocument(schema, rootUri(schema), { dialect });
     index.checkReferences(document);
+    if (trust === 'untrusted') this.checkLinearPatterns(index, document);
     if (dialect === 'draft-2020-12' && (this.engineChoice === 'interpreter' || this.needsInterpreter(index, document, metaschema))) {
-      return this.interpret(schema, dialect, index, metaschema);
+      return this.interpret(schema, dialect, index, metaschema, trust);
     }
     let check: ValidateFunction;
     try {
-      const engine = declaresIdentifiers(schema) ? this.createEngine(dialect) : this.getEngine(dialect);
+      const engine = declaresIdentifiers(schema) ? this.createEngine(dialect, trust) : this.getEngine(dialect, trust);
       check = engine.compile(schema);
     } catch (error) {
       if (dialect === 'draft-2020-12' && (isStackOverflow(error) || /only supports hash fragment/.test(errorMessage(error)))) {
-        return this.interpret(schema, dialect, index, metaschema);
+        return this.interpret(schema, dialect, index, metaschema, trust);
       }
       throw engineProblem(error);
     }
     return new AjvCompiledSchema(dialect, schema, check);
+  }
+
+  /**
+   * Every pattern the schema can reach (its own and those of registered
+   * documents it refers to) must run on the linear-time engine; the first that
+   * cannot is reported where it stands.
+   */
+  private checkLinearPatterns(index: SchemaIndex, document: SchemaDocument): void {
+    for (const reached of index.reachableDocuments(document)) {
+      if (reached.official) continue;
+      for (const { source, location } of reached.patterns) {
+        const compiled = this.linearPatterns.get(source) ?? this.compileLinear(source);
+        if (PatternCompileError.isInstance(compiled)) throw patternProblem(compiled, location);
+      }
+    }
+  }
+
+  /** The pattern compiled for the linear-time engine (cached, failures too, since patterns repeat across schemas). */
+  private linearPattern(source: string): LinearPattern {
+    const compiled = this.linearPatterns.get(source) ?? this.compileLinear(source);
+    if (PatternCompileError.isInstance(compiled)) throw compiled;
+    return compiled;
+  }
+
+  private compileLinear(source: string): LinearPattern | PatternCompileError {
+    let compiled: LinearPattern | PatternCompileError;
+    try {
+      compiled = compileLinearPattern(source);
+    } catch (error) {
+      if (!PatternCompileError.isInstance(error)) throw error;
+      compiled = error;
+    }
+    this.linearPatterns.set(source, compiled);
+    return compiled;
   }
 
   private needsInterpreter(index: SchemaIndex, document: SchemaDocument, metaschema: JsonSchema | undefined): boolean {
@@ -244,14 +308,22 @@ export class DefaultSchemaValidator implements SchemaValidator {
       .some((reached) => !reached.official && reached.ajvLimitation !== undefined);
   }
 
-  private interpret(schema: JsonSchema, dialect: SchemaDialect, index: SchemaIndex, metaschema: JsonSchema | undefined): CompiledSchema {
+  private interpret(
+    schema: JsonSchema,
+    dialect: SchemaDialect,
+    index: SchemaIndex,
+    metaschema: JsonSchema | undefined,
+    trust: SchemaTrust,
+  ): CompiledSchema {
     const vocabulary = typeof metaschema === 'object' ? metaschema.$vocabulary : undefined;
     const validationVocabulary =
       typeof vocabulary !== 'object' || vocabulary === null || Object.hasOwn(vocabulary, VALIDATION_VOCABULARY);
+    const compilePattern: PatternCompiler | undefined = trust === 'untrusted' ? (source) => this.linearPattern(source) : undefined;
     const interpreter = new SchemaInterpreter({
       index,
-      formatCheck: this.assertFormats ? this.getFormatCheck() : undefined,
+      formatCheck: this.assertFormats ? this.getFormatCheck(trust) : undefined,
       validationVocabulary,
+      compilePattern,
     });
     return new InterpretedCompiledSchema(dialect, schema, interpreter);
   }
@@ -289,7 +361,8 @@ export class DefaultSchemaValidator implements SchemaValidator {
   }
 
   private checkAgainstMetaschema(schema: JsonSchema, dialect: SchemaDialect, locationPrefix: string): void {
-    const engine = this.getEngine(dialect);
+    // The metaschemas are the service's (official or registered): their patterns are trusted.
+    const engine = this.getEngine(dialect, 'trusted');
     let valid: boolean;
     try {
       valid = engine.validateSchema(schema) as boolean;
@@ -305,17 +378,18 @@ export class DefaultSchemaValidator implements SchemaValidator {
     throw new SchemaProblem('invalid-keyword', locationPrefix + (errors[0]?.instancePath ?? ''), shown + more);
   }
 
-  private getEngine(dialect: SchemaDialect): AjvEngine {
-    let engine = this.engines.get(dialect);
+  private getEngine(dialect: SchemaDialect, trust: SchemaTrust): AjvEngine {
+    const key = `${trust}:${dialect}`;
+    let engine = this.engines.get(key);
     if (engine === undefined) {
-      engine = this.createEngine(dialect);
-      this.engines.set(dialect, engine);
+      engine = this.createEngine(dialect, trust);
+      this.engines.set(key, engine);
     }
     return engine;
   }
 
   /** A new ajv instance with the settings of this validator and every registered schema. */
-  private createEngine(dialect: SchemaDialect): AjvEngine {
+  private createEngine(dialect: SchemaDialect, trust: SchemaTrust): AjvEngine {
     const engine = new AJV_CLASSES[dialect]({
       allErrors: true,
       // Unknown keywords, union types and loose tuples are tolerated (untrusted
@@ -325,23 +399,28 @@ export class DefaultSchemaValidator implements SchemaValidator {
       ownProperties: true,
       validateFormats: this.assertFormats,
       logger: false,
+      ...(trust === 'untrusted' ? { code: { regExp: this.linearRegExp } } : {}),
     });
     if (this.assertFormats) addFormats(engine);
+    // ajv-formats checks `regex` with RegExp; an untrusted schema's regex is one the linear-time engine runs.
+    if (this.assertFormats && trust === 'untrusted') engine.addFormat('regex', (value: string) => !PatternCompileError.isInstance(this.linearPatterns.get(value) ?? this.compileLinear(value)));
     replaceUniqueItems(engine);
     replaceMultipleOf(engine);
     for (const [uri, schema] of this.remotes) addToEngine(engine, schema, uri);
     return engine;
   }
 
-  private getFormatCheck(): FormatCheck {
-    if (this.formatCheck === undefined) {
-      const formats = this.getEngine('draft-2020-12').formats;
-      this.formatCheck = (name, value) => {
+  private getFormatCheck(trust: SchemaTrust): FormatCheck {
+    let formatCheck = this.formatChecks.get(trust);
+    if (formatCheck === undefined) {
+      const formats = this.getEngine('draft-2020-12', trust).formats;
+      formatCheck = (name, value) => {
         const format: Format | undefined = Object.hasOwn(formats, name) ? formats[name] : undefined;
         return format === undefined ? undefined : checkFormat(format, value);
       };
+      this.formatChecks.set(trust, formatCheck);
     }
-    return this.formatCheck;
+    return formatCheck;
   }
 }
 
@@ -453,8 +532,22 @@ function describeMetaError(error: ErrorObject): string {
   return `${where} ${error.message ?? 'is invalid'}${allowed}`;
 }
 
+function patternProblem(error: PatternCompileError, location: string): SchemaProblem {
+  const shown = error.pattern.length > 200 ? `${error.pattern.slice(0, 200)}…` : error.pattern;
+  if (error.problem === 'syntax') {
+    return new SchemaProblem('invalid-keyword', location, `"${shown}" is not a valid regular expression (${error.detail})`, error);
+  }
+  return new SchemaProblem(
+    'unsupported-pattern',
+    location,
+    `the pattern "${shown}" uses ${error.detail}, which the linear-time engine for untrusted schemas cannot run`,
+    error,
+  );
+}
+
 /** Turns an ajv compile failure into a problem with the closest reason. */
 function engineProblem(error: unknown): SchemaProblem {
+  if (PatternCompileError.isInstance(error)) return patternProblem(error, '#');
   if (isStackOverflow(error)) {
     return new SchemaProblem('recursion', '#', 'the schema is nested or recursive beyond what the engine can compile', error);
   }

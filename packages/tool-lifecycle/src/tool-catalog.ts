@@ -1,5 +1,5 @@
 import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
-import { CompiledSchema, SchemaCompileError, SchemaValidator } from '@ca/schema';
+import { CompiledSchema, SchemaCompileError, SchemaValidator, isSchemaTrust, type SchemaTrust } from '@ca/schema';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolNotFoundError } from './errors/tool-not-found-error';
 import { ToolRegistrationError, type DuplicateToolName } from './errors/tool-registration-error';
@@ -76,6 +76,14 @@ export class ToolCatalog {
           expected: 'a ToolSource with discover() and get() methods',
           received: source,
           advice: 'Register a ToolSource (e.g. from an @ca/adapters-* package).',
+        });
+      }
+      if (source.schemaTrust !== undefined && !isSchemaTrust(source.schemaTrust)) {
+        throw new ToolInvalidArgumentError({
+          argument: `sources[${index}].schemaTrust`,
+          expected: "'trusted' or 'untrusted' (or nothing, which means untrusted)",
+          received: source.schemaTrust,
+          advice: "Declare 'trusted' only for a source whose schemas are all the service's own.",
         });
       }
     });
@@ -287,10 +295,11 @@ export class ToolCatalog {
     }
     let input: CompiledSchema | undefined;
     let output: CompiledSchema | undefined;
+    const trust = schemaTrustOf(source);
     try {
       const validator = this.settings.validator;
-      if (candidate.inputSchema !== undefined) input = validator.compile(candidate.inputSchema, { toolName: name, direction: 'input' });
-      if (candidate.outputSchema !== undefined) output = validator.compile(candidate.outputSchema, { toolName: name, direction: 'output' });
+      if (candidate.inputSchema !== undefined) input = validator.compile(candidate.inputSchema, { toolName: name, direction: 'input', trust });
+      if (candidate.outputSchema !== undefined) output = validator.compile(candidate.outputSchema, { toolName: name, direction: 'output', trust });
     } catch (error) {
       const reason = SchemaCompileError.isInstance(error) ? error.message : `its schema cannot be compiled: ${messageOf(error)}`;
       return unavailable(reason, error instanceof Error ? error : new Error(messageOf(error)));
@@ -313,6 +322,18 @@ export class ToolCatalog {
       instancePromise: undefined,
     };
   }
+}
+
+/**
+ * @internal The one place that decides how a source's schemas are compiled:
+ * as the source declares, and untrusted when it declares nothing. Schemas
+ * from elsewhere (an MCP server, a skill, a team's adapter reading a remote
+ * catalogue) are the common case for a source that does not say, and wrongly
+ * trusting one can freeze the process, while wrongly distrusting one only
+ * refuses lookaround, with a reason.
+ */
+export function schemaTrustOf(source: ToolSource): SchemaTrust {
+  return source.schemaTrust === 'trusted' ? 'trusted' : 'untrusted';
 }
 
 /** @internal A deadline in ms that `setTimeout` can hold. */

@@ -1,4 +1,5 @@
 import type { ToolSourceKind } from '@ca/domain';
+import type { SchemaTrust } from '@ca/schema';
 import { closestNames } from './closest-names';
 import { ToolNotFoundError } from './errors/tool-not-found-error';
 import { ToolRegistrationError } from './errors/tool-registration-error';
@@ -14,6 +15,11 @@ export interface ToolSetSettings {
   readonly kind: ToolSourceKind;
   /** The tools, each with a unique `descriptor.name`. */
   readonly tools: Iterable<ToolInstance>;
+  /**
+   * Whether the tools' schemas are the service's own (see `ToolSource.schemaTrust`).
+   * Default `'untrusted'`: patterns run on the linear-time engine.
+   */
+  readonly schemaTrust?: SchemaTrust;
 }
 
 /**
@@ -26,12 +32,14 @@ export interface ToolSetSettings {
 export class ToolSet implements ToolSource {
   readonly id: string;
   readonly kind: ToolSourceKind;
+  readonly schemaTrust: SchemaTrust | undefined;
   private readonly tools = new Map<string, ToolInstance>();
 
   /** @throws ToolRegistrationError when two tools share a name. */
   constructor(settings: ToolSetSettings) {
     this.id = settings.id;
     this.kind = settings.kind;
+    this.schemaTrust = settings.schemaTrust;
     for (const tool of settings.tools) {
       const name = tool.descriptor.name;
       if (this.tools.has(name)) {

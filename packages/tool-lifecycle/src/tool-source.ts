@@ -1,4 +1,5 @@
 import type { ToolSourceKind } from '@ca/domain';
+import type { SchemaTrust } from '@ca/schema';
 import type { ToolDescriptor } from './tool-descriptor';
 import type { ToolInstance } from './tool-instance';
 
@@ -22,6 +23,16 @@ export interface ToolSource {
   readonly kind: ToolSourceKind;
   /** Identifies the source in messages (`mcp:everything`, `skills:/path`). */
   readonly id: string;
+  /**
+   * Whether the schemas of this source's tools are the service's own.
+   * Default `'untrusted'`: the runtime compiles them so that their patterns
+   * run on a linear-time engine, and a pattern that engine cannot run
+   * (lookaround, backreferences) makes that tool unavailable with the reason.
+   * Declare `'trusted'` only when every schema the source lists is written by
+   * the service itself (built-in and custom tools do); never for schemas that
+   * come from a server, a file or a package the service does not control.
+   */
+  readonly schemaTrust?: SchemaTrust;
   /**
    * Lists the tools this source offers, cheaply: it never activates a tool
    * and never loads heavy content.

@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { openConfinedFile, type ConfinedFile } from '@ca/tool-context';
+import { compileLinearPattern, PatternCompileError, type LinearPattern } from '@ca/schema';
 import { toolSuccess } from '@ca/tool-lifecycle';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
 import { readLines } from '../line-reader';
@@ -23,14 +24,14 @@ const BINARY_SNIFF_BYTES = 8 * 1024;
 export const grepTool: BuiltinToolSpec = {
   name: 'builtin.fs.grep',
   description:
-    'Search file contents for a regular expression (JavaScript syntax) in one file or in every file under a folder inside the bound resources, line by line. Returns the absolute path, ' +
+    'Search file contents for a regular expression (RE2 syntax, as in ripgrep or Go; no lookaround or backreferences) in one file or in every file under a folder inside the bound resources, line by line. Returns the absolute path, ' +
     'the 1-based line number and the text of each matching line, at most maxMatches; truncated says there may be more. Narrow the files with glob (e.g. "**/*.ts", relative to path); ' +
     'set literal: true to search for plain text, ignoreCase: true to ignore case. Binary files (with a NUL byte near the start) and symbolic links are skipped.',
   capability: { writes: false, checkpointable: true, idempotent: true, openWorld: false },
   inputSchema: schema({
     type: 'object',
     properties: {
-      pattern: { type: 'string', minLength: 1, description: 'Regular expression, or plain text with literal: true.' },
+      pattern: { type: 'string', minLength: 1, description: 'Regular expression in RE2 syntax, or plain text with literal: true.' },
       path: { ...PATH_PROPERTY, default: '.', description: 'File or folder to search; default the root of the resource.' },
       resource: RESOURCE_PROPERTY,
       glob: { type: 'string', minLength: 1, description: 'Only files whose path relative to path matches this glob.' },
@@ -63,12 +64,18 @@ export const grepTool: BuiltinToolSpec = {
   async run(input, call) {
     const source = input['pattern'];
     if (typeof source !== 'string' || source.length === 0) throw call.fail('BUILTIN_INVALID_INPUT', 'needs a non-empty "pattern".');
-    let expression: RegExp;
+    // The model chooses the pattern: it runs on a linear-time engine, so no pattern can stall the process on a long line.
+    let expression: LinearPattern;
     try {
       const text = input['literal'] === true ? source.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : source;
-      expression = new RegExp(text, input['ignoreCase'] === true ? 'i' : '');
+      expression = compileLinearPattern(text, { syntax: 're2', ignoreCase: input['ignoreCase'] === true });
     } catch (error) {
-      throw call.fail('BUILTIN_INVALID_INPUT', `got a pattern that is not a valid regular expression (${(error as Error).message}); fix it or pass literal: true.`, undefined, error);
+      if (!PatternCompileError.isInstance(error)) throw error;
+      const problem =
+        error.problem === 'unsupported'
+          ? `uses ${error.detail}, which the linear-time engine cannot run; patterns are RE2 syntax, without lookaround or backreferences: rewrite it`
+          : `is not valid RE2 syntax (${error.detail}); fix it`;
+      throw call.fail('BUILTIN_INVALID_INPUT', `got a pattern that ${problem}, or pass literal: true to search for plain text.`, undefined, error);
     }
     const guarded = await call.guard({ path: input['path'] as string | undefined, resource: input['resource'] as string | undefined, access: 'read' });
     const { grepMaxMatches, grepMaxLineLength, walkMaxEntries } = call.settings.files;
@@ -104,7 +111,7 @@ export const grepTool: BuiltinToolSpec = {
 };
 
 interface Search {
-  readonly expression: RegExp;
+  readonly expression: LinearPattern;
   readonly maxMatches: number;
   readonly maxLineLength: number;
   readonly matches: GrepMatch[];

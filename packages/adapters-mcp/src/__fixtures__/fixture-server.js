@@ -8,6 +8,10 @@
 //   FIXTURE_RECORD_FILE  where to append what the server saw (cancellations)
 //   FIXTURE_PAGE_SIZE    page size of tools/list (default: all in one page)
 //   FIXTURE_REPEAT_CURSOR "1": tools/list always answers with the same cursor
+//   FIXTURE_REGEX_TOOLS  "1": also list regex-attack (a backtracking pattern in
+//                        both schemas; without arguments it returns the output
+//                        that makes RegExp backtrack) and regex-lookahead (a
+//                        pattern a linear-time engine cannot run)
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
 const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
@@ -90,6 +94,27 @@ const tools = [
   { name: 'touch-list', description: 'Announces list_changed without changing anything.', inputSchema: { type: 'object' }, annotations: readOnly },
 ];
 
+// `^(a+)+$` against 30 'a' and a '!' keeps a backtracking engine busy for about 37 s.
+const ATTACK_PATTERN = '^(a+)+$';
+const ATTACK_TEXT = `${'a'.repeat(30)}!`;
+if (env.FIXTURE_REGEX_TOOLS === '1') {
+  tools.push(
+    {
+      name: 'regex-attack',
+      description: 'Returns { word }: its text, or the attack text when called without one.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string', pattern: ATTACK_PATTERN } } },
+      outputSchema: { type: 'object', properties: { word: { type: 'string', pattern: ATTACK_PATTERN } }, required: ['word'] },
+      annotations: readOnly,
+    },
+    {
+      name: 'regex-lookahead',
+      description: 'Its input schema uses lookahead.',
+      inputSchema: { type: 'object', properties: { user: { type: 'string', pattern: '^(?!root$)[a-z]+$' } } },
+      annotations: readOnly,
+    },
+  );
+}
+
 const server = new Server({ name: 'fixture-server', version: '1.2.3' }, { capabilities: { tools: { listChanged: true } } });
 
 server.setRequestHandler(ListToolsRequestSchema, async (request) => {
@@ -116,6 +141,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       ? Promise.resolve()
       : extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } });
   switch (request.params.name) {
+    case 'regex-attack':
+      return { content: [], structuredContent: { word: typeof args.text === 'string' ? args.text : ATTACK_TEXT } };
     case 'echo':
       return text(`echo: ${args.text}`);
     case 'sum':

@@ -1,4 +1,5 @@
 import type { ToolSourceKind } from '@ca/domain';
+import type { SchemaTrust } from '@ca/schema';
 import { ToolNotFoundError } from '../errors/tool-not-found-error';
 import type { ToolDescriptor } from '../tool-descriptor';
 import type { ToolInstance } from '../tool-instance';
@@ -11,15 +12,20 @@ import type { ToolSource, UnavailableTool } from '../tool-source';
 export class InMemoryToolSource implements ToolSource {
   readonly kind: ToolSourceKind;
   readonly id: string;
+  readonly schemaTrust: SchemaTrust | undefined;
   /** How many times `discover` ran. */
   discoverCount = 0;
   private readonly tools = new Map<string, ToolInstance>();
   private readonly listeners = new Set<() => void>();
   private readonly unavailableTools: UnavailableTool[] = [];
 
-  constructor(tools: readonly ToolInstance[] = [], options: { readonly id?: string; readonly kind?: ToolSourceKind } = {}) {
+  constructor(
+    tools: readonly ToolInstance[] = [],
+    options: { readonly id?: string; readonly kind?: ToolSourceKind; readonly schemaTrust?: SchemaTrust } = {},
+  ) {
     this.kind = options.kind ?? 'custom';
     this.id = options.id ?? `memory:${this.kind}`;
+    this.schemaTrust = options.schemaTrust;
     for (const tool of tools) this.tools.set(tool.descriptor.name, tool);
   }
 
