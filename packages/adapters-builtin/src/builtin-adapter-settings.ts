@@ -1,7 +1,9 @@
 import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/tool-lifecycle/process';
+import { fetch as undiciFetch } from 'undici';
 import { BuiltinToolError } from './builtin-tool-error';
+import { parseAddressList, systemResolver, type HostResolver, type NetworkAddressPolicy } from './network-guard';
 
 /** Every built-in tool, by name. */
 export const BUILTIN_TOOL_NAMES = Object.freeze([
@@ -82,19 +84,45 @@ export interface BuiltinHttpSettings {
   /**
    * Hosts that may be requested: `example.com` (that host, any port),
    * `example.com:8080` (that host and port) or `*.example.com` (any subdomain,
-   * not the domain itself). Absent (the default): every host.
+   * not the domain itself). Absent (the default): every host. A name listed
+   * here still has to resolve to an address the tools may reach (below).
    */
   readonly allowHosts?: readonly string[];
+  /**
+   * Reach loopback, private (RFC 1918, `fc00::/7`, shared `100.64.0.0/10`),
+   * link-local (`169.254.0.0/16`, `fe80::/10`), unspecified, multicast and
+   * reserved addresses (default `false`: refused with
+   * `BUILTIN_HTTP_ADDRESS_NOT_ALLOWED`). Cloud metadata services stay refused;
+   * list one in `allowAddresses` to reach it.
+   */
+  readonly allowPrivateNetworks?: boolean;
+  /**
+   * Addresses and ranges that may be reached although they are not public:
+   * `127.0.0.1`, `10.1.0.0/16`, `::1`, `fd12:3456::/32`. Also opens a
+   * metadata address (`169.254.169.254`) when listed exactly, by address.
+   */
+  readonly allowAddresses?: readonly string[];
   /** Deadline of a request whose call sets none, in ms (default 30,000). */
   readonly defaultTimeoutMs?: number;
   /** Longest deadline a call may ask for, in ms (default 300,000). */
   readonly maxTimeoutMs?: number;
   /** Most response-body bytes read; reading stops there and `truncated` is set (default 1 MiB). */
   readonly maxResponseBytes?: number;
-  /** Most redirects followed, each checked against `allowHosts` (default 5). */
+  /** Most redirects followed, each checked against `allowHosts` and the address rules (default 5). */
   readonly maxRedirects?: number;
-  /** The `fetch` to use; default `globalThis.fetch`. */
+  /**
+   * The `fetch` to use; default undici's. It is called with a `dispatcher`
+   * in its options — an undici `Agent` whose connections go only to the
+   * checked addresses; a `fetch` that ignores it (not Node's or undici's) loses
+   * the check of resolved names and keeps only that of literal addresses.
+   */
   readonly fetch?: typeof fetch;
+  /**
+   * Resolves a host name to all its addresses, once per connection; default
+   * the system resolver (`dns.lookup` with `all: true`). For tests and for
+   * services with their own resolver.
+   */
+  readonly lookup?: HostResolver;
 }
 
 /** Where undo data of the write tools lives. */
@@ -127,9 +155,12 @@ export interface ResolvedSettings {
   readonly tools: readonly BuiltinToolName[];
   readonly files: Required<BuiltinFileLimits>;
   readonly command: Required<Omit<BuiltinCommandSettings, 'allow'>> & { readonly allow: readonly string[] | undefined };
-  readonly http: Required<Omit<BuiltinHttpSettings, 'allowHosts' | 'fetch'>> & {
+  readonly http: Required<Omit<BuiltinHttpSettings, 'allowHosts' | 'fetch' | 'lookup' | 'allowPrivateNetworks' | 'allowAddresses'>> & {
     readonly allowHosts: readonly string[] | undefined;
     readonly fetch: typeof fetch;
+    readonly lookup: HostResolver;
+    /** `allowPrivateNetworks` and `allowAddresses`, ready to check addresses against. */
+    readonly addresses: NetworkAddressPolicy;
   };
   readonly undo: Required<BuiltinUndoSettings>;
 }
@@ -181,8 +212,17 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
   ) {
     fail('command.env', 'expected an object of string values without NUL characters, whose names hold no "=".');
   }
-  const fetchFunction = http.fetch ?? globalThis.fetch;
+  const fetchFunction = http.fetch ?? (undiciFetch as unknown as typeof fetch);
   if (typeof fetchFunction !== 'function') fail('http.fetch', 'expected a fetch function.');
+  const lookup = http.lookup ?? systemResolver;
+  if (typeof lookup !== 'function') fail('http.lookup', 'expected a function (hostname) => Promise<{ address, family }[]>.');
+  const allowPrivateNetworks = http.allowPrivateNetworks ?? false;
+  if (typeof allowPrivateNetworks !== 'boolean') fail('http.allowPrivateNetworks', `expected true or false, got ${String(allowPrivateNetworks)}.`);
+  const allowAddresses = names('http.allowAddresses', http.allowAddresses);
+  const addressList = allowAddresses === undefined ? undefined : parseAddressList(allowAddresses);
+  if (addressList !== undefined && addressList.invalid.length > 0) {
+    fail('http.allowAddresses', `cannot read ${addressList.invalid.map((entry) => `"${entry}"`).join(', ')}; give IP addresses or CIDR ranges such as "10.0.0.0/8" or "::1".`);
+  }
   const undoDirectory = undo.directory ?? tmpdir();
   if (typeof undoDirectory !== 'string' || !isAbsolute(undoDirectory)) fail('undo.directory', 'expected an absolute path.');
   return Object.freeze({
@@ -216,6 +256,8 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
       maxResponseBytes: count('http', http.maxResponseBytes, 'maxResponseBytes', 1024 * 1024),
       maxRedirects: count('http', http.maxRedirects, 'maxRedirects', 5, 0),
       fetch: fetchFunction,
+      lookup,
+      addresses: Object.freeze({ allowPrivateNetworks, allowAddresses: addressList?.list }),
     }),
     undo: Object.freeze({
       directory: undoDirectory,

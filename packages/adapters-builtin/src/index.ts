@@ -13,3 +13,4 @@ export type { BuiltinToolErrorCode, BuiltinToolErrorOptions } from './builtin-to
 export { createCheckpoint, rollback } from './checkpoint';
 export type { BuiltinCheckpoint, RollbackReport } from './checkpoint';
 export type { BuiltinFileState, BuiltinFileUndo } from './undo-store';
+export type { HostResolver, ResolvedAddress } from './network-guard';

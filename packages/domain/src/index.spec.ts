@@ -7,14 +7,18 @@ describe('@ca/domain public API', () => {
       'KNOWN_TOOL_SOURCE_KINDS',
       'MAX_TOOL_NAME_LENGTH',
       'MAX_TOOL_SOURCE_KIND_LENGTH',
+      'SAFE_MESSAGE_MAX_LENGTH',
       'describeValue',
       'hasBrand',
       'isCapabilityAtLeastAsStrict',
       'isKnownToolSourceKind',
+      'isSecretName',
       'isToolSourceKind',
       'isValidToolName',
       'messageOf',
       'normalizeCapability',
+      'redactSecrets',
+      'safeMessage',
     ]);
   });
 });

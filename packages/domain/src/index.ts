@@ -8,3 +8,4 @@ export { MAX_TOOL_NAME_LENGTH, isValidToolName } from './tool';
 export type { CaErrorJson, CaErrorOptions } from './ca-error';
 export { CaError, hasBrand } from './ca-error';
 export { describeValue, messageOf } from './describe-value';
+export { SAFE_MESSAGE_MAX_LENGTH, isSecretName, redactSecrets, safeMessage } from './redact-secrets';

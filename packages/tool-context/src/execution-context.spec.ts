@@ -51,7 +51,7 @@ describe('createExecutionContext', () => {
     const second = createExecutionContext({});
     expect(first.planId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(second.planId).not.toBe(first.planId);
-    expect(first.policy).toEqual({ readOnly: false, requireCheckpoint: false });
+    expect(first.policy).toEqual({ readOnly: false, requireCheckpoint: false, network: 'allow' });
     expect(first.resources).toEqual([]);
     expect(first.metadata).toEqual({});
     expect(first.cancellationToken).toBeInstanceOf(CancellationToken);
@@ -74,7 +74,7 @@ describe('createExecutionContext', () => {
     });
     metadata.requestedBy = 'mallory';
     expect(ctx.planId).toBe('plan-1');
-    expect(ctx.policy).toEqual({ readOnly: true, requireCheckpoint: false });
+    expect(ctx.policy).toEqual({ readOnly: true, requireCheckpoint: false, network: 'allow' });
     expect(ctx.resources).toEqual([workspace, docs]);
     expect(ctx.resources[0]).not.toBe(workspace);
     expect(ctx.cancellationToken).toBe(token);
@@ -137,7 +137,7 @@ describe('createExecutionContext', () => {
     it.each([
       [{ readOnly: 'yes' }, 'policy.readOnly', /expected true or false .*got the string "yes"/],
       [{ requireCheckpoint: 1 }, 'policy.requireCheckpoint', /expected true or false .*got number 1/],
-      [{ readonly: true }, 'policy.readonly', /unknown policy field; a policy has only readOnly and requireCheckpoint/],
+      [{ readonly: true }, 'policy.readonly', /unknown policy field; a policy has only readOnly, requireCheckpoint and network/],
       ['strict', 'policy', /expected an object like/],
     ])('refuses the policy %p', (policy, field, message) => {
       const error = validationError(() => createExecutionContext({ planId: 'plan-9', policy: policy as never }));

@@ -118,7 +118,7 @@ export interface ExecutionViewOptions {
 export interface ToolExecutionContextOptions {
   /** The plan's id; default a random UUID (`crypto.randomUUID()`). */
   readonly planId?: string;
-  /** Default `{ readOnly: false, requireCheckpoint: false }`; missing fields are `false`. */
+  /** Default `{ readOnly: false, requireCheckpoint: false, network: 'allow' }`; missing booleans are `false`, a missing `network` is `'allow'`. */
   readonly policy?: Partial<PlanPolicy>;
   /** What the plan may touch; default none. */
   readonly resources?: readonly BoundResource[];

@@ -1,4 +1,4 @@
-export type { PlanPolicy } from './plan-policy';
+export type { PlanNetworkAccess, PlanPolicy } from './plan-policy';
 export type { BoundResource, ResourceAccess, ResourceFromPathOptions } from './bound-resource';
 export { resourceFromPath, resourcePath } from './bound-resource';
 export type { Change, ChangeInput, ChangeKind } from './change';

@@ -1,6 +1,9 @@
 import { ContextValidationError } from './context-validation-error';
 import { describeType } from './describe-type';
 
+/** Whether a plan may reach the network: `'allow'` (the default) or `'deny'`. */
+export type PlanNetworkAccess = 'allow' | 'deny';
+
 /**
  * What a plan allows, enforced by the runtime before a tool runs (see the
  * tool's `ToolCapability`).
@@ -10,11 +13,21 @@ export interface PlanPolicy {
   readonly readOnly: boolean;
   /** Every change must be undoable: a tool that is not `checkpointable` is refused with `ToolCheckpointRequiredError`. */
   readonly requireCheckpoint: boolean;
+  /**
+   * `'deny'`: the plan may not reach the network. The runtime refuses every
+   * `openWorld` tool with `ToolAccessDeniedError` (rule `'network'`), and
+   * programs the runtime starts are to get no network either. The one switch
+   * for the network of a plan. A policy made by `createExecutionContext`
+   * always has it (`'allow'` unless given); absent counts as `'allow'`.
+   */
+  readonly network?: PlanNetworkAccess;
 }
 
-const POLICY_FIELDS: readonly (keyof PlanPolicy)[] = ['readOnly', 'requireCheckpoint'];
+const BOOLEAN_FIELDS = ['readOnly', 'requireCheckpoint'] as const;
+const POLICY_FIELDS: readonly string[] = [...BOOLEAN_FIELDS, 'network'];
+const NETWORK_ACCESS: readonly PlanNetworkAccess[] = ['allow', 'deny'];
 
-const DEFAULT_PLAN_POLICY: PlanPolicy = Object.freeze({ readOnly: false, requireCheckpoint: false });
+const DEFAULT_PLAN_POLICY: PlanPolicy = Object.freeze({ readOnly: false, requireCheckpoint: false, network: 'allow' });
 
 /**
  * A complete, frozen policy from a partial one. Unknown keys are refused, so
@@ -27,20 +40,20 @@ export function normalizePlanPolicy(policy: unknown, planId: string): PlanPolicy
     throw new ContextValidationError({
       field: 'policy',
       planId,
-      message: `expected an object like { readOnly: true, requireCheckpoint: false }, got ${describeType(policy)}.`,
+      message: `expected an object like { readOnly: true, requireCheckpoint: false, network: 'deny' }, got ${describeType(policy)}.`,
     });
   }
   const record = policy as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (!(POLICY_FIELDS as readonly string[]).includes(key)) {
+    if (!POLICY_FIELDS.includes(key)) {
       throw new ContextValidationError({
         field: `policy.${key}`,
         planId,
-        message: `unknown policy field; a policy has only ${POLICY_FIELDS.join(' and ')} (check the spelling).`,
+        message: `unknown policy field; a policy has only readOnly, requireCheckpoint and network (check the spelling).`,
       });
     }
   }
-  for (const key of POLICY_FIELDS) {
+  for (const key of BOOLEAN_FIELDS) {
     const value = record[key];
     if (value !== undefined && typeof value !== 'boolean') {
       throw new ContextValidationError({
@@ -50,5 +63,17 @@ export function normalizePlanPolicy(policy: unknown, planId: string): PlanPolicy
       });
     }
   }
-  return Object.freeze({ readOnly: record['readOnly'] === true, requireCheckpoint: record['requireCheckpoint'] === true });
+  const network = record['network'];
+  if (network !== undefined && !(NETWORK_ACCESS as readonly unknown[]).includes(network)) {
+    throw new ContextValidationError({
+      field: 'policy.network',
+      planId,
+      message: `expected 'allow' or 'deny' (or leave it out for 'allow'), got ${describeType(network)}.`,
+    });
+  }
+  return Object.freeze({
+    readOnly: record['readOnly'] === true,
+    requireCheckpoint: record['requireCheckpoint'] === true,
+    network: network === 'deny' ? 'deny' : 'allow',
+  });
 }

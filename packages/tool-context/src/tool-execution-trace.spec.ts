@@ -58,6 +58,23 @@ describe('toTraceError', () => {
     expect(toTraceError(cyclic)).toEqual({ name: 'NonError', code: 'UNKNOWN', message: '[object Object]' });
   });
 
+  it('redacts secrets from the message', () => {
+    const error = Object.assign(new Error('could not reach https://alice:hunter2@api.example.com/v1?api_key=k-123&page=2'), { code: 'E_HTTP' });
+    expect(toTraceError(error)).toEqual({ name: 'Error', code: 'E_HTTP', message: 'could not reach https://***@api.example.com/v1?api_key=***&page=2' });
+    expect(toTraceError('Authorization: Bearer abc.def.123456')?.message).toBe('Authorization: Bearer ***');
+  });
+
+  it('caps a huge message and says how long it was, leaving the error whole', () => {
+    const error = new Error('e'.repeat(8 * 1024 * 1024));
+    const traced = toTraceError(error)!;
+    expect(traced.message).toBe(`${'e'.repeat(4096)}… [truncated, 8388608 characters in all]`);
+    expect(error.message).toHaveLength(8 * 1024 * 1024);
+    const huge = toTraceError(Object.assign(new Error('x'), { name: 'N'.repeat(10_000), code: 'C'.repeat(10_000) }))!;
+    expect(huge.name.length).toBeLessThan(300);
+    expect(huge.code.length).toBeLessThan(300);
+    expect(toTraceError({ text: 'z'.repeat(100_000) })!.message.length).toBeLessThan(4200);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(toTraceError(new Error('x')))).toBe(true);
   });

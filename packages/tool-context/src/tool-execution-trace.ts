@@ -1,6 +1,10 @@
+import { safeMessage } from '@ca/domain';
 import { ContextValidationError } from './context-validation-error';
 import { describeType } from './describe-type';
 import { isIsoTimestamp } from './iso-timestamp';
+
+// A name or a code is a label, not prose: anything longer is not one a reader needs whole.
+const MAX_LABEL_LENGTH = 200;
 
 /** The error of a failed execution, reduced to plain, serialisable data. */
 export interface ToolExecutionTraceError {
@@ -8,7 +12,11 @@ export interface ToolExecutionTraceError {
   readonly name: string;
   /** The error's `code` when it has a string one, else `'UNKNOWN'`. */
   readonly code: string;
-  /** The error's message. */
+  /**
+   * The error's message as it may be kept: secrets redacted and at most
+   * 4,096 characters plus a note of the full length (see `safeMessage` of
+   * `@ca/domain`). The error itself keeps its whole message.
+   */
   readonly message: string;
 }
 
@@ -43,6 +51,12 @@ export interface ToolExecutionTrace {
  * `message`. A value that is not an error gets the name `'NonError'` and its
  * text (or JSON) as message. Returns `undefined` for `undefined` (no error).
  *
+ * The message is made safe to keep (`safeMessage` of `@ca/domain`): URL
+ * userinfo, secret-looking query values and credentials are replaced with
+ * `***`, and a message longer than 4,096 characters is cut there and followed
+ * by `… [truncated, N characters in all]` — an 8 MB error from a server does
+ * not end up in every trace. Name and code are capped at 200 characters.
+ *
  * @throws Never, even for values whose properties or `toString` throw.
  */
 export function toTraceError(error: unknown): ToolExecutionTraceError | undefined {
@@ -52,17 +66,18 @@ export function toTraceError(error: unknown): ToolExecutionTraceError | undefine
       const { name, code, message } = error as { name?: unknown; code?: unknown; message?: unknown };
       if (typeof message === 'string' || error instanceof Error) {
         return Object.freeze({
-          name: typeof name === 'string' && name.length > 0 ? name : 'Error',
-          code: typeof code === 'string' && code.length > 0 ? code : 'UNKNOWN',
-          message: typeof message === 'string' ? message : '',
+          name: typeof name === 'string' && name.length > 0 ? safeMessage(name, MAX_LABEL_LENGTH) : 'Error',
+          code: typeof code === 'string' && code.length > 0 ? safeMessage(code, MAX_LABEL_LENGTH) : 'UNKNOWN',
+          message: typeof message === 'string' ? safeMessage(message) : '',
         });
       }
     } catch {
       // A throwing getter: fall through and describe the value instead.
     }
   }
-  return Object.freeze({ name: 'NonError', code: 'UNKNOWN', message: describeThrownValue(error) });
+  return Object.freeze({ name: 'NonError', code: 'UNKNOWN', message: safeMessage(describeThrownValue(error)) });
 }
+
 
 function describeThrownValue(value: unknown): string {
   if (typeof value === 'string') return value;

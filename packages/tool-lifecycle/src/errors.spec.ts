@@ -18,6 +18,7 @@ const cause = new Error('root cause');
 // Each class, one instance built from fields, its code and what its message must say.
 const cases: readonly [ToolRuntimeError, string, RegExp][] = [
   [new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'read-only' }), 'TOOL_ACCESS_DENIED', /^Tool 't' writes, but plan 'p' is read-only\. .*readOnly: false/],
+  [new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'network' }), 'TOOL_ACCESS_DENIED', /^Tool 't' reaches outside the plan .*plan 'p' denies the network\. .*network: 'allow'/],
   [new ToolCheckpointRequiredError({ toolName: 't', planId: 'p' }), 'TOOL_CHECKPOINT_REQUIRED', /^Tool 't' is not checkpointable, but plan 'p' requires checkpoints\./],
   [new ToolNotActivatedError({ toolName: 't', planId: 'p' }), 'TOOL_NOT_ACTIVATED', /^Tool 't' is not active in plan 'p'\. Call runtime\.activate\('t', ctx\)/],
   [new ToolActivationError({ toolName: 't', planId: 'p', cause }), 'TOOL_ACTIVATION_FAILED', /^Tool 't' could not be activated in plan 'p': root cause\. /],

@@ -28,6 +28,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'ToolSet',
       'closestNames',
       'createConsoleLogger',
+      'createRedactingLogger',
       'registerToolRuntime',
       'signalProcessGroup',
       'silentLogger',

@@ -7,7 +7,7 @@ export type { ToolSource, UnavailableTool } from './tool-source';
 export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult } from './tool-result';
 export { toolSuccess, toolFailure } from './tool-result';
 export type { RuntimeLogger, LogFields, LogLevel } from './runtime-logger';
-export { createConsoleLogger, silentLogger } from './runtime-logger';
+export { createConsoleLogger, createRedactingLogger, silentLogger } from './runtime-logger';
 export type { RuntimeClock } from './runtime-clock';
 export { systemClock } from './runtime-clock';
 export { ToolLifecycleCache } from './lifecycle-cache';

@@ -2,7 +2,7 @@ import type { CancellationToken, PlanContext, ToolExecutionContext } from '@ca/t
 import { ToolActivationError } from './errors/tool-activation-error';
 import { ToolDeactivationError } from './errors/tool-deactivation-error';
 import { ToolPlanEndedError } from './errors/tool-plan-ended-error';
-import type { RuntimeLogger } from './runtime-logger';
+import { createRedactingLogger, type RuntimeLogger } from './runtime-logger';
 import type { ToolInstance } from './tool-instance';
 
 /** Settings of a {@link ToolLifecycleCache}. */
@@ -80,10 +80,10 @@ export class ToolLifecycleCache {
   private readonly activateTimeoutMs: number;
   private readonly endedPlanMemory: number;
 
-  constructor(
-    private readonly logger: RuntimeLogger,
-    options: ToolLifecycleCacheOptions = {},
-  ) {
+  private readonly logger: RuntimeLogger;
+
+  constructor(logger: RuntimeLogger, options: ToolLifecycleCacheOptions = {}) {
+    this.logger = createRedactingLogger(logger);
     this.graceMs = options.graceMs ?? 5_000;
     this.deactivateTimeoutMs = options.deactivateTimeoutMs ?? 10_000;
     this.activateTimeoutMs = options.activateTimeoutMs ?? 60_000;

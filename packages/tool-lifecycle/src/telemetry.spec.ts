@@ -36,4 +36,29 @@ describe('OpenTelemetry spans', () => {
     await runtime.endPlan(ctx);
     await provider.shutdown();
   });
+
+  it('redacts and caps the status message of a failed span; the caller keeps the whole error', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    trace.setGlobalTracerProvider(provider);
+    const leaky = new TestTool({
+      name: 'custom.leaky',
+      execute: () => Promise.reject(new Error('GET https://bob:hunter2@api.example.com/v1?api_key=k-123 failed')),
+    });
+    const huge = new TestTool({ name: 'custom.huge', execute: () => Promise.reject(new Error('h'.repeat(8 * 1024 * 1024))) });
+    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([leaky, huge])], logger: new RecordingLogger() });
+    const ctx = runtime.createPlan({ planId: 'otel-secrets' });
+    const leaked = (await runtime.execute('custom.leaky', {}, ctx).catch((error: unknown) => error)) as Error;
+    const big = (await runtime.execute('custom.huge', {}, ctx).catch((error: unknown) => error)) as Error;
+    const [leakySpan, hugeSpan] = exporter.getFinishedSpans();
+    expect(leakySpan!.status.message).toContain('https://***@api.example.com/v1?api_key=***');
+    expect(leakySpan!.status.message).not.toMatch(/hunter2|k-123/);
+    expect(ctx.traces[0]!.error!.message).not.toMatch(/hunter2|k-123/);
+    expect((leaked.cause as Error).message).toContain('bob:hunter2@');
+    expect(hugeSpan!.status.message!.length).toBeLessThan(5000);
+    expect(hugeSpan!.status.message).toMatch(/… \[truncated, \d+ characters in all\]$/);
+    expect((big.cause as Error).message).toHaveLength(8 * 1024 * 1024);
+    await runtime.endPlan(ctx);
+    await provider.shutdown();
+  });
 });

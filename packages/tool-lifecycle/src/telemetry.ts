@@ -1,11 +1,14 @@
 import { ProxyTracerProvider, SpanKind, SpanStatusCode, trace, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
-import type { ToolSourceKind } from '@ca/domain';
+import { safeMessage, type ToolSourceKind } from '@ca/domain';
 
 const TRACER_NAME = '@ca/tool-lifecycle';
 // Where @opentelemetry/api 1.x keeps its registered globals.
 const OTEL_API_KEY = Symbol.for('opentelemetry.js.api.1');
 // The provider the API falls back to when nothing is registered.
 const noopProvider = new ProxyTracerProvider().getDelegate();
+
+// `error.type` is a code, a label: a longer one is not a code a reader needs whole.
+const MAX_ERROR_TYPE_LENGTH = 200;
 
 let cachedDelegate: TracerProvider | undefined;
 let cachedTracer: Tracer | undefined;
@@ -61,11 +64,15 @@ export function startToolSpan(
   });
 }
 
-/** Ends a span, marking it failed with `error.type` when `errorType` is set. */
+/**
+ * Ends a span, marking it failed with `error.type` when `errorType` is set.
+ * The status message is redacted and capped like a trace's (`safeMessage`):
+ * spans leave the process, to collectors that keep them.
+ */
 export function endToolSpan(span: Span, errorType: string | undefined, message: string | undefined): void {
   if (errorType !== undefined) {
-    span.setAttribute('error.type', errorType);
-    span.setStatus({ code: SpanStatusCode.ERROR, ...(message === undefined ? {} : { message }) });
+    span.setAttribute('error.type', safeMessage(errorType, MAX_ERROR_TYPE_LENGTH));
+    span.setStatus({ code: SpanStatusCode.ERROR, ...(message === undefined ? {} : { message: safeMessage(message) }) });
   }
   span.end();
 }

@@ -20,7 +20,7 @@ import { ToolRuntimeError } from './errors/tool-runtime-error';
 import { ToolLifecycleCache, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
 import { enforcePolicy } from './policy';
 import { systemClock, type RuntimeClock } from './runtime-clock';
-import { createConsoleLogger, type RuntimeLogger } from './runtime-logger';
+import { createConsoleLogger, createRedactingLogger, type RuntimeLogger } from './runtime-logger';
 import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
 import { ToolCatalog, isTimeout, type DiscoveryResult, type RegisteredTool } from './tool-catalog';
 import type { ToolDescriptor } from './tool-descriptor';
@@ -117,7 +117,7 @@ export class ToolRuntime {
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
     checkOptions(options);
-    this.logger = settings.logger ?? createConsoleLogger();
+    this.logger = createRedactingLogger(settings.logger ?? createConsoleLogger());
     this.clock = new TraceClock(settings.clock ?? systemClock);
     this.cache = settings.cache ?? new ToolLifecycleCache(this.logger, cacheOptionsOf(options));
     this.autoActivate = options.autoActivate ?? true;

@@ -1,7 +1,9 @@
 import { ToolCancelledError } from '@ca/tool-context';
 import { toolFailure, toolSuccess, type ToolResult } from '@ca/tool-lifecycle';
+import { Agent } from 'undici';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
 import { BuiltinToolError } from '../builtin-tool-error';
+import { AddressRefusedError, createGuardedLookup, describeCategory, isMetadataHostName, literalAddress, refusedCategory } from '../network-guard';
 
 /** Output of the HTTP tools. */
 export interface HttpOutput {
@@ -20,6 +22,10 @@ export interface HttpOutput {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+// Dropped when a redirect leaves the origin (scheme, host or port), as browsers, Deno and undici do.
+const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+// Dropped with the body when a redirect turns the request into a GET (the fetch standard's request-body-header names).
+const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']);
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 const OUTPUT_SCHEMA = schema({
@@ -55,7 +61,8 @@ const COMMON_PROPERTIES = {
 export const httpGetTool: BuiltinToolSpec = {
   name: 'builtin.http.get',
   description:
-    'Fetch a URL with GET (or HEAD) over http or https and return the status, headers and body. Redirects are followed (each hop checked against the allowed hosts). ' +
+    'Fetch a URL with GET (or HEAD) over http or https and return the status, headers and body. Redirects are followed (each hop checked against the allowed hosts and addresses; Authorization and Cookie are not sent to another origin). ' +
+    'Private, loopback, link-local and cloud metadata addresses are refused unless the adapter settings allow them. ' +
     'The body is read up to a size cap; truncated says when it was cut. A status of 400 or more is reported as a failure that still carries the response. Use builtin.http.request to send data.',
   capability: { writes: false, checkpointable: true, idempotent: true, openWorld: true },
   inputSchema: schema({
@@ -73,7 +80,8 @@ export const httpRequestTool: BuiltinToolSpec = {
   name: 'builtin.http.request',
   description:
     'Send an HTTP request (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS) over http or https, with optional headers and a body (text, or base64 with bodyEncoding "base64"), and return the status, headers and body. ' +
-    'Redirects are followed (each hop checked against the allowed hosts; 303, and 301/302 after POST, continue as GET without a body). The body is read up to a size cap; truncated says when it was cut. ' +
+    'Redirects are followed (each hop checked against the allowed hosts and addresses; Authorization and Cookie are not sent to another origin; 303, and 301/302 after POST, continue as GET without a body). ' +
+    'Private, loopback, link-local and cloud metadata addresses are refused unless the adapter settings allow them. The body is read up to a size cap; truncated says when it was cut. ' +
     'A status of 400 or more is reported as a failure that still carries the response. It may change remote state and cannot be rolled back; prefer builtin.http.get for reading.',
   capability: { writes: true, checkpointable: false, idempotent: false, destructive: true, openWorld: true },
   inputSchema: schema({
@@ -98,7 +106,7 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
     throw call.fail('BUILTIN_INVALID_INPUT', `does not send ${method} requests; use one of ${methods.join(', ')}.`);
   }
   let url = checkUrl(String(input['url']), call);
-  const headers = (input['headers'] as Record<string, string> | undefined) ?? {};
+  let headers = checkHeaders(input['headers'], call);
   let body: Buffer | undefined =
     typeof input['body'] === 'string' ? Buffer.from(input['body'], input['bodyEncoding'] === 'base64' ? 'base64' : 'utf8') : undefined;
   if (body !== undefined && (method === 'GET' || method === 'HEAD')) {
@@ -107,16 +115,21 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
   const timeoutMs = Math.min(typeof input['timeoutMs'] === 'number' ? input['timeoutMs'] : settings.defaultTimeoutMs, settings.maxTimeoutMs);
   const maxBytes = Math.min(typeof input['maxResponseBytes'] === 'number' ? input['maxResponseBytes'] : settings.maxResponseBytes, settings.maxResponseBytes);
   const token = call.ctx.cancellationToken.child({ timeoutMs, reason: `request timed out after ${timeoutMs} ms` });
+  // One agent per call: its connections resolve each name once, through the
+  // guarded lookup, and go to the addresses that were checked; none outlives the call.
+  const dispatcher = new Agent({ connect: { lookup: createGuardedLookup(settings.addresses, settings.lookup) } });
+  let redirectedFrom: URL | undefined;
   try {
     let redirects = 0;
     for (;;) {
-      const response = await settings.fetch(url.href, {
+      const response = await settings.fetch(withoutUserinfo(url), {
         method,
-        headers,
+        headers: withBasicAuthorization(headers, url),
         ...(body === undefined ? {} : { body }),
         redirect: 'manual',
         signal: token.signal,
-      });
+        dispatcher,
+      } as RequestInit);
       const location = response.headers.get('location');
       if (REDIRECT_STATUSES.has(response.status) && location !== null) {
         await response.body?.cancel().catch(() => undefined);
@@ -124,10 +137,14 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
           throw call.fail('BUILTIN_HTTP_FAILED', `stopped after ${redirects} redirects at ${url.href} (http.maxRedirects).`, url.href);
         }
         redirects++;
-        url = checkUrl(new URL(location, url).href, call);
+        const next = checkUrl(resolveLocation(location, url, call), call, url);
+        if (next.origin !== url.origin) headers = withoutHeaders(headers, CREDENTIAL_HEADERS);
+        redirectedFrom = url;
+        url = next;
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
           if (method !== 'HEAD') method = 'GET';
           body = undefined;
+          headers = withoutHeaders(headers, BODY_HEADERS);
         }
         continue;
       }
@@ -158,10 +175,12 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
         ? error
         : new ToolCancelledError({ reason: call.ctx.cancellationToken.reason, toolName: call.toolName, planId: call.planId, cause: error });
     }
+    if (BuiltinToolError.isInstance(error)) throw error;
+    const refused = AddressRefusedError.find(error);
+    if (refused !== undefined) throw addressRefusal(call, url, refused.hostname, refused.address, refused.category, error, redirectedFrom);
     if (token.isCancelled) {
       throw call.fail('BUILTIN_HTTP_TIMED_OUT', `gave up on ${url.href} after ${timeoutMs} ms. Raise timeoutMs, or check that the server answers.`, url.href, error);
     }
-    if (BuiltinToolError.isInstance(error)) throw error;
     const cause = (error as { cause?: { message?: string } }).cause;
     throw call.fail(
       'BUILTIN_HTTP_FAILED',
@@ -171,10 +190,12 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
     );
   } finally {
     token.dispose();
+    await dispatcher.destroy().catch(() => undefined);
   }
 }
 
-function checkUrl(text: string, call: ToolCall): URL {
+/** Parses and checks a URL of the call, or of a redirect from `redirectedFrom`. */
+function checkUrl(text: string, call: ToolCall, redirectedFrom?: URL): URL {
   let url: URL;
   try {
     url = new URL(text);
@@ -182,17 +203,86 @@ function checkUrl(text: string, call: ToolCall): URL {
     throw call.fail('BUILTIN_INVALID_INPUT', `got "${text}", which is not an absolute URL; pass e.g. "https://example.com/path".`, text, error);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw call.fail('BUILTIN_HTTP_URL_NOT_ALLOWED', `refused ${url.href}: only http and https URLs are allowed.`, url.href);
+    throw call.fail('BUILTIN_HTTP_URL_NOT_ALLOWED', `refused ${describeUrl(url, redirectedFrom)}: only http and https URLs are allowed.`, url.href);
   }
   const allowHosts = call.settings.http.allowHosts;
   if (allowHosts !== undefined && !hostAllowed(url, allowHosts)) {
     throw call.fail(
       'BUILTIN_HTTP_URL_NOT_ALLOWED',
-      `refused ${url.href}: the host "${url.host}" is not in the allowed hosts (${allowHosts.join(', ')}). Add it to http.allowHosts in the adapter settings.`,
+      `refused ${describeUrl(url, redirectedFrom)}: the host "${url.host}" is not in the allowed hosts (${allowHosts.join(', ')}). Add it to http.allowHosts in the adapter settings.`,
       url.href,
     );
   }
+  // A literal address is connected to as it is (no lookup): check it here.
+  // A name is checked when it is resolved, in the guarded lookup of the connection.
+  const literal = literalAddress(url.hostname);
+  if (literal !== undefined) {
+    const category = refusedCategory(literal, call.settings.http.addresses);
+    if (category !== undefined) throw addressRefusal(call, url, undefined, literal, category, undefined, redirectedFrom);
+  } else if (isMetadataHostName(url.hostname)) {
+    throw addressRefusal(call, url, url.hostname, undefined, 'metadata', undefined, redirectedFrom);
+  }
   return url;
+}
+
+function addressRefusal(
+  call: ToolCall,
+  url: URL,
+  hostname: string | undefined,
+  address: string | undefined,
+  category: Parameters<typeof describeCategory>[0],
+  cause?: unknown,
+  redirectedFrom?: URL,
+): BuiltinToolError {
+  const what =
+    address === undefined ? `"${hostname}" is ${describeCategory(category)}` : hostname === undefined ? `${address} is ${describeCategory(category)}` : `"${hostname}" resolves to ${address}, ${describeCategory(category)}`;
+  const remedy =
+    category === 'metadata'
+      ? 'Cloud metadata services are refused even where private networks are allowed; list the address in http.allowAddresses and request it by address if a tool truly needs it.'
+      : 'Set http.allowPrivateNetworks: true, or list the address or its range in http.allowAddresses (e.g. "10.0.0.0/8"), in the adapter settings.';
+  return call.fail('BUILTIN_HTTP_ADDRESS_NOT_ALLOWED', `refused ${describeUrl(url, redirectedFrom)}: ${what}. ${remedy}`, url.href, cause);
+}
+
+function describeUrl(url: URL, redirectedFrom: URL | undefined): string {
+  return redirectedFrom === undefined ? url.href : `${url.href} (a redirect from ${redirectedFrom.href})`;
+}
+
+function resolveLocation(location: string, base: URL, call: ToolCall): string {
+  try {
+    return new URL(location, base).href;
+  } catch (error) {
+    throw call.fail('BUILTIN_HTTP_FAILED', `got a redirect from ${base.href} to "${location}", which is not a URL.`, base.href, error);
+  }
+}
+
+function checkHeaders(value: unknown, call: ToolCall): Record<string, string> {
+  if (value === undefined) return {};
+  const headers: Record<string, string> = {};
+  for (const [name, text] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof text !== 'string') throw call.fail('BUILTIN_INVALID_INPUT', `expects header values as strings; "${name}" is not one.`);
+    headers[name] = text;
+  }
+  return headers;
+}
+
+function withoutHeaders(headers: Record<string, string>, names: ReadonlySet<string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !names.has(name.toLowerCase())));
+}
+
+/** The URL without `user:password@`, which fetch refuses; the credentials travel as Basic authorization instead. */
+function withoutUserinfo(url: URL): string {
+  if (url.username === '' && url.password === '') return url.href;
+  const bare = new URL(url.href);
+  bare.username = '';
+  bare.password = '';
+  return bare.href;
+}
+
+/** `headers`, plus `Authorization: Basic …` from the URL's userinfo when the URL has one and the headers none. */
+function withBasicAuthorization(headers: Record<string, string>, url: URL): Record<string, string> {
+  if ((url.username === '' && url.password === '') || Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return headers;
+  const credentials = `${decodePart(url.username)}:${decodePart(url.password)}`;
+  return { ...headers, authorization: `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}` };
 }
 
 function hostAllowed(url: URL, allowHosts: readonly string[]): boolean {
@@ -233,6 +323,14 @@ async function readCapped(response: Response, maxBytes: number): Promise<{ bytes
     }
   } finally {
     reader.releaseLock();
+  }
+}
+
+function decodePart(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

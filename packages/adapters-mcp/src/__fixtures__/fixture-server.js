@@ -63,6 +63,7 @@ const tools = [
     annotations: readOnly,
   },
   { name: 'fail', description: 'Always reports an error.', inputSchema: { type: 'object' }, annotations: readOnly },
+  { name: 'huge-error', description: 'Fails with an 8 MiB JSON-RPC error message.', inputSchema: { type: 'object' }, annotations: readOnly },
   { name: 'write-note', description: 'Pretends to write; declares no annotations.', inputSchema: { type: 'object' } },
   { name: 'hang', description: 'Never answers.', inputSchema: { type: 'object' }, annotations: readOnly },
   { name: 'die', description: 'Exits in the middle of the call.', inputSchema: { type: 'object' }, annotations: readOnly },
@@ -151,6 +152,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text('only text');
     case 'fail':
       return { content: [{ type: 'text', text: 'it broke' }], isError: true };
+    case 'huge-error':
+      throw new Error(`huge failure ${'x'.repeat(8 * 1024 * 1024)}`);
     case 'write-note':
       return text('written');
     case 'hang':
