@@ -142,6 +142,25 @@ describe('createSchemaValidator: results', () => {
     additionalProperties: false,
   } as const;
 
+  it.each(['trusted', 'untrusted'] as const)(
+    'compares const and enum by own keys, so a hostile object cannot break the check (%s)',
+    (trust) => {
+      // fast-deep-equal, which ajv uses, calls an object's own toString/valueOf: these threw.
+      const constant = validator.compile({ const: { a: 1 } }, { trust });
+      expect(constant.validate({ a: 1 }).valid).toBe(true);
+      for (const hostile of [{ toString: {} }, { valueOf: 1, a: 1 }, { toString: 'x', a: 1 }]) {
+        const result = constant.validate(hostile);
+        expect(result.valid).toBe(false);
+        expect(result.valid ? [] : result.issues.map((issue) => issue.keyword)).toEqual(['const']);
+      }
+      const choice = validator.compile({ anyOf: [{ not: { type: 'null' } }, { const: { a: 1 } }] }, { trust });
+      expect(choice.validate({ toString: {} }).valid).toBe(true);
+      const listed = validator.compile({ enum: [{ a: 1 }, 2] }, { trust });
+      expect(listed.validate({ toString: {} })).toMatchObject({ valid: false, issues: [{ keyword: 'enum' }] });
+      expect(listed.validate(2).valid).toBe(true);
+    },
+  );
+
   it('returns one shared frozen result for every valid value', () => {
     const first = validator.validate(schema, { a: 'x', c: 1 } as unknown);
     expect(first).toEqual({ valid: true });

@@ -406,6 +406,7 @@ export class DefaultSchemaValidator implements SchemaValidator {
     if (this.assertFormats && trust === 'untrusted') engine.addFormat('regex', (value: string) => !PatternCompileError.isInstance(this.linearPatterns.get(value) ?? this.compileLinear(value)));
     replaceUniqueItems(engine);
     replaceMultipleOf(engine);
+    replaceConstAndEnum(engine);
     for (const [uri, schema] of this.remotes) addToEngine(engine, schema, uri);
     return engine;
   }
@@ -493,6 +494,34 @@ function replaceUniqueItems(engine: AjvEngine): void {
     return false;
   };
   engine.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: validateUniqueItems });
+}
+
+/**
+ * ajv's const and enum compare with fast-deep-equal, which calls an object's
+ * own `valueOf`/`toString` when they differ from Object.prototype's: a JSON
+ * input such as `{"toString": {}}` makes it throw, so a valid value was
+ * refused with a "could not be validated" issue. The interpreter's JSON
+ * equality reads own keys only.
+ */
+function replaceConstAndEnum(engine: AjvEngine): void {
+  engine.removeKeyword('const');
+  engine.removeKeyword('enum');
+  const validateConst: DataValidateFunction = (allowedValue: unknown, data: unknown) => {
+    validateConst.errors = undefined;
+    if (deepEqual(data, allowedValue)) return true;
+    const error: Partial<ErrorObject> = { keyword: 'const', params: { allowedValue }, message: 'must be equal to constant' };
+    validateConst.errors = [error];
+    return false;
+  };
+  const validateEnum: DataValidateFunction = (allowedValues: unknown, data: unknown) => {
+    validateEnum.errors = undefined;
+    if (Array.isArray(allowedValues) && allowedValues.some((allowed) => deepEqual(data, allowed))) return true;
+    const error: Partial<ErrorObject> = { keyword: 'enum', params: { allowedValues }, message: 'must be equal to one of the allowed values' };
+    validateEnum.errors = [error];
+    return false;
+  };
+  engine.addKeyword({ keyword: 'const', errors: true, validate: validateConst });
+  engine.addKeyword({ keyword: 'enum', schemaType: 'array', errors: true, validate: validateEnum });
 }
 
 /** ajv's multipleOf is wrong for large numbers; the interpreter's check is not. */
