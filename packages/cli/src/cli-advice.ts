@@ -1,4 +1,5 @@
 import { ToolSchemaValidationError, type SchemaIssue } from '@ca/schema';
+import { safeMessage } from '@ca/domain';
 import { didYouMean } from './suggest';
 import { knownKeysAt } from './validate-document';
 
@@ -56,12 +57,19 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
     );
   },
   TOOL_ACCESS_DENIED: (message, _error, context) =>
-    message.replace(
-      /Run it in a plan whose policy has readOnly: false, or choose a tool that does not write\./,
-      context.command === 'tools run'
-        ? 'Run it without --read-only, or choose a tool that does not write.'
-        : 'Set "policy": { "readOnly": false } in the plan file, or choose a tool that does not write (a step meant to be refused says "expect: refused").',
-    ),
+    message
+      .replace(
+        /Run it in a plan whose policy has readOnly: false, or choose a tool that does not write\./,
+        context.command === 'tools run'
+          ? 'Run it without --read-only, or choose a tool that does not write.'
+          : 'Set "policy": { "readOnly": false } in the plan file, or choose a tool that does not write (a step meant to be refused says "expect: refused").',
+      )
+      .replace(
+        /Run it in a plan whose policy has network: 'allow', or choose a tool that is not openWorld\./,
+        context.command === 'tools run'
+          ? 'Run it without --no-network, or choose a tool that is not openWorld.'
+          : 'Set "policy": { "network": "allow" } in the plan file, or choose a tool that is not openWorld (a step meant to be refused says "expect: refused").',
+      ),
   TOOL_CHECKPOINT_REQUIRED: (message, _error, context) =>
     message.replace(
       /Run it in a plan whose policy has requireCheckpoint: false, or choose a tool that records undoable changes\./,
@@ -122,6 +130,19 @@ const ISSUES_SHOWN = 10;
  * schema-invalid input listed issue by issue, each naming its field.
  */
 export function explainError(error: unknown, context: AdviceContext): { readonly code: string; readonly message: string } {
+  const { code, message } = adviseError(error, context);
+  return { code: printable(code), message: printable(safeMessage(message)) };
+}
+
+/**
+ * A server or a tool chose the text: no control characters (terminal escapes)
+ * reach the output; newlines and tabs stay.
+ */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD');
+}
+
+function adviseError(error: unknown, context: AdviceContext): { readonly code: string; readonly message: string } {
   if (!(error instanceof Error) && (typeof error !== 'object' || error === null)) return { code: 'UNKNOWN', message: String(error) };
   const coded = error as CodedError;
   const code = typeof coded.code === 'string' ? coded.code : 'UNKNOWN';

@@ -247,11 +247,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('-i, --input <json|@file>', `the input, as JSON or @file.json (at most 4 MiB)`, '{}')
     .option('--read-only', 'run in a read-only plan')
     .option('--require-checkpoint', 'run in a plan that requires checkpointable tools')
+    .option('--no-network', 'run in a plan that denies the network: open-world tools are refused')
     .option('--timeout <ms>', 'deadline of the execution in ms')
     .option('--resource <id=path[:read|write]>', 'bind a folder or file (repeatable)', (value: string, previous: BoundResource[]) => parseResource(value, io.cwd, previous), [] as BoundResource[])
     .option('--plan-id <id>', 'id of the plan')
     .option('--json', 'machine-readable output')
-    .action(async (name: string, local: { input: string; readOnly?: boolean; requireCheckpoint?: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
+    .action(async (name: string, local: { input: string; readOnly?: boolean; requireCheckpoint?: boolean; network: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
       const input = parseInput(local.input, io.cwd);
       const timeoutMs = local.timeout === undefined ? undefined : Number(local.timeout);
       if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
@@ -273,7 +274,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
           rt.runPlan(
             {
               ...(local.planId === undefined ? {} : { planId: local.planId }),
-              policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true },
+              policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true, network: local.network === false ? 'deny' : 'allow' },
               resources: [...resources.values()],
             },
             async (ctx) => {

@@ -136,7 +136,11 @@ export async function runPlanFile(
     async (ctx) => {
       planId = ctx.planId;
       await options.onStart?.(ctx);
-      const policy = [plan.policy.readOnly ? 'read-only' : 'read-write', plan.policy.requireCheckpoint ? 'checkpoints required' : undefined]
+      const policy = [
+        plan.policy.readOnly ? 'read-only' : 'read-write',
+        plan.policy.requireCheckpoint ? 'checkpoints required' : undefined,
+        plan.policy.network === 'deny' ? 'no network' : undefined,
+      ]
         .filter(Boolean)
         .join(', ');
       say(`Plan ${planId} (${policy}) — ${plan.steps.length} steps${plan.description ? `: ${plan.description}` : ''}\n`);

@@ -29,6 +29,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'closestNames',
       'createConsoleLogger',
       'createRedactingLogger',
+      'policyRefusal',
       'registerToolRuntime',
       'signalProcessGroup',
       'silentLogger',

@@ -16,6 +16,7 @@ export { ToolRuntime } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions } from './tool-runtime';
 export type { DiscoveryResult, SourceError } from './tool-catalog';
 export { ToolSet } from './tool-set';
+export { policyRefusal } from './policy';
 export type { ToolSetSettings } from './tool-set';
 export { closestNames } from './closest-names';
 export { registerToolRuntime } from './register-tool-runtime';
