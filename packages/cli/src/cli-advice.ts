@@ -139,6 +139,7 @@ export function explainError(error: unknown, context: AdviceContext): { readonly
  * reach the output; newlines and tabs stay.
  */
 function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD');
 }
 
