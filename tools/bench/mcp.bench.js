@@ -11,7 +11,7 @@ const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { createMcpAdapter } = require('../../packages/adapters-mcp/dist/index.js');
 const { getEventListeners, setMaxListeners } = require('node:events');
-const { compare, comparePaired, runWhenMain } = require('./harness');
+const { compare, comparePaired, runWhenMain, scaled } = require('./harness');
 
 const everything = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 const server = { command: process.execPath, args: [everything, 'stdio'] };
@@ -139,6 +139,10 @@ async function transports() {
   }
 }
 
+const PLAN_CALLS = scaled(1_000, 5);
+const SHARED_PLANS = scaled(50, 2);
+const SHARED_PLAN_CALLS = scaled(20, 2);
+
 async function spawnsPerPlan() {
   const counter = countingSpawn();
   const source = createMcpAdapter({ servers: { mcpServers: { everything: server } }, spawn: counter.spawn, logger: silentLogger });
@@ -147,7 +151,7 @@ async function spawnsPerPlan() {
     await runtime.listTools();
     const before = counter.count;
     await runtime.runPlan({}, async (ctx) => {
-      for (let index = 0; index < 1_000; index++) {
+      for (let index = 0; index < PLAN_CALLS; index++) {
         const result = await runtime.execute('mcp.everything.echo', { message: String(index) }, ctx);
         if (!result.ok) throw result.error;
       }
@@ -165,9 +169,9 @@ async function sharedSpawns() {
   try {
     await runtime.runPlan({}, (ctx) => runtime.execute('mcp.everything.echo', { message: 'first' }, ctx));
     const first = counter.count;
-    for (let plan = 0; plan < 50; plan++) {
+    for (let plan = 0; plan < SHARED_PLANS; plan++) {
       await runtime.runPlan({}, async (ctx) => {
-        for (let index = 0; index < 20; index++) {
+        for (let index = 0; index < SHARED_PLAN_CALLS; index++) {
           const result = await runtime.execute('mcp.everything.echo', { message: String(index) }, ctx);
           if (!result.ok) throw result.error;
         }
@@ -245,15 +249,15 @@ async function run() {
       pass: true,
     },
     {
-      name: 'MCP servers spawned by 1,000 calls in one plan (scope plan)',
+      name: `MCP servers spawned by ${PLAN_CALLS.toLocaleString('en-US')} calls in one plan (scope plan)`,
       baseline: 'after discovery',
-      baselineValue: '1,000 calls',
+      baselineValue: `${PLAN_CALLS.toLocaleString('en-US')} calls`,
       subjectValue: `${planSpawns} spawn(s)`,
       target: '1 spawn',
       pass: planSpawns === 1,
     },
     {
-      name: 'MCP servers spawned by 50 later plans (scope shared)',
+      name: `MCP servers spawned by ${SHARED_PLANS} later plans (scope shared)`,
       baseline: 'first plan',
       baselineValue: `${shared.first} spawn(s)`,
       subjectValue: `${shared.later} spawn(s)`,

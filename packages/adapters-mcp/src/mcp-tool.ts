@@ -179,8 +179,9 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
       }
       return this.#error('MCP_REQUEST_FAILED', planId, `was refused by the server (JSON-RPC error ${error.code}): ${error.message}`, error, error.code);
     }
-    if (isZodError(error)) {
-      return this.#error('MCP_INVALID_RESULT', planId, `returned something that is not a valid CallToolResult: ${truncate(messageOf(error), 500)}`, error);
+    const issues = zodIssuesOf(error);
+    if (issues !== undefined) {
+      return this.#error('MCP_INVALID_RESULT', planId, `returned something that is not a valid CallToolResult: ${truncate(issues, 500)}. Fix the server`, error);
     }
     return this.#error('MCP_REQUEST_FAILED', planId, `could not be called: ${messageOf(error)}`, error);
   }
@@ -215,8 +216,22 @@ function isMaxTotalTimeout(error: McpError): boolean {
   return typeof data === 'object' && data !== null && data.maxTotalTimeout !== undefined;
 }
 
-function isZodError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'ZodError';
+/**
+ * The issues of the error the SDK rejects with when an answer does not parse
+ * as a result, as `path: message` lines; undefined for any other error. The
+ * SDK parses with zod's core (`$ZodError`) or classic API (`ZodError`),
+ * depending on its version, so both names count.
+ */
+function zodIssuesOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { name, issues } = error as { name?: unknown; issues?: unknown };
+  if ((name !== 'ZodError' && name !== '$ZodError') || !Array.isArray(issues)) return undefined;
+  return issues
+    .map((issue: { path?: unknown; message?: unknown }) => {
+      const path = Array.isArray(issue?.path) && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the result)';
+      return `${path}: ${typeof issue?.message === 'string' ? issue.message : 'invalid'}`;
+    })
+    .join('; ');
 }
 
 /** The text of the `text` blocks, joined by newlines. */
