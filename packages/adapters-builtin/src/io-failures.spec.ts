@@ -4,7 +4,7 @@
 // allows. Both are what a model or a checked-out tree can hand a tool.
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createExecutionContext, type ToolExecutionContext } from '@ca/tool-context';
+import { createExecutionContext, type PlanContext } from '@ca/tool-context';
 import type { ExecutionResult, ToolRuntime } from '@ca/tool-lifecycle';
 import { BuiltinToolError } from './builtin-tool-error';
 import { createCheckpoint, rollback } from './checkpoint';
@@ -13,7 +13,7 @@ import { folderResource, makeTemporaryFolder, removeTemporaryFolders, snapshotTr
 describe('BUILTIN_IO_FAILED on real file-system failures', () => {
   let work: string;
   let runtime: ToolRuntime;
-  let ctx: ToolExecutionContext;
+  let ctx: PlanContext;
 
   beforeEach(async () => {
     work = await makeTemporaryFolder();
@@ -33,7 +33,13 @@ describe('BUILTIN_IO_FAILED on real file-system failures', () => {
     expect(error.message).toContain(`"${tool}"`);
     expect(error.message).toContain('"plan-io"');
     expect(error.message).toContain(systemCode);
-    expect((error.cause as NodeJS.ErrnoException | undefined)?.code).toBe(systemCode);
+    // The system error is kept down the cause chain (through the confinement error, when that is where it met it).
+    const codes: unknown[] = [];
+    // (Node's system errors are not instances of Jest's own Error class: walk any object.)
+    for (let cause = error.cause as { code?: unknown; cause?: unknown } | undefined; typeof cause === 'object' && cause !== null; cause = cause.cause as typeof cause) {
+      codes.push(cause.code);
+    }
+    expect(codes).toContain(systemCode);
     expect(result.trace).toMatchObject({ toolName: tool, success: false, error: { code: 'BUILTIN_IO_FAILED' } });
     return error;
   }

@@ -4,7 +4,7 @@
 // plan's session serving the next call.
 import { ToolRuntime, type ExecutionResult } from '@ca/tool-lifecycle';
 import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
-import type { ToolExecutionContext } from '@ca/tool-context';
+import type { PlanContext } from '@ca/tool-context';
 import { createMcpAdapter } from './mcp-adapter';
 import { McpToolError } from './mcp-tool-error';
 import { countingSpawn, fixtureServer } from './mcp-fixtures.test-helper';
@@ -34,7 +34,7 @@ describe('MCP calls answered with an error or a malformed result (fixture server
     return result.error;
   }
 
-  async function expectSessionStillServes(ctx: ToolExecutionContext): Promise<void> {
+  async function expectSessionStillServes(ctx: PlanContext): Promise<void> {
     const spawned = spawns.count();
     expect(await runtime.execute('mcp.fixture.echo', { text: 'still here' }, ctx)).toMatchObject({ ok: true, output: 'echo: still here' });
     expect(spawns.count()).toBe(spawned);

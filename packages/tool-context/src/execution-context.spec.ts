@@ -386,7 +386,7 @@ describe('PlanContext.forExecution', () => {
         view.resources === ctx.resources &&
         view.metadata === ctx.metadata &&
         view.changes === ctx.changes &&
-        view.traces === ctx.traces &&
+        !('traces' in view) &&
         view.cancellationToken === token &&
         view.executionId === `exec-${index}`
       ) {
