@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { BuiltinAdapterSettings } from '@ca/adapters-builtin';
 import type { McpConfigError, McpServersConfig } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
+import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
 import {
   RUNTIME_LOGGER,
@@ -171,40 +172,74 @@ function isToolInstance(value: unknown): value is ToolInstance {
 }
 
 /**
- * Serves the `wrapped` entries of a configuration: each wraps a tool of one
- * of the other sources, found by name when the runtime discovers. An entry
- * whose inner tool is unavailable (its MCP server could not be started, …)
- * is itself unavailable, with that reason; one whose inner tool no source
- * offers at all is a mistake in the configuration.
+ * Serves the `wrapped` entries of a configuration through a
+ * `WrappedToolSource`: one factory per entry wraps a tool of one of the other
+ * sources, found by name when the runtime discovers. An entry whose inner
+ * tool is unavailable (its MCP server could not be started, …) is itself
+ * unavailable, with that reason; one whose inner tool no source offers at
+ * all is a mistake in the configuration.
  */
-class ConfiguredWrappedSource implements ToolSource {
+export class ConfiguredWrappedSource implements ToolSource {
   readonly kind = 'wrapped' as const;
   readonly id = 'config:wrapped';
-  private instances: Map<string, ToolInstance> | undefined;
+  readonly schemaTrust = 'untrusted' as const;
+  private readonly wrapped: WrappedToolSource;
+  private owners: Promise<ReadonlyMap<string, ToolSource>> | undefined;
   private missing: UnavailableTool[] = [];
 
   constructor(
     private readonly entries: readonly WrappedEntry[],
     private readonly others: readonly ToolSource[],
-  ) {}
+  ) {
+    const { createWrappedAdapter, wrapTool } = loadWrapped();
+    this.wrapped = createWrappedAdapter({
+      id: this.id,
+      tools: entries.map((entry) => async (signal?: AbortSignal) => {
+        const owner = (await this.locate(signal)).get(entry.tool);
+        // An entry whose inner tool is unavailable is listed by unavailable(), not served.
+        if (owner === undefined) return [];
+        return wrapTool(await owner.get(entry.tool), {
+          name: entry.name,
+          ...(entry.description === undefined ? {} : { description: entry.description }),
+          ...(entry.fixedArguments === undefined ? {} : { fixedArguments: entry.fixedArguments }),
+          ...(entry.defaultArguments === undefined ? {} : { defaultArguments: entry.defaultArguments }),
+          ...(entry.timeoutMs === undefined ? {} : { timeoutMs: entry.timeoutMs }),
+          ...(entry.retry === undefined ? {} : { retry: entry.retry }),
+          ...(entry.capability === undefined ? {} : { capability: entry.capability }),
+        });
+      }),
+    });
+  }
 
   async discover(signal?: AbortSignal): Promise<readonly ToolDescriptor[]> {
-    this.instances ??= await this.build(signal);
-    return [...this.instances.values()].map((instance) => instance.descriptor);
+    // Located first, so that a configuration mistake surfaces as the CliError itself rather than inside a factory's failure.
+    await this.locate(signal);
+    return this.wrapped.discover(signal);
   }
 
   unavailable(): readonly UnavailableTool[] {
     return this.missing;
   }
 
-  async get(name: string): Promise<ToolInstance> {
-    this.instances ??= await this.build();
-    const instance = this.instances.get(name);
-    if (instance === undefined) throw new Error(`No wrapped tool named '${name}' is configured.`);
-    return instance;
+  get(name: string): ToolInstance | Promise<ToolInstance> {
+    return this.wrapped.get(name);
   }
 
-  private async build(signal?: AbortSignal): Promise<Map<string, ToolInstance>> {
+  /** The source of each entry's inner tool, found once (a failed search is tried again by the next call). */
+  private locate(signal?: AbortSignal): Promise<ReadonlyMap<string, ToolSource>> {
+    this.owners ??= this.findOwners(signal).catch((error: unknown) => {
+      this.owners = undefined;
+      throw error;
+    });
+    return this.owners;
+  }
+
+  /**
+   * Lists the other sources and maps each entry's inner tool to the source
+   * that offers it; records the entries whose inner tool is unavailable.
+   * @throws CliError (CLI_CONFIG_INVALID) for an entry whose inner tool no configured source offers.
+   */
+  private async findOwners(signal?: AbortSignal): Promise<ReadonlyMap<string, ToolSource>> {
     const owners = new Map<string, ToolSource>();
     const unavailable = new Map<string, string>();
     const failures: { source: ToolSource; error: unknown }[] = [];
@@ -217,40 +252,29 @@ class ConfiguredWrappedSource implements ToolSource {
       }
       for (const item of source.unavailable?.() ?? []) unavailable.set(item.name, item.reason);
     }
-    const built = new Map<string, ToolInstance>();
-    this.missing = [];
+    const found = new Map<string, ToolSource>();
+    const missing: UnavailableTool[] = [];
     for (const entry of this.entries) {
       const owner = owners.get(entry.tool);
-      if (owner === undefined) {
-        const server = entry.tool.startsWith('mcp.') ? `mcp.${entry.tool.slice(4).split('.')[0]}` : undefined;
-        const failure = failures.find(({ error }) => server !== undefined && `mcp.${(error as { server?: unknown }).server}` === server);
-        const reason =
-          unavailable.get(entry.tool) ??
-          (server === undefined ? undefined : unavailable.get(server)) ??
-          (failure === undefined ? undefined : (failure.error as Error).message);
-        if (reason !== undefined) {
-          this.missing.push({ name: entry.name, source: 'wrapped', reason: `it wraps '${entry.tool}', which is unavailable: ${reason}` });
-          continue;
-        }
+      if (owner !== undefined) {
+        found.set(entry.tool, owner);
+        continue;
+      }
+      const server = entry.tool.startsWith('mcp.') ? `mcp.${entry.tool.slice(4).split('.')[0]}` : undefined;
+      const failure = failures.find(({ error }) => server !== undefined && `mcp.${(error as { server?: unknown }).server}` === server);
+      const reason =
+        unavailable.get(entry.tool) ??
+        (server === undefined ? undefined : unavailable.get(server)) ??
+        (failure === undefined ? undefined : (failure.error as Error).message);
+      if (reason === undefined) {
         throw new CliError({
           code: 'CLI_CONFIG_INVALID',
           message: `wrapped tool '${entry.name}' wraps '${entry.tool}', which no configured source offers.${didYouMean(entry.tool, owners.keys())} Run 'agents tools list' to see the names.`,
         });
       }
-      const inner = await owner.get(entry.tool);
-      built.set(
-        entry.name,
-        loadWrapped().wrapTool(inner, {
-          name: entry.name,
-          ...(entry.description === undefined ? {} : { description: entry.description }),
-          ...(entry.fixedArguments === undefined ? {} : { fixedArguments: entry.fixedArguments }),
-          ...(entry.defaultArguments === undefined ? {} : { defaultArguments: entry.defaultArguments }),
-          ...(entry.timeoutMs === undefined ? {} : { timeoutMs: entry.timeoutMs }),
-          ...(entry.retry === undefined ? {} : { retry: entry.retry }),
-          ...(entry.capability === undefined ? {} : { capability: entry.capability }),
-        }),
-      );
+      missing.push({ name: entry.name, source: 'wrapped', reason: `it wraps '${entry.tool}', which is unavailable: ${reason}` });
     }
-    return built;
+    this.missing = missing;
+    return found;
   }
 }
