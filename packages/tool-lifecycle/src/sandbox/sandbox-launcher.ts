@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confinementRootsOf, isPathInside, resourcePath, type BoundResource } from '@ca/tool-context';
@@ -82,10 +82,15 @@ export interface SandboxPrograms {
   readonly tar: string;
 }
 
-// Runs in the new user and mount namespace, before bubblewrap. Fixed text:
-// every path comes as an argument, never spliced into the script. Relative
-// layer names keep the mount options free of the resources' own paths (a
-// comma or colon in a path would split them); l<i> are links to the resources.
+// Both scripts are fixed text: every path comes as an argument, never spliced
+// in. bubblewrap writes the host pid of the namespace's first process and the
+// namespace to fd 3 (`--info-fd`), so that the end of the run can wait for the
+// namespace to be gone (see waitForNamespaceEnd).
+const DIRECT_SCRIPT = 'info=$1; shift; exec "$@" 3> "$info"';
+
+// Runs in the new user and mount namespace, before bubblewrap. Relative layer
+// names keep the mount options free of the resources' own paths (a comma or
+// colon in a path would split them); l<i> are links to the resources.
 const OVERLAY_SCRIPT = [
   'root=$1; count=$2; mount=$3; shift 3',
   'cd "$root" || exit 125',
@@ -95,8 +100,11 @@ const OVERLAY_SCRIPT = [
   '  i=$((i + 1))',
   'done',
   ': > mounted || exit 125',
-  'exec "$@"',
+  'exec "$@" 3> info',
 ].join('\n');
+
+/** How long the end of a run waits for the kernel to empty the PID namespace (a process in uninterruptible sleep can delay it). */
+const NAMESPACE_END_WAIT_MS = 5_000;
 
 /** @internal Makes the launcher of one sandboxed run. */
 export function createSandboxLauncher(options: SandboxLaunchOptions, programs: SandboxPrograms): SandboxLauncher {
@@ -108,7 +116,6 @@ class BubblewrapLauncher implements SandboxLauncher {
   readonly writes: SandboxWrites;
   readonly network: boolean;
   #prepared = false;
-  #scratch: string | undefined;
   #layers: OverlayLayer[] = [];
   #overlay: Overlay | undefined;
 
@@ -134,7 +141,9 @@ class BubblewrapLauncher implements SandboxLauncher {
       const cause = Object.assign(new Error(`spawn ${launch.command} ${found.code}`), { code: found.code, syscall: `spawn ${launch.command}`, path: launch.command });
       throw new ProcessStartError({ command: launch.command, ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }), cause, ...details(options) });
     }
-    const cwd = await realpath(launch.cwd ?? process.cwd());
+    const cwd = await realpath(launch.cwd ?? process.cwd()).catch((error: unknown) => {
+      throw new ProcessStartError({ command: launch.command, ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }), cause: error, ...details(options) });
+    });
     const mounts = new MountTable();
     const overlaid: { readonly resource: BoundResource; readonly root: string }[] = [];
     for (const resource of options.resources ?? []) {
@@ -149,20 +158,17 @@ class BubblewrapLauncher implements SandboxLauncher {
       const real = await realpath(path).catch(() => undefined);
       if (real !== undefined) mounts.add({ source: real, target: real, writable: true });
     }
-    if (overlaid.length > 0) {
-      const scratch = await mkdtemp(join(tmpdir(), 'ca-sandbox-'));
-      try {
-        for (const [index, { resource, root }] of overlaid.entries()) {
-          const upper = join(scratch, `u${index}`);
-          await Promise.all([mkdir(upper), mkdir(join(scratch, `w${index}`)), mkdir(join(scratch, `m${index}`)), symlink(root, join(scratch, `l${index}`))]);
-          this.#layers.push({ resource, root, upper });
-          mounts.add({ source: join(scratch, `m${index}`), target: root, writable: true });
-        }
-      } catch (error) {
-        await removeScratch(scratch);
-        throw error;
+    const scratch = await mkdtemp(join(tmpdir(), 'ca-sandbox-'));
+    try {
+      for (const [index, { resource, root }] of overlaid.entries()) {
+        const upper = join(scratch, `u${index}`);
+        await Promise.all([mkdir(upper), mkdir(join(scratch, `w${index}`)), mkdir(join(scratch, `m${index}`)), symlink(root, join(scratch, `l${index}`))]);
+        this.#layers.push({ resource, root, upper });
+        mounts.add({ source: join(scratch, `m${index}`), target: root, writable: true });
       }
-      this.#scratch = scratch;
+    } catch (error) {
+      await removeScratch(scratch);
+      throw error;
     }
     // /tmp is private: what the program must see there is bound read-only (unless a resource covers it).
     for (const path of [...(options.readablePaths ?? []), cwd]) {
@@ -172,21 +178,24 @@ class BubblewrapLauncher implements SandboxLauncher {
     const env = { ...launch.env };
     // The runtime's TMPDIR may be read-only in here; the private /tmp is not.
     if (env['TMPDIR'] !== undefined && !mounts.isWritable(env['TMPDIR'])) env['TMPDIR'] = '/tmp';
-    const sandboxArgs = [...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }), '--', launch.command, ...launch.args];
-    if (this.#scratch === undefined) return { command: this.programs.bwrap, args: sandboxArgs, cwd: launch.cwd, env: {} };
-    const scratch = this.#scratch;
+    const sandboxArgs = ['--info-fd', '3', ...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }), '--', launch.command, ...launch.args];
+    const release = (exit: ProcessExit): Promise<void> => this.#release(exit, scratch);
+    if (this.#layers.length === 0) {
+      return { command: '/bin/sh', args: ['-c', DIRECT_SCRIPT, 'ca-sandbox', join(scratch, 'info'), this.programs.bwrap, ...sandboxArgs], cwd: launch.cwd, env: {}, release };
+    }
     return {
       command: this.programs.unshare,
       args: ['--user', '--map-root-user', '--mount', '/bin/sh', '-c', OVERLAY_SCRIPT, 'ca-sandbox', scratch, String(this.#layers.length), this.programs.mount, this.programs.bwrap, ...sandboxArgs],
       cwd: launch.cwd,
       env: {},
-      release: (exit) => this.#release(exit, scratch),
+      release,
     };
   }
 
   async #release(exit: ProcessExit, scratch: string): Promise<void> {
     const { options } = this;
-    if (exit.pid === undefined || exit.cancelled || exit.timedOut) {
+    await waitForNamespaceEnd(join(scratch, 'info'));
+    if (this.#layers.length === 0 || exit.pid === undefined || exit.cancelled || exit.timedOut) {
       await removeScratch(scratch);
       return;
     }
@@ -254,6 +263,34 @@ class Overlay implements SandboxOverlay {
     this.#discarded ??= removeScratch(this.scratch);
     return this.#discarded;
   }
+}
+
+/**
+ * bubblewrap reports the exit of the program as soon as it has it, and its
+ * first process then ends the namespace (killing what is left in it) on its
+ * own time. The run is over only when that first process is gone: the kernel
+ * lets it end only once every other process of the namespace has.
+ */
+async function waitForNamespaceEnd(infoPath: string): Promise<void> {
+  let info: { readonly 'child-pid'?: unknown; readonly 'pid-namespace'?: unknown };
+  try {
+    info = JSON.parse(await readFile(infoPath, 'utf8')) as typeof info;
+  } catch {
+    return; // bubblewrap never got that far: no namespace was made
+  }
+  const pid = info['child-pid'];
+  const namespace = info['pid-namespace'];
+  if (typeof pid !== 'number' || typeof namespace !== 'number') return;
+  const deadline = Date.now() + NAMESPACE_END_WAIT_MS;
+  // Checked by its namespace, so a pid used again meanwhile is not mistaken for it.
+  while ((await readlink(`/proc/${pid}/ns/pid`).catch(() => '')) === `pid:[${namespace}]` && !(await isZombie(pid)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+async function isZombie(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat === '' || stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
 }
 
 /** Mounts by target: a read-only one wins over a writable one at the same place. */
