@@ -39,6 +39,8 @@ export class BuiltinToolSource implements ToolSource {
   /** From the settings, default `'builtin'`. */
   readonly id: string;
   private readonly tools: ReadonlyMap<string, BuiltinTool>;
+  private readonly settings: ResolvedSettings;
+  #sandboxDecided: Promise<void> | undefined;
 
   /**
    * @param settings - See {@link BuiltinAdapterSettings}.
@@ -48,11 +50,22 @@ export class BuiltinToolSource implements ToolSource {
     const resolved: ResolvedSettings = resolveSettings(settings);
     const undo = new UndoStore(resolved.undo.directory, resolved.undo.inlineMaxBytes);
     this.id = resolved.id;
+    this.settings = resolved;
     this.tools = new Map(resolved.tools.map((name) => [name, new BuiltinTool(SPECS[name], resolved, undo)]));
   }
 
-  /** The descriptors of the enabled tools, sorted by name. Never throws. */
+  /**
+   * The descriptors of the enabled tools, sorted by name. The first call
+   * decides whether commands run in the kernel sandbox (with `'auto'`, by
+   * probing it once per process), which sets the command tool's capability.
+   * Never throws.
+   */
   async discover(): Promise<readonly ToolDescriptor[]> {
+    const command = this.tools.get('builtin.command.run');
+    if (command !== undefined) {
+      this.#sandboxDecided ??= this.settings.command.sandbox.isEnabled().then((sandboxed) => command.useSandbox(sandboxed));
+      await this.#sandboxDecided;
+    }
     return [...this.tools.values()].map((tool) => tool.descriptor).sort((left, right) => left.name.localeCompare(right.name));
   }
 
