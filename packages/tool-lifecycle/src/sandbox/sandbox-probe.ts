@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceFromPath } from '@ca/tool-context';
 import { runProcess } from '../process';
-import { findSystemProgram } from './find-program';
+import { findProgram, findSystemProgram } from './find-program';
 import { createSandboxLauncher, type SandboxPrograms } from './sandbox-launcher';
 
 /** What {@link probeSandbox} found. */
@@ -66,6 +66,8 @@ async function runProbe(bwrapPath: string | undefined): Promise<ProbedSandbox> {
   }
   const bwrap = bwrapPath ?? (await findSystemProgram('bwrap'));
   if (bwrap === undefined) return { support: { available: false, reason: 'bwrap (bubblewrap) was not found on the PATH' } };
+  const given = await findProgram(bwrap, undefined, undefined);
+  if (!given.found) return { support: { available: false, bwrapPath: bwrap, reason: `${bwrap} ${given.code === 'ENOENT' ? 'does not exist' : 'is not an executable file'}` } };
   const version = await runProcess({ command: bwrap, args: ['--version'], inheritEnv: [], timeoutMs: PROBE_TIMEOUT_MS }).catch((error: unknown) => error as Error);
   if (version instanceof Error || version.exitCode !== 0) {
     const why = version instanceof Error ? version.message : version.stderr.text.trim() || `exit ${String(version.exitCode ?? version.signal)}`;
