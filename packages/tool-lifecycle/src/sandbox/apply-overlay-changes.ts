@@ -60,33 +60,42 @@ export async function applyOverlayChanges<Captured>(changes: readonly PendingCha
   const captured = new Map<PendingChange, Captured>();
   const cursors = new FolderCursors(details);
   try {
-    if (hooks.capture !== undefined) {
-      for (const change of changes) {
-        if (change.kind === 'create') continue;
-        try {
-          const target = await cursors.targetOf(change);
-          captured.set(change, await hooks.capture(change, target));
-        } catch (error) {
-          throw new ApplyFailure(change, 0, error);
-        }
+    const capture = hooks.capture;
+    if (capture !== undefined) {
+      for (const batch of batchesOf(changes.filter((change) => change.kind !== 'create'))) {
+        const directory = await cursors.folderOf(batch[0] as PendingChange).catch((error: unknown) => {
+          throw new ApplyFailure(batch[0] as PendingChange, 0, error);
+        });
+        const outcomes = await inParallel(batch, (change) => capture(change, { directory, name: nameOf(change) }));
+        outcomes.forEach((outcome, index) => {
+          if (!outcome.ok) throw new ApplyFailure(batch[index] as PendingChange, 0, outcome.error);
+          captured.set(batch[index] as PendingChange, outcome.value);
+        });
       }
     }
     const folderModes: { readonly change: PendingChange; readonly mode: number }[] = [];
     let appliedCount = 0;
-    for (const change of changes) {
-      try {
-        const target = await cursors.targetOf(change);
-        await applyOne(change, target, folderModes);
-      } catch (error) {
-        throw new ApplyFailure(change, appliedCount, error);
-      }
-      appliedCount++;
-      hooks.applied?.(change, captured.get(change));
+    for (const batch of batchesOf(changes, isFileWrite)) {
+      const directory = await cursors.folderOf(batch[0] as PendingChange).catch((error: unknown) => {
+        throw new ApplyFailure(batch[0] as PendingChange, appliedCount, error);
+      });
+      const outcomes = await inParallel(batch, (change) => applyOne(change, { directory, name: nameOf(change) }, folderModes));
+      let failure: ApplyFailure | undefined;
+      outcomes.forEach((outcome, index) => {
+        const change = batch[index] as PendingChange;
+        if (!outcome.ok) {
+          failure ??= new ApplyFailure(change, appliedCount, outcome.error);
+          return;
+        }
+        appliedCount++;
+        hooks.applied?.(change, captured.get(change));
+      });
+      if (failure !== undefined) throw new ApplyFailure(failure.change, appliedCount, failure.cause);
     }
     for (const { change, mode } of folderModes.reverse()) {
       try {
-        const { directory, name } = await cursors.targetOf(change);
-        await directory.chmod(name, mode);
+        const directory = await cursors.folderOf(change);
+        await directory.chmod(nameOf(change), mode);
       } catch (error) {
         throw new ApplyFailure(change, appliedCount, error);
       }
@@ -94,6 +103,64 @@ export async function applyOverlayChanges<Captured>(changes: readonly PendingCha
   } finally {
     await cursors.close();
   }
+}
+
+/** How many changes of one folder are made at once: files are independent, and the file system answers from several threads. */
+const PARALLEL_CHANGES = 8;
+
+/**
+ * Consecutive changes in one folder, under different names, that may be made
+ * in any order: with `parallel`, only those it accepts are grouped (file
+ * writes); every other change is a batch of its own, in order.
+ */
+function batchesOf(changes: readonly PendingChange[], parallel: (change: PendingChange) => boolean = () => true): PendingChange[][] {
+  const batches: PendingChange[][] = [];
+  let current: PendingChange[] = [];
+  let names = new Set<string>();
+  for (const change of changes) {
+    const previous = current[0];
+    const joins =
+      previous !== undefined &&
+      parallel(change) &&
+      parallel(previous) &&
+      current.length < PARALLEL_CHANGES &&
+      previous.resource.id === change.resource.id &&
+      parentOf(previous) === parentOf(change) &&
+      !names.has(nameOf(change));
+    if (!joins) {
+      if (current.length > 0) batches.push(current);
+      current = [];
+      names = new Set();
+    }
+    current.push(change);
+    names.add(nameOf(change));
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+function isFileWrite(change: PendingChange): boolean {
+  return change.kind !== 'delete' && change.after?.type === 'file';
+}
+
+async function inParallel<T>(items: readonly PendingChange[], work: (item: PendingChange) => Promise<T>): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
+  return Promise.all(
+    items.map((item) =>
+      work(item).then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+    ),
+  );
+}
+
+function parentOf(change: PendingChange): string {
+  const slash = change.relativePath.lastIndexOf('/');
+  return slash === -1 ? '' : change.relativePath.slice(0, slash);
+}
+
+function nameOf(change: PendingChange): string {
+  return change.relativePath.slice(change.relativePath.lastIndexOf('/') + 1);
 }
 
 async function applyOne(change: PendingChange, target: OverlayTarget, folderModes: { readonly change: PendingChange; readonly mode: number }[]): Promise<void> {
@@ -156,10 +223,11 @@ class FolderCursors {
 
   constructor(private readonly details: ApplyDetails) {}
 
-  async targetOf(change: PendingChange): Promise<OverlayTarget> {
+  /** The verified folder that holds the change's entry. */
+  folderOf(change: PendingChange): Promise<ConfinedDirectory> {
     const segments = change.relativePath.split('/');
-    const name = segments.pop() as string;
-    return { directory: await this.#folder(change, segments), name };
+    segments.pop();
+    return this.#folder(change, segments);
   }
 
   async #folder(change: PendingChange, segments: readonly string[]): Promise<ConfinedDirectory> {

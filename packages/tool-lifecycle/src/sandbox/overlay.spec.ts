@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceFromPath, type BoundResource } from '@ca/tool-context';
@@ -140,6 +140,20 @@ describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () 
     expect(await readFile(join(work, 'config.ini'), 'utf8')).toBe('mode = old\n');
     const scratchAfter = (await readdir(tmpdir())).filter((name) => name.startsWith('ca-sandbox-') && !name.startsWith('ca-sandbox-test') && !name.startsWith('ca-sandbox-outside'));
     expect(scratchAfter.filter((name) => !scratchBefore.includes(name))).toEqual([]);
+  });
+
+  it('stops at a change that cannot be made, having reported every change it made', async () => {
+    const { launcher } = await runOnOverlay('echo a > a.txt && echo b > sub/b.txt');
+    const overlay = launcher.overlay();
+    // Meanwhile the real folder became a file: the second change has nowhere to go.
+    await rm(join(work, 'sub'), { recursive: true });
+    await writeFile(join(work, 'sub'), 'now a file');
+    const applied: string[] = [];
+    const error = await overlay?.apply({ applied: (change) => applied.push(describeChange(change)) }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'SANDBOX_OVERLAY_FAILED', stage: 'apply', appliedCount: 1, path: join(work, 'sub', 'b.txt') });
+    expect((error as Error).message).toMatch(/1 other change\(s\) were applied and recorded, with undo data; the rest were not/);
+    expect(applied).toEqual(['create a.txt']);
+    expect(await readFile(join(work, 'a.txt'), 'utf8')).toBe('a\n');
   });
 
   it('applies nothing when capturing the previous state fails, and says so', async () => {

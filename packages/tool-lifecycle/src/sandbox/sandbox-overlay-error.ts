@@ -20,8 +20,8 @@ export interface SandboxOverlayErrorOptions {
 
 /**
  * The overlay of a checkpoint plan failed. At `mount` and `read` nothing was
- * applied to the real tree; at `apply` the changes before the failing one
- * (`appliedCount`) were applied and reported with undo data, the rest were not.
+ * applied to the real tree; at `apply`, `appliedCount` changes were applied
+ * and reported with undo data, the rest were not.
  *
  * Code: `SANDBOX_OVERLAY_FAILED`.
  */
@@ -42,7 +42,7 @@ export class SandboxOverlayError extends SandboxError {
         ? 'the overlay of the writable resources could not be mounted, so the program did not run on it'
         : stage === 'read'
           ? 'the overlay the program wrote to could not be read back; nothing was applied'
-          : `a change the program made could not be applied${path === undefined ? '' : ` to "${path}"`} (${appliedCount === 0 ? 'nothing was applied' : `the ${appliedCount} change(s) before it were applied and recorded, with undo data`})`;
+          : `a change the program made could not be applied${path === undefined ? '' : ` to "${path}"`} (${appliedCount === 0 ? 'nothing was applied' : `${appliedCount} other change(s) were applied and recorded, with undo data; the rest were not`})`;
     const advice =
       stage === 'apply'
         ? 'Roll back to the checkpoint, or fix the cause and run the command again.'
