@@ -18,8 +18,8 @@ describe('bubblewrapArguments', () => {
       '--bind', '/work/project', '/work/project',
       '--ro-bind', '/tmp/skill', '/tmp/skill',
       '--ro-bind', '/work/project/vendor', '/work/project/vendor',
-      '--dev', '/dev', '--proc', '/proc',
-      '--unshare-pid', '--die-with-parent',
+      '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys',
+      '--unshare-pid', '--unshare-ipc', '--die-with-parent', '--cap-drop', 'ALL',
       '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin',
       '--chdir', '/work/project',
     ]);

@@ -30,8 +30,15 @@ export interface BubblewrapLayout {
  *    resource nested in a writable one stays read-only, and a writable one
  *    nested in a read-only one stays writable.
  * 3. `--dev /dev` and `--proc /proc`: a minimal `/dev` and the `/proc` of the
- *    new PID namespace, last, so no mount covers them.
- * 4. `--unshare-pid --die-with-parent`: the program is pid 2 under bubblewrap's
+ *    new PID namespace, last, so no mount covers them; `/proc/sys` bound
+ *    read-only over it, since a program running as uid 0 may write
+ *    `kernel.core_pattern` through it even without capabilities (and so run
+ *    code outside the sandbox).
+ * 4. `--cap-drop ALL`: bubblewrap started by root (or inside the user namespace
+ *    of a checkpoint overlay) keeps the capabilities otherwise, and one with
+ *    `CAP_SYS_ADMIN` remounts the read-only root read-write.
+ *    `--unshare-ipc`: no System V shared memory or semaphores of the host.
+ *    `--unshare-pid --die-with-parent`: the program is pid 2 under bubblewrap's
  *    reaper; when it exits the namespace ends and the kernel kills every
  *    process left in it, `setsid` or not; when the runtime dies, so does the
  *    sandbox. No `--new-session`: the runner starts the program in a session
@@ -50,7 +57,8 @@ export function bubblewrapArguments(layout: BubblewrapLayout): string[] {
   ];
   layered.sort((left, right) => left.depth - right.depth || left.order - right.order);
   for (const layer of layered) args.push(...layer.args);
-  args.push('--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent');
+  args.push('--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
+  args.push('--unshare-pid', '--unshare-ipc', '--die-with-parent', '--cap-drop', 'ALL');
   if (!layout.network) args.push('--unshare-net');
   args.push('--clearenv');
   for (const [name, value] of Object.entries(layout.env)) args.push('--setenv', name, value);

@@ -94,6 +94,25 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
     expect(await readFile(join(work, 'top.txt'), 'utf8')).toBe('ok\n');
   });
 
+  it.each(['in-place', 'overlay'] as const)(
+    'gives the program (%s) no capability: as root too it can neither remount the root read-write nor write /proc/sys',
+    async (writes) => {
+      const corePattern = (await readFile('/proc/sys/kernel/core_pattern', 'utf8')).trim();
+      const resources = [resourceFromPath({ id: 'work', path: work, access: 'write' })];
+      const result = await run(
+        { resources, writes, network: false },
+        {
+          command: 'sh',
+          // The value written is the one already set: were the write to pass, nothing would change.
+          args: ['-c', 'grep CapEff /proc/self/status; mount -o remount,bind,rw / 2>/dev/null && echo remounted; printf "%s\\n" "$1" > /proc/sys/kernel/core_pattern && echo wrote-sysctl; touch /var/ca-sandbox-escape 2>/dev/null || echo root-read-only', 'sh', corePattern],
+          cwd: work,
+        },
+      );
+      expect(result.stdout.text).toBe('CapEff:\t0000000000000000\nroot-read-only\n');
+      expect(result.stderr.text).toMatch(/core_pattern: Read-only file system/);
+    },
+  );
+
   it('ends a setsid daemon the program started when the call ends: the PID namespace goes with the program', async () => {
     const sleep = uniqueSleep();
     const result = await run(
