@@ -1,5 +1,5 @@
-import type { Stats } from 'node:fs';
-import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, readdir, readlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BoundResource } from '@ca/tool-context';
 import { findOpaqueDirectories } from './opaque-directories';
@@ -220,7 +220,16 @@ async function differs(before: OverlayEntry, after: OverlayEntry, lowerPath: str
 }
 
 async function sameContent(left: string, right: string): Promise<boolean> {
-  const [first, second] = await Promise.all([open(left, 'r'), open(right, 'r')]);
+  // Not following a link, and not blocking on a FIFO swapped in since the lstat.
+  const flags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+  const opened = await Promise.allSettled([open(left, flags), open(right, flags)]);
+  const handles = opened.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  const failed = opened.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.all(handles.map((handle) => handle.close()));
+    throw failed.reason;
+  }
+  const [first, second] = handles as [FileHandle, FileHandle];
   try {
     const a = Buffer.allocUnsafe(COMPARE_CHUNK_BYTES);
     const b = Buffer.allocUnsafe(COMPARE_CHUNK_BYTES);
