@@ -128,7 +128,8 @@ describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () 
   });
 
   it('discards the overlay of a cancelled or timed-out run: nothing to apply, nothing left in the temporary folder', async () => {
-    const scratchBefore = (await readdir(tmpdir())).filter((name) => name.startsWith('ca-sandbox-') && !name.startsWith('ca-sandbox-test') && !name.startsWith('ca-sandbox-outside'));
+    const overlayFolders = async () => (await readdir(tmpdir())).filter((name) => /^ca-sandbox-[A-Za-z0-9]{6}$/.test(name));
+    const scratchBefore = await overlayFolders();
     const timedOut = await runOnOverlay('echo changed > config.ini; sleep 30', { timeoutMs: 500 });
     expect(timedOut.timedOut).toBe(true);
     expect(timedOut.launcher.overlay()).toBeUndefined();
@@ -138,7 +139,7 @@ describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () 
     expect(cancelled.cancelled).toBe(true);
     expect(cancelled.launcher.overlay()).toBeUndefined();
     expect(await readFile(join(work, 'config.ini'), 'utf8')).toBe('mode = old\n');
-    const scratchAfter = (await readdir(tmpdir())).filter((name) => name.startsWith('ca-sandbox-') && !name.startsWith('ca-sandbox-test') && !name.startsWith('ca-sandbox-outside'));
+    const scratchAfter = await overlayFolders();
     expect(scratchAfter.filter((name) => !scratchBefore.includes(name))).toEqual([]);
   });
 

@@ -1,4 +1,6 @@
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, stat, symlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmod, lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confinementRootsOf, isPathInside, resourcePath, type BoundResource } from '@ca/tool-context';
@@ -135,67 +137,84 @@ class BubblewrapLauncher implements SandboxLauncher {
     if (this.#prepared) throw new Error('a sandbox launcher runs one program only; make another for the next run');
     this.#prepared = true;
     const { options } = this;
-    const found = await findProgram(launch.command, launch.env['PATH'], launch.cwd);
+    // The file-system work before a start is a handful of stat and realpath calls, done synchronously: on a busy
+    // machine each trip through libuv's thread pool costs more than all of them (see tools/bench/sandbox.bench.js).
+    const found = findProgram(launch.command, launch.env['PATH'], launch.cwd);
     if (!found.found) {
       // As the runner reports a program that cannot start without the sandbox.
       const cause = Object.assign(new Error(`spawn ${launch.command} ${found.code}`), { code: found.code, syscall: `spawn ${launch.command}`, path: launch.command });
       throw new ProcessStartError({ command: launch.command, ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }), cause, ...details(options) });
     }
-    const cwd = await realpath(launch.cwd ?? process.cwd()).catch((error: unknown) => {
+    let cwd: string;
+    try {
+      cwd = realpathSync.native(launch.cwd ?? process.cwd());
+    } catch (error) {
       throw new ProcessStartError({ command: launch.command, ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }), cause: error, ...details(options) });
-    });
+    }
     const mounts = new MountTable();
     const overlaid: { readonly resource: BoundResource; readonly root: string }[] = [];
     for (const resource of options.resources ?? []) {
       if (typeof resource?.uri !== 'string' || !resource.uri.toLowerCase().startsWith('file:')) continue;
-      const root = await realpath(resourcePath(resource)).catch(() => undefined);
+      const root = realPathOf(resourcePath(resource));
       if (root === undefined) continue; // nothing to bind: the program sees that it is missing
       const writable = resource.access === 'write' && options.writes !== 'none';
-      if (writable && options.writes === 'overlay' && (await stat(root)).isDirectory()) overlaid.push({ resource, root });
+      if (writable && options.writes === 'overlay' && statSync(root).isDirectory()) overlaid.push({ resource, root });
       else mounts.add({ source: root, target: root, writable });
     }
     for (const path of options.writablePaths ?? []) {
-      const real = await realpath(path).catch(() => undefined);
+      const real = realPathOf(path);
       if (real !== undefined) mounts.add({ source: real, target: real, writable: true });
     }
-    const scratch = await mkdtemp(join(tmpdir(), 'ca-sandbox-'));
-    try {
-      for (const [index, { resource, root }] of overlaid.entries()) {
-        const upper = join(scratch, `u${index}`);
-        await Promise.all([mkdir(upper), mkdir(join(scratch, `w${index}`)), mkdir(join(scratch, `m${index}`)), symlink(root, join(scratch, `l${index}`))]);
-        this.#layers.push({ resource, root, upper });
-        mounts.add({ source: join(scratch, `m${index}`), target: root, writable: true });
+    const scratch = overlaid.length === 0 ? undefined : mkdtempSync(join(tmpdir(), 'ca-sandbox-'));
+    if (scratch !== undefined) {
+      try {
+        for (const [index, { resource, root }] of overlaid.entries()) {
+          const upper = join(scratch, `u${index}`);
+          for (const folder of [upper, join(scratch, `w${index}`), join(scratch, `m${index}`)]) mkdirSync(folder);
+          symlinkSync(root, join(scratch, `l${index}`));
+          this.#layers.push({ resource, root, upper });
+          mounts.add({ source: join(scratch, `m${index}`), target: root, writable: true });
+        }
+      } catch (error) {
+        await removeScratch(scratch);
+        throw error;
       }
-    } catch (error) {
-      await removeScratch(scratch);
-      throw error;
     }
     // /tmp is private: what the program must see there is bound read-only (unless a resource covers it).
     for (const path of [...(options.readablePaths ?? []), cwd]) {
-      const real = await realpath(path).catch(() => undefined);
+      const real = realPathOf(path);
       if (real !== undefined && isPathInside(real, '/tmp') && !mounts.covers(real)) mounts.add({ source: real, target: real, writable: false });
     }
     const env = { ...launch.env };
     // The runtime's TMPDIR may be read-only in here; the private /tmp is not.
     if (env['TMPDIR'] !== undefined && !mounts.isWritable(env['TMPDIR'])) env['TMPDIR'] = '/tmp';
     const sandboxArgs = ['--info-fd', '3', ...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }), '--', launch.command, ...launch.args];
-    const release = (exit: ProcessExit): Promise<void> => this.#release(exit, scratch);
-    if (this.#layers.length === 0) {
-      return { command: '/bin/sh', args: ['-c', DIRECT_SCRIPT, 'ca-sandbox', join(scratch, 'info'), this.programs.bwrap, ...sandboxArgs], cwd: launch.cwd, env: {}, release };
+    if (scratch === undefined) {
+      const info = join(infoFolder(), `${randomBytes(12).toString('hex')}.json`);
+      return {
+        command: '/bin/sh',
+        args: ['-c', DIRECT_SCRIPT, 'ca-sandbox', info, this.programs.bwrap, ...sandboxArgs],
+        cwd: launch.cwd,
+        env: {},
+        release: async () => {
+          await waitForNamespaceEnd(info);
+          rmSync(info, { force: true });
+        },
+      };
     }
     return {
       command: this.programs.unshare,
       args: ['--user', '--map-root-user', '--mount', '/bin/sh', '-c', OVERLAY_SCRIPT, 'ca-sandbox', scratch, String(this.#layers.length), this.programs.mount, this.programs.bwrap, ...sandboxArgs],
       cwd: launch.cwd,
       env: {},
-      release,
+      release: (exit) => this.#release(exit, scratch),
     };
   }
 
   async #release(exit: ProcessExit, scratch: string): Promise<void> {
     const { options } = this;
     await waitForNamespaceEnd(join(scratch, 'info'));
-    if (this.#layers.length === 0 || exit.pid === undefined || exit.cancelled || exit.timedOut) {
+    if (exit.pid === undefined || exit.cancelled || exit.timedOut) {
       await removeScratch(scratch);
       return;
     }
@@ -213,6 +232,29 @@ class BubblewrapLauncher implements SandboxLauncher {
       throw new SandboxOverlayError({ stage: 'read', problem: causeMessage(cause), cause, ...details(options) });
     }
     this.#overlay = new Overlay(reading, scratch, options);
+  }
+}
+
+let infoFolderPath: string | undefined;
+
+/**
+ * A private folder of this process (mode 0700) for bubblewrap's info files,
+ * made on first use and removed when the process exits: a run outside a
+ * checkpoint plan needs no folder of its own.
+ */
+function infoFolder(): string {
+  if (infoFolderPath !== undefined && existsSync(infoFolderPath)) return infoFolderPath;
+  const folder = mkdtempSync(join(tmpdir(), 'ca-sandbox-info-'));
+  if (infoFolderPath === undefined) process.once('exit', () => rmSync(infoFolderPath ?? folder, { recursive: true, force: true }));
+  infoFolderPath = folder;
+  return folder;
+}
+
+function realPathOf(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
   }
 }
 
@@ -274,7 +316,7 @@ class Overlay implements SandboxOverlay {
 async function waitForNamespaceEnd(infoPath: string): Promise<void> {
   let info: { readonly 'child-pid'?: unknown; readonly 'pid-namespace'?: unknown };
   try {
-    info = JSON.parse(await readFile(infoPath, 'utf8')) as typeof info;
+    info = JSON.parse(readFileSync(infoPath, 'utf8')) as typeof info;
   } catch {
     return; // bubblewrap never got that far: no namespace was made
   }
@@ -283,14 +325,18 @@ async function waitForNamespaceEnd(infoPath: string): Promise<void> {
   if (typeof pid !== 'number' || typeof namespace !== 'number') return;
   const deadline = Date.now() + NAMESPACE_END_WAIT_MS;
   // Checked by its namespace, so a pid used again meanwhile is not mistaken for it.
-  while ((await readlink(`/proc/${pid}/ns/pid`).catch(() => '')) === `pid:[${namespace}]` && !(await isZombie(pid)) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
+  while (isNamespaceLeader(pid, namespace) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
 }
 
-async function isZombie(pid: number): Promise<boolean> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat === '' || stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
+/** True while `pid` runs (not a zombie) as the first process of the PID namespace `namespace`. Reads `/proc`, which answers at once. */
+function isNamespaceLeader(pid: number, namespace: number): boolean {
+  try {
+    if (readlinkSync(`/proc/${pid}/ns/pid`) !== `pid:[${namespace}]`) return false;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2) !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 /** Mounts by target: a read-only one wins over a writable one at the same place. */

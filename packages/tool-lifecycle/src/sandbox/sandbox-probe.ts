@@ -64,9 +64,9 @@ async function runProbe(bwrapPath: string | undefined): Promise<ProbedSandbox> {
   if (process.platform !== 'linux') {
     return { support: { available: false, reason: `the sandbox runs on Linux only (bubblewrap and namespaces); this is ${process.platform}` } };
   }
-  const bwrap = bwrapPath ?? (await findSystemProgram('bwrap'));
+  const bwrap = bwrapPath ?? findSystemProgram('bwrap');
   if (bwrap === undefined) return { support: { available: false, reason: 'bwrap (bubblewrap) was not found on the PATH' } };
-  const given = await findProgram(bwrap, undefined, undefined);
+  const given = findProgram(bwrap, undefined, undefined);
   if (!given.found) return { support: { available: false, bwrapPath: bwrap, reason: `${bwrap} ${given.code === 'ENOENT' ? 'does not exist' : 'is not an executable file'}` } };
   const version = await runProcess({ command: bwrap, args: ['--version'], inheritEnv: [], timeoutMs: PROBE_TIMEOUT_MS }).catch((error: unknown) => error as Error);
   if (version instanceof Error || version.exitCode !== 0) {
@@ -75,7 +75,7 @@ async function runProbe(bwrapPath: string | undefined): Promise<ProbedSandbox> {
   }
   const bwrapVersion = version.stdout.text.trim();
   const found = { bwrapPath: bwrap, bwrapVersion };
-  const [unshare, mount, tar] = await Promise.all([findSystemProgram('unshare'), findSystemProgram('mount'), findSystemProgram('tar')]);
+  const [unshare, mount, tar] = [findSystemProgram('unshare'), findSystemProgram('mount'), findSystemProgram('tar')];
   const missing = Object.entries({ unshare, mount, tar }).filter(([, path]) => path === undefined).map(([name]) => name);
   if (missing.length > 0) return { support: { available: false, ...found, reason: `${missing.join(', ')} (util-linux, tar) not found on the PATH` } };
   const programs: SandboxPrograms = { bwrap, unshare: unshare as string, mount: mount as string, tar: tar as string };
