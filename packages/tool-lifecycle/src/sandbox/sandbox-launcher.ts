@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { chmod, lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -190,15 +189,20 @@ class BubblewrapLauncher implements SandboxLauncher {
     if (env['TMPDIR'] !== undefined && !mounts.isWritable(env['TMPDIR'])) env['TMPDIR'] = '/tmp';
     const sandboxArgs = ['--info-fd', '3', ...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }), '--', launch.command, ...launch.args];
     if (scratch === undefined) {
-      const info = join(infoFolder(), `${randomBytes(12).toString('hex')}.json`);
+      // A private folder (0700) for bubblewrap's info file alone.
+      const folder = mkdtempSync(join(tmpdir(), 'ca-sandbox-info-'));
+      const info = join(folder, 'info');
       return {
         command: '/bin/sh',
         args: ['-c', DIRECT_SCRIPT, 'ca-sandbox', info, this.programs.bwrap, ...sandboxArgs],
         cwd: launch.cwd,
         env: {},
         release: async () => {
-          await waitForNamespaceEnd(info);
-          rmSync(info, { force: true });
+          try {
+            await waitForNamespaceEnd(info);
+          } finally {
+            rmSync(folder, { recursive: true, force: true });
+          }
         },
       };
     }
@@ -233,21 +237,6 @@ class BubblewrapLauncher implements SandboxLauncher {
     }
     this.#overlay = new Overlay(reading, scratch, options);
   }
-}
-
-let infoFolderPath: string | undefined;
-
-/**
- * A private folder of this process (mode 0700) for bubblewrap's info files,
- * made on first use and removed when the process exits: a run outside a
- * checkpoint plan needs no folder of its own.
- */
-function infoFolder(): string {
-  if (infoFolderPath !== undefined && existsSync(infoFolderPath)) return infoFolderPath;
-  const folder = mkdtempSync(join(tmpdir(), 'ca-sandbox-info-'));
-  if (infoFolderPath === undefined) process.once('exit', () => rmSync(infoFolderPath ?? folder, { recursive: true, force: true }));
-  infoFolderPath = folder;
-  return folder;
 }
 
 function realPathOf(path: string): string | undefined {

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { resourceFromPath } from '@ca/tool-context';
@@ -18,7 +18,10 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
 
   const run = async (launch: SandboxLaunchOptions, options: RunProcessOptions) => {
     const launcher = await sandbox.launcher(launch);
-    return runProcess({ timeoutMs: 20_000, ...options, ...(launcher === undefined ? {} : { launcher }) });
+    const result = await runProcess({ timeoutMs: 20_000, ...options, ...(launcher === undefined ? {} : { launcher }) });
+    // An overlay's changes are neither applied nor kept here.
+    await launcher?.overlay()?.discard();
+    return result;
   };
 
   beforeEach(async () => {
@@ -90,6 +93,7 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
     );
     expect(result.stderr.text).toMatch(/vendor\/lib\.js: Read-only file system/);
     expect(result.stdout.text).toMatch(/^t\n.*No such file or directory\n$/);
+    await rm('/tmp/ca-sandbox-host-file', { force: true });
     expect(await readFile(join(work, 'vendor', 'lib.js'), 'utf8')).toBe('x');
     expect(await readFile(join(work, 'top.txt'), 'utf8')).toBe('ok\n');
   });
