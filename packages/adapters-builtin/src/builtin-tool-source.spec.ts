@@ -14,7 +14,8 @@ describe('BuiltinToolSource', () => {
   afterEach(removeTemporaryFolders);
 
   it('discovers every tool, sorted, with valid names, 2020-12 schemas and the documented capabilities', async () => {
-    const source = createBuiltinAdapter();
+    // Without the sandbox; command-run-sandbox.spec.ts pins the command's capability under it.
+    const source = createBuiltinAdapter({ command: { sandbox: 'off' } });
     expect(source).toBeInstanceOf(BuiltinToolSource);
     expect(source).toMatchObject({ kind: 'builtin', id: 'builtin' });
     const tools = await source.discover();

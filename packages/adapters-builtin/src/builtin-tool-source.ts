@@ -40,6 +40,8 @@ export class BuiltinToolSource implements ToolSource {
   /** From the settings, default `'builtin'`. */
   readonly id: string;
   private readonly tools: ToolSet;
+  private readonly settings: ResolvedSettings;
+  #sandboxDecided: Promise<void> | undefined;
 
   /**
    * @param settings - See {@link BuiltinAdapterSettings}.
@@ -49,13 +51,24 @@ export class BuiltinToolSource implements ToolSource {
     const resolved: ResolvedSettings = resolveSettings(settings);
     const undo = new UndoStore(resolved.undo.directory, resolved.undo.inlineMaxBytes);
     this.id = resolved.id;
+    this.settings = resolved;
     // A name the settings repeat is one tool, as it always was.
     const names = [...new Set(resolved.tools)].sort((left, right) => left.localeCompare(right));
     this.tools = new ToolSet({ id: this.id, kind: this.kind, schemaTrust: this.schemaTrust, tools: names.map((name) => new BuiltinTool(SPECS[name], resolved, undo)) });
   }
 
-  /** The descriptors of the enabled tools, sorted by name. Never throws. */
+  /**
+   * The descriptors of the enabled tools, sorted by name. The first call
+   * decides whether commands run in the kernel sandbox (with `'auto'`, by
+   * probing it once per process), which sets the command tool's capability.
+   * Never throws.
+   */
   async discover(): Promise<readonly ToolDescriptor[]> {
+    if (this.tools.has('builtin.command.run')) {
+      const command = this.tools.get('builtin.command.run') as BuiltinTool;
+      this.#sandboxDecided ??= this.settings.command.sandbox.isEnabled().then((sandboxed) => command.useSandbox(sandboxed));
+      await this.#sandboxDecided;
+    }
     return this.tools.discover();
   }
 

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import type { ToolCapabilityInput } from '@ca/domain';
+import { resolveSandboxSettings, SandboxSettingsError, type SandboxMode } from '@ca/tool-lifecycle/sandbox';
 import { McpConfigError } from './mcp-config-error';
 
 /**
@@ -64,6 +66,40 @@ export interface McpStdioServerConfig extends McpServerExtensions {
   readonly env?: Readonly<Record<string, string>>;
   /** Working directory of the server (default: this process's). */
   readonly cwd?: string;
+  /** Run the server in the kernel sandbox (opt-in; default `'off'`); see {@link McpServerSandbox}. */
+  readonly sandbox?: McpServerSandbox;
+}
+
+/**
+ * The kernel sandbox of a stdio server (`@ca/tool-lifecycle/sandbox`:
+ * bubblewrap, Linux), opted in per server: `'required'` (the server does not
+ * start where the sandbox does not work), `'auto'` (where it works) or
+ * `'off'`, or the settings in full. A sandboxed server sees the file system
+ * read-only, except `writable`; a private `/tmp` (its `cwd` and `readable`
+ * stay visible there); a PID namespace (every process it started ends with
+ * it); and the network unless `network: false`.
+ */
+export type McpServerSandbox =
+  | SandboxMode
+  | {
+      readonly mode: SandboxMode;
+      /** `false`: no network at all (a loopback of its own). Default `true`. */
+      readonly network?: boolean;
+      /** Absolute paths the server may write, in place (a cache, a data folder). Default none. */
+      readonly writable?: readonly string[];
+      /** Absolute paths under `/tmp` the server must see, read-only (the rest of the file system is visible anyway). */
+      readonly readable?: readonly string[];
+      /** The `bwrap` program (absolute path); default `bwrap` on the `PATH`. */
+      readonly bwrapPath?: string;
+    };
+
+/** A server's sandbox after validation. */
+export interface ParsedMcpSandbox {
+  readonly mode: SandboxMode;
+  readonly network: boolean;
+  readonly writable: readonly string[];
+  readonly readable: readonly string[];
+  readonly bwrapPath?: string;
 }
 
 /** A server reached over Streamable HTTP. */
@@ -94,6 +130,8 @@ export interface ParsedMcpServer {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd?: string;
   readonly inheritEnv: readonly string[];
+  /** Present when the configuration sets `sandbox` (stdio servers only). */
+  readonly sandbox?: ParsedMcpSandbox;
   readonly url?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly scope: McpServerScope;
@@ -144,7 +182,7 @@ const COMMON_KEYS = [
   'capabilities',
   'disabled',
 ];
-const STDIO_KEYS = new Set([...COMMON_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv']);
+const STDIO_KEYS = new Set([...COMMON_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv', 'sandbox']);
 const HTTP_KEYS = new Set([...COMMON_KEYS, 'url', 'headers']);
 
 /**
@@ -295,6 +333,7 @@ function parseServer(
       env: optionalStringRecord(raw['env'], 'env', fail) ?? {},
       ...(cwd === undefined ? {} : { cwd: cwd as string }),
       inheritEnv,
+      ...(raw['sandbox'] === undefined ? {} : { sandbox: parseSandbox(raw['sandbox'], fail) }),
       headers: {},
     };
   } else {
@@ -319,6 +358,33 @@ function parseServer(
     };
   }
   return disabled === true ? undefined : deepFreeze(server);
+}
+
+const SANDBOX_KEYS = new Set(['mode', 'network', 'writable', 'readable', 'bwrapPath']);
+
+function parseSandbox(value: unknown, fail: (message: string, key?: string) => never): ParsedMcpSandbox {
+  const record: Record<string, unknown> = typeof value === 'string' ? { mode: value } : isPlainObject(value) ? value : {};
+  if ((typeof value !== 'string' && !isPlainObject(value)) || (typeof value === 'string' && !['required', 'auto', 'off'].includes(value))) {
+    fail(`expected "required", "auto", "off" or an object such as { "mode": "required", "network": false }, got ${describe(value)}.`, 'sandbox');
+  }
+  for (const key of Object.keys(record)) {
+    if (!SANDBOX_KEYS.has(key)) fail(`unknown key; a sandbox has ${[...SANDBOX_KEYS].join(', ')}.`, `sandbox.${key}`);
+  }
+  const paths = (key: 'writable' | 'readable'): string[] => {
+    const list = optionalStrings(record[key], `sandbox.${key}`, fail) ?? [];
+    for (const path of list) if (!isAbsolute(path) || path.includes('\0')) fail(`expected absolute paths, got ${describe(path)}.`, `sandbox.${key}`);
+    return list;
+  };
+  const writable = paths('writable');
+  const readable = paths('readable');
+  let settings;
+  try {
+    settings = resolveSandboxSettings({ mode: record['mode'], ...(record['network'] === undefined ? {} : { network: record['network'] }), ...(record['bwrapPath'] === undefined ? {} : { bwrapPath: record['bwrapPath'] }) });
+  } catch (error) {
+    if (!SandboxSettingsError.isInstance(error)) throw error;
+    return fail(`${error.message.replace(/^The sandbox setting \S+ /, '')}`, error.setting);
+  }
+  return { mode: settings.mode, network: settings.network, writable, readable, ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }) };
 }
 
 function parseCapabilities(value: unknown, fail: (message: string, key?: string) => never): Record<string, McpCapabilityOverride> {

@@ -84,6 +84,7 @@ export class McpSession {
             ...(options.spawn === undefined ? {} : { spawn: options.spawn }),
             shutdownGraceMs: server.shutdownGraceMs,
             promptShutdown: options.promptShutdown === true,
+            ...(server.sandbox === undefined ? {} : { sandbox: server.sandbox, serverName: server.name }),
             onStderr: (text) => logger.debug(`MCP server '${server.name}' stderr: ${text.trimEnd()}`, { server: server.name }),
             onInvalidLine: (line) =>
               logger.warn(`MCP server '${server.name}' wrote a stdout line that is not a JSON-RPC message; it was ignored: ${line}`, {

@@ -76,7 +76,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   container.register(RUNTIME_LOGGER, { useValue: logger });
   registerToolRuntime(container, config.runtime ?? {});
   if (selection.builtin) {
-    loadBuiltin().registerBuiltinAdapter(container, (config.builtin === true ? {} : config.builtin) as BuiltinAdapterSettings);
+    loadBuiltin().registerBuiltinAdapter(container, builtinSettings(config));
   }
   if (selection.custom && config.custom !== undefined) {
     const tools: ToolInstance[] = [];
@@ -100,7 +100,11 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
     }
   }
   if (selection.skills) {
-    loadSkills().registerSkillsAdapter(container, { ...(config.skills as SkillsAdapterSettings), cwd: config.baseDir });
+    loadSkills().registerSkillsAdapter(container, {
+      ...(config.skills as SkillsAdapterSettings),
+      cwd: config.baseDir,
+      ...(config.sandbox === undefined ? {} : { sandbox: config.sandbox }),
+    });
   }
   if (selection.wrapped.length > 0) {
     const others = container.isRegistered(TOOL_SOURCE, true) ? container.resolveAll(TOOL_SOURCE) : [];
@@ -117,6 +121,12 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
       container.clearInstances();
     },
   };
+}
+
+/** The built-in adapter's settings: the `builtin` entry, with the configuration's `sandbox` as the command tool's. */
+export function builtinSettings(config: AgentsConfig): BuiltinAdapterSettings {
+  const settings = (config.builtin === true || config.builtin === undefined || config.builtin === false ? {} : config.builtin) as BuiltinAdapterSettings;
+  return config.sandbox === undefined ? settings : { ...settings, command: { ...settings.command, sandbox: config.sandbox } };
 }
 
 function mcpConfigProblem(error: McpConfigError, config: AgentsConfig): CliError {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { BoundResource } from '@ca/tool-context';
 import { resourceFromPath } from '@ca/tool-context';
 import type { ToolRuntimeOptions } from '@ca/tool-lifecycle';
+import type { SandboxSetting } from '@ca/tool-lifecycle/sandbox';
 import { CliError } from './cli-error';
 import { expandVariables } from './expand-variables';
 import { readDocument } from './read-document';
@@ -33,6 +34,8 @@ export interface WrappedEntry {
 /** `agents.config.json` as written (after `${VAR}` expansion). */
 export interface AgentsConfigFile {
   readonly runtime?: ToolRuntimeOptions;
+  /** The kernel sandbox of commands and skill scripts (see `@ca/tool-lifecycle/sandbox`). */
+  readonly sandbox?: SandboxSetting;
   readonly resources?: readonly ResourceEntry[];
   readonly builtin?: boolean | Record<string, unknown>;
   readonly custom?: { readonly modules: readonly string[] };
@@ -86,6 +89,7 @@ export function loadConfig(options: {
     baseDir,
     resources: bindResources(config.resources ?? [], baseDir, file),
     ...(config.custom === undefined ? {} : { custom: { modules: config.custom.modules.map((module) => resolveModule(module, baseDir)) } }),
+    ...(config.mcpServers === undefined ? {} : { mcpServers: resolveSandboxPaths(config.mcpServers, baseDir) }),
     ...(config.skills === undefined
       ? {}
       : { skills: { ...config.skills, ...(config.skills.roots === undefined ? {} : { roots: config.skills.roots.map((root) => path.resolve(baseDir, root)) }) } }),
@@ -116,6 +120,22 @@ export function bindResources(entries: readonly ResourceEntry[], baseDir: string
       ...(entry.metadata === undefined ? {} : { metadata: entry.metadata }),
     };
   });
+}
+
+/** Relative paths of an MCP server's sandbox (`writable`, `readable`) are resolved against `baseDir`, like every path of the file. */
+function resolveSandboxPaths(servers: Record<string, Record<string, unknown>>, baseDir: string): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.entries(servers).map(([name, server]) => {
+      const sandbox = server['sandbox'];
+      if (typeof sandbox !== 'object' || sandbox === null) return [name, server];
+      const resolved: Record<string, unknown> = { ...sandbox };
+      for (const key of ['writable', 'readable']) {
+        const paths = resolved[key];
+        if (Array.isArray(paths)) resolved[key] = paths.map((entry: unknown) => (typeof entry === 'string' ? path.resolve(baseDir, entry) : entry));
+      }
+      return [name, { ...server, sandbox: resolved }];
+    }),
+  );
 }
 
 function resolveModule(module: string, baseDir: string): string {

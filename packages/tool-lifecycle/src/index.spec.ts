@@ -40,7 +40,7 @@ describe('@ca/tool-lifecycle public API', () => {
   });
 
   it('exports the test doubles from the testing subpath only', () => {
-    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'waitUntilProcessesGone']);
+    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'sandboxAvailableForTests', 'waitUntilProcessesGone']);
   });
 
   it('uses Symbol.for tokens so two copies of the package share them', () => {

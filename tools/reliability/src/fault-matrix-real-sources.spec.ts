@@ -103,7 +103,8 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
   beforeEach(async () => {
     work = await temporaryFolder();
     logger = new RecordingLogger();
-    runtime = new ToolRuntime({ sources: [createBuiltinAdapter({ command: { killGraceMs: 200 } })], logger });
+    // Without the kernel sandbox: the pids the programs write are the host's, and the process group is what is tested.
+    runtime = new ToolRuntime({ sources: [createBuiltinAdapter({ command: { killGraceMs: 200, sandbox: 'off' } })], logger });
   });
 
   it('builtin.fs.read of a missing file → a failed result BUILTIN_NOT_FOUND, traced; plan ends; writing and reading other files unaffected', async () => {
@@ -197,7 +198,8 @@ describe('fault matrix: Agent Skills (@ca/adapters-skills, temporary skills fold
     });
     logger = new RecordingLogger();
     runtime = new ToolRuntime({
-      sources: [createSkillsAdapter({ roots: [root], maxSkillFileBytes: 4096, allowScripts: ['scripted'] })],
+      // Without the kernel sandbox: the script writes its pid into the skills folder, which the sandbox keeps read-only.
+      sources: [createSkillsAdapter({ roots: [root], maxSkillFileBytes: 4096, allowScripts: ['scripted'], sandbox: 'off' })],
       logger,
     });
     const { tools, unavailable } = await runtime.discover();
