@@ -241,7 +241,7 @@ export class OAuthSession {
       throw this.failure;
     };
     if (interaction === undefined) {
-      fail('MCP_AUTH_REQUIRED', 'no interaction handler was given to take a person to the sign-in page. Sign in where one is (the agents command: agents mcp login <server>), or use the client_credentials grant for a service.');
+      fail('MCP_AUTH_REQUIRED', 'no interaction handler was given to take a person to the sign-in page. Sign in ahead of time where one is (McpToolSource.authorize), or use the client_credentials grant for a service.');
     }
     // Listen before asking: the person may finish signing in before the handler returns.
     const withdraw = new AbortController();
@@ -264,7 +264,7 @@ export class OAuthSession {
     }
     if (answer?.action !== 'accept') {
       withdraw.abort(new Error('declined'));
-      fail('MCP_AUTH_REQUIRED', `the sign-in was ${answer?.action === 'cancel' ? 'cancelled' : 'declined'}.`);
+      fail('MCP_AUTH_REQUIRED', `the sign-in was ${answer?.action === 'cancel' ? 'cancelled' : 'declined'}. Sign in ahead of time (McpToolSource.authorize) to use the server without asking.`);
     }
     logger.info(`Waiting for the OAuth sign-in to MCP server '${server.name}'.`, { server: server.name });
     let code: string;

@@ -508,6 +508,11 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
           changed = state.catalog === undefined || state.catalog.signature !== next.signature;
           if (changed) state.catalog = next;
         } catch (error) {
+          if (!session.isOpen || this.#disposed) {
+            // The session ended while listing (its plan is over): the next session lists again.
+            this.#logger.debug(`MCP server '${state.config.name}': listing after a change stopped, the session ended: ${messageOf(error)}`, { server: state.config.name });
+            return;
+          }
           this.#logger.warn(`MCP server '${state.config.name}' changed what it offers, but it could not be listed again: ${messageOf(error)}`, {
             server: state.config.name,
           });
