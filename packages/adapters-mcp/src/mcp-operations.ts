@@ -6,7 +6,7 @@ import { linkToken } from './cancellation-link';
 import type { McpCapabilityOverride, ParsedMcpServer } from './mcp-config';
 import type { InFlightCall, McpSession } from './mcp-session';
 import { authFailure } from './mcp-session';
-import { callFailure, notActivated, toolError, type CallSubject, type McpSessionProvider } from './mcp-tool';
+import { callFailure, forget, notActivated, toolError, type CallSubject, type McpSessionProvider } from './mcp-tool';
 import { sanitizeText } from './sanitize-text';
 
 /**
@@ -184,8 +184,7 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
       if (await session.lostAfterNetworkFailure(error)) return toolFailure(session.exitedError({ toolName, planId }));
       return toolFailure(authFailure(this.#server, error, undefined, { toolName, planId }) ?? callFailure(error, subject));
     } finally {
-      const index = session.inFlight.indexOf(call);
-      if (index >= 0) session.inFlight.splice(index, 1);
+      forget(session.inFlight, call);
       link.release();
     }
   }

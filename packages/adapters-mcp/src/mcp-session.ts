@@ -147,6 +147,8 @@ export class McpSession {
   readonly #rootsWaiters = new Set<() => void>();
   /** Calls in flight, to attribute the server's requests; usually zero or one entry. */
   readonly inFlight: InFlightCall[] = [];
+  /** True when the server may ask something of a call (elicitation, sampling): only then are calls tracked in {@link McpSession.inFlight}. */
+  readonly tracksCalls: boolean;
   #holds = 0;
   #holdTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -158,6 +160,7 @@ export class McpSession {
     this.#options = options;
     this.#roots = options.roots;
     this.#planId = options.planId;
+    this.tracksCalls = options.interaction !== undefined || options.sampling !== undefined;
   }
 
   /**

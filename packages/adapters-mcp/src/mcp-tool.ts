@@ -99,9 +99,9 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
         : server.resetTimeoutOnProgress
           ? ignoreProgress
           : undefined;
-    const call: InFlightCall = { planId, toolName };
-    const inFlight = session.inFlight;
-    inFlight.push(call);
+    // Only a session whose server may ask something of the call needs to know which calls run.
+    const call: InFlightCall | undefined = session.tracksCalls ? { planId, toolName } : undefined;
+    if (call !== undefined) session.inFlight.push(call);
     try {
       const result = (await session.client.callTool({ name: this.mcpName, arguments: input ?? {} }, undefined, {
         signal: link.signal,
@@ -125,8 +125,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
       if (await session.lostAfterNetworkFailure(error)) return toolFailure(session.exitedError({ toolName, planId }));
       return toolFailure(this.#callFailure(error, session, planId));
     } finally {
-      const index = inFlight.indexOf(call);
-      if (index >= 0) inFlight.splice(index, 1);
+      if (call !== undefined) forget(session.inFlight, call);
       link.release();
     }
   }
@@ -168,8 +167,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
       if (await session.lostAfterNetworkFailure(error)) return toolFailure(session.exitedError({ toolName, planId }));
       return toolFailure(this.#callFailure(error, session, planId));
     } finally {
-      const index = session.inFlight.indexOf(call);
-      if (index >= 0) session.inFlight.splice(index, 1);
+      forget(session.inFlight, call);
       link.release();
     }
   }
@@ -330,6 +328,12 @@ export function notActivated(server: string, toolName: string, planId: string): 
     planId,
     message: `Tool '${toolName}' has no session with MCP server '${server}' in plan '${planId}': it was not activated. Run it through ToolRuntime.execute (which activates it), or call activate(ctx) first.`,
   });
+}
+
+/** Removes `call` from the calls in flight. @internal */
+export function forget(inFlight: InFlightCall[], call: InFlightCall): void {
+  const index = inFlight.indexOf(call);
+  if (index >= 0) inFlight.splice(index, 1);
 }
 
 /** The listener given when only the progress token matters (progress resets the timeout). */
