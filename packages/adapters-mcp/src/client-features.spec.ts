@@ -110,6 +110,51 @@ describe('elicitation through the interaction handler', () => {
     }
   });
 
+  it('a person who takes longer than callTimeoutMs to answer does not time the call out', async () => {
+    const slow: InteractionHandler = {
+      interact: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        return { action: 'accept', content: { name: 'Slow Typist' } };
+      },
+    };
+    const setup = everything({ interactionHandler: slow }, { callTimeoutMs: 500 });
+    try {
+      const result = await setup.runtime.runPlan({}, (ctx) => setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx));
+      expect(result.ok).toBe(true);
+      expect(result.output).toMatch(/Name: Slow Typist/);
+    } finally {
+      await setup.close();
+    }
+  });
+
+  it('cancelling the plan while a person is asked withdraws the question', async () => {
+    let withdrawn = false;
+    let asked!: () => void;
+    const questionAsked = new Promise<void>((resolve) => (asked = resolve));
+    const waiting: InteractionHandler = {
+      interact: (_request, context) =>
+        new Promise((resolve) => {
+          asked();
+          context.signal.addEventListener('abort', () => {
+            withdrawn = true;
+            resolve({ action: 'cancel' });
+          });
+        }),
+    };
+    const setup = everything({ interactionHandler: waiting });
+    try {
+      const ctx = setup.runtime.createPlan();
+      const call = setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx);
+      await questionAsked;
+      ctx.cancellationToken.cancel('the person left');
+      expect((await rejectionOf(call)).code).toBe('TOOL_CANCELLED');
+      await waitFor(() => withdrawn, 10_000, 'the question to be withdrawn');
+      await setup.runtime.endPlan(ctx);
+    } finally {
+      await setup.close();
+    }
+  });
+
   it('a URL, by request and by error -32042: the person is asked to open each page, and the call is retried once', async () => {
     const person = new ScriptedPerson((request) => (request.kind === 'url' ? { action: 'accept' } : { action: 'decline' }));
     const setup = everything({ interactionHandler: person });

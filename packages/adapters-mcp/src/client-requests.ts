@@ -39,7 +39,7 @@ export async function answerElicitation(
   logger: RuntimeLogger,
 ): Promise<ElicitResult> {
   const server = session.server.name;
-  const { planId, toolName } = session.attribute();
+  const { planId, toolName, signal: callSignal } = session.attribute();
   const fields = { server, ...(planId === undefined ? {} : { planId }), ...(toolName === undefined ? {} : { toolName }) };
   const during = describeOrigin(server, toolName, planId);
   const request = toInteraction(params);
@@ -54,7 +54,7 @@ export async function answerElicitation(
   const release = session.holdTimeouts();
   let answer: InteractionResponse;
   try {
-    answer = checkAnswer(await handler.interact(request, { source: 'mcp', origin: server, planId, ...(toolName === undefined ? {} : { toolName }), signal }));
+    answer = checkAnswer(await handler.interact(request, { source: 'mcp', origin: server, planId, ...(toolName === undefined ? {} : { toolName }), signal: either(signal, callSignal) }));
   } catch (error) {
     logger.warn(`${during}: the interaction handler failed; the elicitation counts as cancelled: ${messageOf(error)}`, fields);
     answer = { action: 'cancel' };
@@ -82,7 +82,7 @@ export async function answerSampling(
   logger: RuntimeLogger,
 ): Promise<CreateMessageResult> {
   const server = session.server.name;
-  const { planId, toolName } = session.attribute();
+  const { planId, toolName, signal: callSignal } = session.attribute();
   const fields = { server, ...(planId === undefined ? {} : { planId }), ...(toolName === undefined ? {} : { toolName }) };
   const during = describeOrigin(server, toolName, planId);
   if (planId === undefined) {
@@ -98,7 +98,7 @@ export async function answerSampling(
   const release = session.holdTimeouts();
   let result: SamplingResult;
   try {
-    result = await gate.handler.createMessage(request, { source: 'mcp', origin: server, planId, ...(toolName === undefined ? {} : { toolName }), signal });
+    result = await gate.handler.createMessage(request, { source: 'mcp', origin: server, planId, ...(toolName === undefined ? {} : { toolName }), signal: either(signal, callSignal) });
   } catch (error) {
     logger.warn(`${during}: the sampling handler failed: ${messageOf(error)}`, fields);
     throw new McpError(ErrorCode.InternalError, `Sampling failed: ${messageOf(error)}`);
@@ -119,6 +119,11 @@ export async function answerSampling(
     model: result.model,
     ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
   } as CreateMessageResult;
+}
+
+/** Aborts when the server withdraws its request or the call it belongs to is cancelled. */
+function either(request: AbortSignal, call: AbortSignal | undefined): AbortSignal {
+  return call === undefined ? request : AbortSignal.any([request, call]);
 }
 
 function toInteraction(params: ElicitRequest['params']): InteractionRequest | string {

@@ -172,7 +172,7 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
     const problem = this.#checkInput(args);
     if (problem !== undefined) return toolFailure(toolError(subject, 'MCP_REQUEST_FAILED', `was not sent: ${problem}`));
     const link = linkToken(ctx.cancellationToken, { toolName, planId });
-    const call: InFlightCall = { planId, toolName };
+    const call: InFlightCall = { planId, toolName, signal: ctx.signal };
     session.inFlight.push(call);
     try {
       return await this.#run(session, args, link.signal);

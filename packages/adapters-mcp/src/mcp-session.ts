@@ -110,12 +110,16 @@ export interface SessionOptions {
 export interface InFlightCall {
   readonly planId: string;
   readonly toolName: string;
+  /** Aborts when the call is cancelled (the execution's signal). */
+  readonly signal?: AbortSignal;
 }
 
 /** The plan and tool a server's request can be attributed to. */
 export interface Attribution {
   readonly planId?: string;
   readonly toolName?: string;
+  /** The signal of the one call the request belongs to, when there is one. */
+  readonly signal?: AbortSignal;
 }
 
 /** A list with more pages than fit, and whether it was cut. */
@@ -341,6 +345,7 @@ export class McpSession {
     return {
       ...(planId === undefined ? {} : { planId }),
       ...(tools.length === 1 ? { toolName: (tools[0] as InFlightCall).toolName } : {}),
+      ...(tools.length === 1 && tools[0]?.signal !== undefined ? { signal: tools[0].signal } : {}),
     };
   }
 

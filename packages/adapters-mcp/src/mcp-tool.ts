@@ -100,7 +100,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
           ? ignoreProgress
           : undefined;
     // Only a session whose server may ask something of the call needs to know which calls run.
-    const call: InFlightCall | undefined = session.tracksCalls ? { planId, toolName } : undefined;
+    const call: InFlightCall | undefined = session.tracksCalls ? { planId, toolName, signal: ctx.signal } : undefined;
     if (call !== undefined) session.inFlight.push(call);
     try {
       const result = (await session.client.callTool({ name: this.mcpName, arguments: input ?? {} }, undefined, {
@@ -137,7 +137,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     const link = linkToken(ctx.cancellationToken, { toolName, planId });
     const onProgress = options?.onProgress;
     let step = 0;
-    const call: InFlightCall = { planId, toolName };
+    const call: InFlightCall = { planId, toolName, signal: ctx.signal };
     session.inFlight.push(call);
     try {
       const result = await callToolAsTask(
