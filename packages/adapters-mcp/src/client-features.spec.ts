@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { ToolAccessDeniedError, ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest, type InteractionResponse, type SamplingContext, type SamplingHandler, type SamplingRequest, type SamplingResult, type ToolProgress } from '@ca/tool-lifecycle';
+import { INTERACTION_HANDLER, registerToolRuntime, SAMPLING_HANDLER, TOOL_RUNTIME, ToolAccessDeniedError, ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest, type InteractionResponse, type SamplingContext, type SamplingHandler, type SamplingRequest, type SamplingResult, type ToolProgress } from '@ca/tool-lifecycle';
 import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
-import { createMcpAdapter } from './mcp-adapter';
+import { container } from 'tsyringe';
+import { createMcpAdapter, registerMcpAdapter } from './mcp-adapter';
 import type { McpAdapterSettings } from './mcp-adapter-settings';
 import type { McpResourceUpdate } from './mcp-tool-source';
 import { countingSpawn, EVERYTHING_SERVER, rejectionOf, waitFor } from './mcp-fixtures.test-helper';
@@ -73,6 +74,26 @@ describe('capabilities follow the handlers the service injects', () => {
       expect(names).toEqual(expect.arrayContaining(['mcp.everything.trigger-elicitation-request', 'mcp.everything.trigger-url-elicitation', 'mcp.everything.trigger-sampling-request']));
     } finally {
       await setup.close();
+    }
+  });
+});
+
+describe('handlers registered in the container', () => {
+  it('are taken by registerMcpAdapter when the settings give none', async () => {
+    const services = container.createChildContainer();
+    const person = new ScriptedPerson(() => ({ action: 'decline' }));
+    services.register(INTERACTION_HANDLER, { useValue: person });
+    services.register(SAMPLING_HANDLER, { useValue: new EchoModel() });
+    const spawns = countingSpawn();
+    registerMcpAdapter(services, { servers: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] } } }, spawn: spawns.spawn, logger: new RecordingLogger() });
+    registerToolRuntime(services, {});
+    const runtime = services.resolve(TOOL_RUNTIME);
+    try {
+      const names = (await runtime.listTools()).map((tool) => tool.name);
+      expect(names).toEqual(expect.arrayContaining(['mcp.everything.trigger-elicitation-request', 'mcp.everything.trigger-sampling-request']));
+    } finally {
+      await runtime.dispose();
+      for (const pid of spawns.pids) expect(isProcessAlive(pid)).toBe(false);
     }
   });
 });

@@ -240,6 +240,8 @@ export class OAuthSession {
       });
       throw this.failure;
     };
+    // The address comes from the authorization server's metadata: only a web page is shown to a person.
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') fail('MCP_AUTH_FAILED', `the authorization server's sign-in address uses the scheme ${url.protocol}, not https: or http:.`);
     if (interaction === undefined) {
       fail('MCP_AUTH_REQUIRED', 'no interaction handler was given to take a person to the sign-in page. Sign in ahead of time where one is (McpToolSource.authorize), or use the client_credentials grant for a service.');
     }
