@@ -186,7 +186,6 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
       toolFailure(this.#error('MCP_URL_ELICITATION_REQUIRED', planId, `needs a person to open ${pages.length === 1 ? 'a page' : `${pages.length} pages`} first, and ${why}`, error, error.code));
     if (afterPages) return refuse('it asked again after the person opened the pages it named');
     if (handler === undefined) return refuse('no interaction handler was given to ask one');
-    if (pages.length === 0) return refuse('the server named no page');
     for (const page of pages) {
       const url = httpUrl(page.url);
       if (url === undefined) return refuse(`the server sent a page that is not an http(s) URL: ${sanitizeText(String(page.url), 200)}`);
@@ -311,10 +310,12 @@ export function callFailure(error: unknown, subject: CallSubject): McpToolError 
         error.code,
       );
     }
-    return toolError(subject, 'MCP_REQUEST_FAILED', `was refused by the server (JSON-RPC error ${error.code}): ${truncate(error.message, 2_000)}`, error, error.code);
+    return toolError(subject, 'MCP_REQUEST_FAILED', `was refused by the server (JSON-RPC error ${error.code}): ${error.message}`, error, error.code);
   }
-  if (isZodError(error)) {
-    return toolError(subject, 'MCP_INVALID_RESULT', `returned something that is not a valid result: ${truncate(messageOf(error), 500)}`, error);
+  const issues = zodIssuesOf(error);
+  if (issues !== undefined) {
+    const what = subject.mcpToolName.includes('/') ? 'result' : 'CallToolResult';
+    return toolError(subject, 'MCP_INVALID_RESULT', `returned something that is not a valid ${what}: ${truncate(issues, 500)}. Fix the server`, error);
   }
   return toolError(subject, 'MCP_REQUEST_FAILED', `could not be called: ${messageOf(error)}`, error);
 }
@@ -352,8 +353,11 @@ function httpUrl(value: unknown): string | undefined {
   }
 }
 
+/** Error -32042 naming the pages to open; without them it is an ordinary refusal. */
 function isUrlElicitationRequired(error: unknown): error is McpError {
-  return error instanceof McpError && error.code === ErrorCode.UrlElicitationRequired;
+  if (!(error instanceof McpError) || error.code !== ErrorCode.UrlElicitationRequired) return false;
+  const pages = (error.data as { elicitations?: unknown } | undefined)?.elicitations;
+  return Array.isArray(pages) && pages.length > 0;
 }
 
 /** `extra` with `metadata: { _meta }` when the result has `_meta`. */
@@ -366,8 +370,22 @@ function isMaxTotalTimeout(error: McpError): boolean {
   return typeof data === 'object' && data !== null && data.maxTotalTimeout !== undefined;
 }
 
-function isZodError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'ZodError';
+/**
+ * The issues of the error the SDK rejects with when an answer does not parse
+ * as a result, as `path: message` lines; undefined for any other error. The
+ * SDK parses with zod's core (`$ZodError`) or classic API (`ZodError`),
+ * depending on its version, so both names count.
+ */
+function zodIssuesOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { name, issues } = error as { name?: unknown; issues?: unknown };
+  if ((name !== 'ZodError' && name !== '$ZodError') || !Array.isArray(issues)) return undefined;
+  return issues
+    .map((issue: { path?: unknown; message?: unknown }) => {
+      const path = Array.isArray(issue?.path) && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the result)';
+      return `${path}: ${typeof issue?.message === 'string' ? issue.message : 'invalid'}`;
+    })
+    .join('; ');
 }
 
 /** The text of the `text` blocks, joined by newlines. */
