@@ -41,7 +41,7 @@ async function run() {
     ['03-read-only.yaml', 'A read-only plan refuses a writing tool.', 0],
     ['04-checkpoint-required.yaml', 'A checkpoint-required plan refuses a tool that cannot be undone.', 0],
     ['05-checked-before-running.yaml', 'A typo in step 2 is found before step 1 runs: nothing is written.', 2],
-    ['06-mcp-resources-and-tasks.yaml', 'An MCP resource read, a prompt, and a tool that runs as an MCP task.', 0],
+    ['08-mcp-resources-and-tasks.yaml', 'An MCP resource read, a prompt, and a tool that runs as an MCP task.', 0],
   ];
   let failures = 0;
   try {
