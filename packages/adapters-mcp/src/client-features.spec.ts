@@ -240,6 +240,24 @@ describe('sampling through the sampling handler', () => {
   });
 });
 
+describe('a sampling handler that fails', () => {
+  it('is reported to the server as a failed request and logged; the plan goes on', async () => {
+    const broken: SamplingHandler = { createMessage: async () => ({ nothing: 'useful' }) as unknown as SamplingResult };
+    const setup = everything({ samplingHandler: broken });
+    try {
+      await setup.runtime.runPlan({}, async (ctx) => {
+        const result = await setup.runtime.execute('mcp.everything.trigger-sampling-request', { prompt: 'x', maxTokens: 5 }, ctx);
+        expect(result.ok).toBe(false);
+        expect(result.ok === false && result.error.message).toMatch(/Sampling failed: the client produced no message/);
+        expect((await setup.runtime.execute('mcp.everything.get-sum', { a: 1, b: 2 }, ctx)).ok).toBe(true);
+      });
+      expect(setup.logger.at('warn').some((entry) => /the sampling handler returned no message/.test(entry.message))).toBe(true);
+    } finally {
+      await setup.close();
+    }
+  });
+});
+
 describe('task-based tools', () => {
   it('simulate-research-query runs as a task: created, polled with its status as progress, its result fetched', async () => {
     const setup = everything();

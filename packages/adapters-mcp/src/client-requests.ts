@@ -105,12 +105,16 @@ export async function answerSampling(
   } finally {
     release();
   }
+  if (typeof result !== 'object' || result === null || typeof result.model !== 'string' || result.content === undefined) {
+    logger.warn(`${during}: the sampling handler returned no message (expected { role, content, model }).`, fields);
+    throw new McpError(ErrorCode.InternalError, 'Sampling failed: the client produced no message.');
+  }
   const durationMs = Math.round(performance.now() - started);
-  logger.info(`${during} sampled a message with model ${sanitizeText(String(result?.model), 100)} (${request.messages.length} message(s) in, at most ${request.maxTokens} tokens, ${durationMs} ms).`, {
+  logger.info(`${during} sampled a message with model ${sanitizeText(result.model, 100)} (${request.messages.length} message(s) in, at most ${request.maxTokens} tokens, ${durationMs} ms).`, {
     ...fields,
     sampling: true,
-    model: result?.model,
-    stopReason: result?.stopReason,
+    model: result.model,
+    stopReason: result.stopReason,
     durationMs,
   });
   return {

@@ -227,8 +227,10 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
    * sends (for a resource a plan subscribed to with `mcp.<server>.resources.subscribe`).
    *
    * @returns A function that unsubscribes.
+   * @throws {TypeError} When `listener` is not a function.
    */
   onResourceUpdated(listener: (update: McpResourceUpdate) => void): () => void {
+    if (typeof listener !== 'function') throw new TypeError(`onResourceUpdated needs a function (update) => void; got ${typeof listener}.`);
     this.#resourceListeners.add(listener);
     return () => {
       this.#resourceListeners.delete(listener);
