@@ -45,6 +45,7 @@ async function run() {
     ['05-checked-before-running.yaml', 'A typo in step 2 is found before step 1 runs: nothing is written.', 2],
     ['06-sandbox-read-only.yaml', 'The kernel sandbox: a command in a read-only plan reads the workspace and fails to write it.', 0],
     ['07-sandbox-checkpoint.yaml', 'The kernel sandbox: sed -i in a checkpoint plan, rolled back byte-identical.', 0],
+    ['08-mcp-resources-and-tasks.yaml', 'An MCP resource read, a prompt, and a tool that runs as an MCP task.', 0],
   ];
   // Plans 6 and 7 need the kernel sandbox (bubblewrap on Linux); the configuration's "sandbox": "auto" uses it where it works.
   const sandbox = await probeSandbox();

@@ -52,6 +52,15 @@ export interface McpServerExtensions {
   readonly inheritEnv?: readonly string[];
   /** `true` leaves the server out entirely. */
   readonly disabled?: boolean;
+  // Protocol features and trust (the client side of MCP).
+  /**
+   * `true`: believe the server's tool annotations (`readOnlyHint`, …). Default
+   * `false`: annotations are a server's claims, so its tools write, are not
+   * checkpointable and are open-world unless `capabilities` says otherwise.
+   */
+  readonly trustAnnotations?: boolean;
+  /** `false`: do not offer the plan's resources as the server's roots (default `true`). */
+  readonly roots?: boolean;
 }
 
 /** A server started as a child process, spoken to over stdin/stdout. */
@@ -110,6 +119,32 @@ export interface McpHttpServerConfig extends McpServerExtensions {
   readonly url: string;
   /** Headers sent with every request (e.g. `Authorization`). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** OAuth 2.1 for this server: `true` for the defaults, or its settings. */
+  readonly oauth?: boolean | McpOAuthConfig;
+}
+
+/**
+ * OAuth 2.1 settings of a Streamable HTTP server. The authorization server
+ * is found from the MCP server (protected resource metadata); a client is
+ * registered dynamically when no `clientId` is given and the server offers it.
+ */
+export interface McpOAuthConfig {
+  /**
+   * `authorization_code` (default): a person signs in in a browser (PKCE,
+   * redirect to a loopback address); `client_credentials`: a service
+   * authenticates with `clientId` and `clientSecret`, no person involved.
+   */
+  readonly grant?: 'authorization_code' | 'client_credentials';
+  /** A client registered beforehand; required for `client_credentials`. */
+  readonly clientId?: string;
+  /** Its secret (confidential clients; required for `client_credentials`). */
+  readonly clientSecret?: string;
+  /** Scopes to ask for, space-separated (default: what the server advertises). */
+  readonly scope?: string;
+  /** Name shown on the consent page when registering dynamically (default `@ca/adapters-mcp`). */
+  readonly clientName?: string;
+  /** Loopback port of the redirect for `authorization_code` (default 0: any free port). */
+  readonly redirectPort?: number;
 }
 
 /** One entry of `mcpServers`. */
@@ -143,6 +178,20 @@ export interface ParsedMcpServer {
   readonly include: readonly string[];
   readonly exclude: readonly string[];
   readonly capabilities: Readonly<Record<string, McpCapabilityOverride>>;
+  readonly trustAnnotations: boolean;
+  readonly roots: boolean;
+  /** OAuth settings of a Streamable HTTP server, when it uses OAuth. */
+  readonly oauth?: ParsedMcpOAuth;
+}
+
+/** {@link McpOAuthConfig} with its defaults. */
+export interface ParsedMcpOAuth {
+  readonly grant: 'authorization_code' | 'client_credentials';
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly scope?: string;
+  readonly clientName: string;
+  readonly redirectPort: number;
 }
 
 /** A validated configuration: the enabled servers, in the order given. */
@@ -182,8 +231,11 @@ const COMMON_KEYS = [
   'capabilities',
   'disabled',
 ];
-const STDIO_KEYS = new Set([...COMMON_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv', 'sandbox']);
-const HTTP_KEYS = new Set([...COMMON_KEYS, 'url', 'headers']);
+// Protocol features and trust.
+const CLIENT_KEYS = ['trustAnnotations', 'roots'];
+const OAUTH_KEYS = new Set(['grant', 'clientId', 'clientSecret', 'scope', 'clientName', 'redirectPort']);
+const STDIO_KEYS = new Set([...COMMON_KEYS, ...CLIENT_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv', 'sandbox']);
+const HTTP_KEYS = new Set([...COMMON_KEYS, ...CLIENT_KEYS, 'url', 'headers', 'oauth']);
 
 /**
  * Validates an `mcpServers` document and fills in the defaults.
@@ -312,6 +364,8 @@ function parseServer(
     include: optionalStrings(raw['include'], 'include', fail) ?? ['*'],
     exclude: optionalStrings(raw['exclude'], 'exclude', fail) ?? [],
     capabilities: parseCapabilities(raw['capabilities'], fail),
+    trustAnnotations: optionalBoolean(raw['trustAnnotations'], 'trustAnnotations', fail) ?? false,
+    roots: optionalBoolean(raw['roots'], 'roots', fail) ?? true,
   };
   let server: ParsedMcpServer;
   if (transport === 'stdio') {
@@ -352,6 +406,7 @@ function parseServer(
       transport: 'http',
       url: (parsedUrl as URL).href,
       headers: optionalStringRecord(raw['headers'], 'headers', fail) ?? {},
+      ...parseOAuth(raw['oauth'], fail),
       args: [],
       env: {},
       inheritEnv: [],
@@ -385,6 +440,49 @@ function parseSandbox(value: unknown, fail: (message: string, key?: string) => n
     return fail(`${error.message.replace(/^The sandbox setting \S+ /, '')}`, error.setting);
   }
   return { mode: settings.mode, network: settings.network, writable, readable, ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }) };
+}
+
+function parseOAuth(value: unknown, fail: (message: string, key?: string) => never): { oauth?: ParsedMcpOAuth } {
+  if (value === undefined || value === false) return {};
+  const raw: Record<string, unknown> = value === true ? {} : (value as Record<string, unknown>);
+  if (value !== true && !isPlainObject(value)) {
+    fail(`expected true or an object such as { "grant": "client_credentials", "clientId": "…", "clientSecret": "…" }, got ${describe(value)}.`, 'oauth');
+  }
+  for (const key of Object.keys(raw)) {
+    if (!OAUTH_KEYS.has(key)) fail(`unknown key; allowed keys are ${[...OAUTH_KEYS].join(', ')}.`, `oauth.${key}`);
+  }
+  const grant = raw['grant'] ?? 'authorization_code';
+  if (grant !== 'authorization_code' && grant !== 'client_credentials') {
+    fail(`expected "authorization_code" or "client_credentials", got ${describe(grant)}.`, 'oauth.grant');
+  }
+  const text = (key: string): string | undefined => {
+    const item = raw[key];
+    if (item === undefined) return undefined;
+    if (typeof item !== 'string' || item.length === 0) fail(`expected a non-empty string, got ${describe(item)}.`, `oauth.${key}`);
+    return item as string;
+  };
+  const clientId = text('clientId');
+  const clientSecret = text('clientSecret');
+  const scope = text('scope');
+  const clientName = text('clientName') ?? '@ca/adapters-mcp';
+  if (grant === 'client_credentials' && (clientId === undefined || clientSecret === undefined)) {
+    fail('the client_credentials grant needs "clientId" and "clientSecret" (a client registered with the authorization server).', 'oauth');
+  }
+  if (clientSecret !== undefined && clientId === undefined) fail('"clientSecret" needs the "clientId" it belongs to.', 'oauth.clientSecret');
+  const port = raw['redirectPort'] ?? 0;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535) {
+    fail(`expected a port number from 0 (any free port) to 65535, got ${describe(port)}.`, 'oauth.redirectPort');
+  }
+  return {
+    oauth: {
+      grant: grant as ParsedMcpOAuth['grant'],
+      ...(clientId === undefined ? {} : { clientId }),
+      ...(clientSecret === undefined ? {} : { clientSecret }),
+      ...(scope === undefined ? {} : { scope }),
+      clientName,
+      redirectPort: port as number,
+    },
+  };
 }
 
 function parseCapabilities(value: unknown, fail: (message: string, key?: string) => never): Record<string, McpCapabilityOverride> {

@@ -12,14 +12,21 @@ const BRAND = Symbol.for('ca.error.McpServerError');
  * - `MCP_LIST_TOOLS_FAILED`: `tools/list` failed or paginated without end;
  * - `MCP_SESSION_NOT_ACTIVE`: a tool was executed in a plan without being
  *   activated first (call it through `ToolRuntime`);
- * - `MCP_SOURCE_DISPOSED`: the source was disposed.
+ * - `MCP_SOURCE_DISPOSED`: the source was disposed;
+ * - `MCP_AUTH_REQUIRED`: the server wants an OAuth authorization that nobody
+ *   could give (no interaction handler to take a person to the sign-in page,
+ *   the person declined, or the configuration has no `oauth`);
+ * - `MCP_AUTH_FAILED`: the server or its authorization server refused the
+ *   credentials (HTTP 401 or 403, with `status`), or the OAuth flow failed.
  */
 export type McpServerErrorCode =
   | 'MCP_SERVER_START_FAILED'
   | 'MCP_SERVER_EXITED'
   | 'MCP_LIST_TOOLS_FAILED'
   | 'MCP_SESSION_NOT_ACTIVE'
-  | 'MCP_SOURCE_DISPOSED';
+  | 'MCP_SOURCE_DISPOSED'
+  | 'MCP_AUTH_REQUIRED'
+  | 'MCP_AUTH_FAILED';
 
 /** Options of {@link McpServerError}. */
 export interface McpServerErrorOptions extends McpAdapterErrorOptions {
@@ -33,6 +40,8 @@ export interface McpServerErrorOptions extends McpAdapterErrorOptions {
   readonly exitCode?: number | null;
   /** The signal that ended the server process, when one did. */
   readonly signal?: string | null;
+  /** The HTTP status the server answered with (`MCP_AUTH_FAILED`: 401 or 403). */
+  readonly status?: number;
 }
 
 /**
@@ -49,6 +58,8 @@ export class McpServerError extends McpAdapterError {
   declare readonly exitCode?: number | null;
   /** The signal that ended the server process, when one did. */
   declare readonly signal?: string | null;
+  /** The HTTP status the server answered with, when that is the failure. */
+  declare readonly status?: number;
 
   /**
    * @param options - Code, server, message and the process details.
@@ -60,6 +71,7 @@ export class McpServerError extends McpAdapterError {
     if (options.stderr !== undefined) this.stderr = options.stderr;
     if (options.exitCode !== undefined) this.exitCode = options.exitCode;
     if (options.signal !== undefined) this.signal = options.signal;
+    if (options.status !== undefined) this.status = options.status;
     Object.defineProperty(this, BRAND, { value: true });
   }
 

@@ -11,14 +11,18 @@ const BRAND = Symbol.for('ca.error.McpToolError');
  *   error (unknown tool, invalid params, internal error);
  * - `MCP_STRUCTURED_CONTENT_MISSING`: the tool declares an `outputSchema` but
  *   returned no `structuredContent`;
- * - `MCP_INVALID_RESULT`: the answer is not a valid `CallToolResult`.
+ * - `MCP_INVALID_RESULT`: the answer is not a valid `CallToolResult`;
+ * - `MCP_URL_ELICITATION_REQUIRED`: the server wants a person to open a page
+ *   before it runs the tool (URL elicitation, error -32042), and nobody
+ *   could be asked or the person declined.
  */
 export type McpToolErrorCode =
   | 'MCP_TOOL_ERROR'
   | 'MCP_CALL_TIMEOUT'
   | 'MCP_REQUEST_FAILED'
   | 'MCP_STRUCTURED_CONTENT_MISSING'
-  | 'MCP_INVALID_RESULT';
+  | 'MCP_INVALID_RESULT'
+  | 'MCP_URL_ELICITATION_REQUIRED';
 
 /** Options of {@link McpToolError}. */
 export interface McpToolErrorOptions extends McpAdapterErrorOptions {

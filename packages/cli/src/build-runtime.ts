@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { BuiltinAdapterSettings } from '@ca/adapters-builtin';
-import type { McpConfigError, McpServersConfig } from '@ca/adapters-mcp';
+import type { McpConfigError, McpServersConfig, McpTokenStore } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
@@ -10,6 +10,7 @@ import {
   TOOL_RUNTIME,
   TOOL_SOURCE,
   registerToolRuntime,
+  type InteractionHandler,
   type RuntimeLogger,
   type ToolDescriptor,
   type ToolInstance,
@@ -44,6 +45,11 @@ export interface BuildRuntimeOptions {
    * every configured source.
    */
   readonly tools?: readonly string[];
+  /** What MCP servers need from the command: who answers their questions, where sign-ins are kept. */
+  readonly mcp?: {
+    readonly interactionHandler?: InteractionHandler;
+    readonly tokenStore?: McpTokenStore;
+  };
 }
 
 /**
@@ -93,6 +99,8 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
         discoverySessionReuseMs: KEEP_DISCOVERY_SESSION_MS,
         // The user waits for the command to end and sees nothing of a server's own shutdown.
         shutdown: 'prompt',
+        ...(options.mcp?.interactionHandler === undefined ? {} : { interactionHandler: options.mcp.interactionHandler }),
+        ...(options.mcp?.tokenStore === undefined ? {} : { tokenStore: options.mcp.tokenStore }),
       });
     } catch (error) {
       if (!mcp.McpConfigError.isInstance(error)) throw error;
@@ -129,7 +137,8 @@ export function builtinSettings(config: AgentsConfig): BuiltinAdapterSettings {
   return config.sandbox === undefined ? settings : { ...settings, command: { ...settings.command, sandbox: config.sandbox } };
 }
 
-function mcpConfigProblem(error: McpConfigError, config: AgentsConfig): CliError {
+/** @internal An MCP configuration error, as the command reports it: the key under mcpServers. */
+export function mcpConfigProblem(error: McpConfigError, config: AgentsConfig): CliError {
   const where = error.server === undefined ? '/mcpServers' : `/mcpServers/${error.server}${error.key === undefined ? '' : `/${error.key.replace(/\./g, '/')}`}`;
   return new CliError({
     code: 'CLI_CONFIG_INVALID',

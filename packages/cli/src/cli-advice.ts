@@ -96,6 +96,10 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
     message
       .replace(/ Start a new plan to open a new session\./, ' Run the command again to open a new session.')
       .replace(/; a new plan starts it again\./, '; running the command again starts it again.'),
+  MCP_AUTH_REQUIRED: (message, error) =>
+    message
+      .replace(/ Sign in ahead of time where one is \(McpToolSource\.authorize\), or use the client_credentials grant for a service\./, ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal, or give the server "oauth": { "grant": "client_credentials", … } for a service.`)
+      .replace(/ Sign in ahead of time \(McpToolSource\.authorize\) to use the server without asking\./, ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal.`),
   MCP_CALL_TIMEOUT: (message, error, context) =>
     message
       .replace(/Raise callTimeoutMs for this server/, `Raise ${serverKey(error, 'callTimeoutMs')} in ${configuration(context)}`)

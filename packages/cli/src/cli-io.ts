@@ -6,6 +6,12 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** True when stdout is a terminal (progress lines are rewritten in place). */
   readonly interactive: boolean;
+  /**
+   * Where a person answers questions (an MCP server's elicitation, an OAuth
+   * sign-in), when stdin is a terminal; absent otherwise, and such questions
+   * are declined.
+   */
+  readonly terminalInput?: NodeJS.ReadableStream;
 }
 
 /** The real process's streams, directory and environment. */
@@ -16,5 +22,6 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     env: process.env,
     interactive: process.stdout.isTTY === true,
+    ...(process.stdin.isTTY === true && process.stderr.isTTY === true ? { terminalInput: process.stdin } : {}),
   };
 }

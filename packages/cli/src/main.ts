@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
 import { resourceFromPath, type BoundResource, type ToolExecutionContext } from '@ca/tool-context';
-import { ToolRegistrationError, type DiscoveryResult, type ToolProgress } from '@ca/tool-lifecycle';
+import { ToolRegistrationError, type DiscoveryResult, type RuntimeLogger, type ToolProgress } from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
 import { adviseMessage, type AdviceContext } from './cli-advice';
 import { buildRuntime, type BuiltRuntime } from './build-runtime';
@@ -12,12 +12,15 @@ import { createCliLogger } from './cli-logger';
 import { loadConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
+import { FileTokenStore } from './file-token-store';
 import { formatTable } from './format-table';
+import { addMcpCommands } from './mcp-commands';
 import { checkPlanFile, formatProblems } from './plan-check';
 import { loadPlanFile, type PlanFile } from './plan-file';
 import { PlanRegistry, checkPlanId, resolveStateDir } from './plan-registry';
 import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
+import { createTerminalInteraction } from './terminal-interaction';
 import { describeMissingTool } from './tool-lookup';
 
 interface GlobalOptions {
@@ -162,16 +165,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
    * every configured source is built after all, to find it elsewhere or to
    * suggest the closest names.
    */
+  // MCP servers ask their questions on the terminal, and keep their sign-ins under the state folder.
+  const mcpSupport = (logger: RuntimeLogger) => ({
+    interactionHandler: createTerminalInteraction({ input: io.terminalInput, write: io.stderr, logger }),
+    tokenStore: new FileTokenStore(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-auth')),
+  });
   const open = async (config: AgentsConfig, tools?: readonly string[]): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
-    built = await buildRuntime(config, logger, tools === undefined ? {} : { tools });
+    const mcp = mcpSupport(logger);
+    built = await buildRuntime(config, logger, tools === undefined ? { mcp } : { tools, mcp });
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
       !discovery.tools.some((tool) => tool.name === name) && describeMissingTool(name, discovery, config, io.cwd).code === 'TOOL_NOT_FOUND';
     if (tools !== undefined && built.partial && tools.some(notFound)) {
       await built.dispose();
       built = undefined; // not disposed twice if the next build throws
-      built = await buildRuntime(config, logger);
+      built = await buildRuntime(config, logger, { mcp });
       discovery = await built.runtime.discover();
     }
     // A wrapped entry that names no tool is a mistake in the configuration, not a failing source.
@@ -392,6 +401,19 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       else if (plans.length === 0) io.stdout('No plan is running.\n');
       else io.stdout(formatTable(['plan', 'pid', 'started', 'file'], plans.map((entry) => [entry.planId, String(entry.pid), entry.startedAt, entry.planFile]), 100));
     });
+
+  addMcpCommands(program, {
+    io,
+    loadConfiguration,
+    open: (config, tools) => open(config, tools),
+    wantsJson,
+    createLogger: () => createCliLogger(io.stderr, verbose()),
+    mcpSupport,
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+    withInterrupt,
+  });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -4,9 +4,11 @@ import * as testing from './testing/index';
 describe('@ca/tool-lifecycle public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
+      'INTERACTION_HANDLER',
       'PROCESS_GROUPS_SUPPORTED',
       'RUNTIME_CLOCK',
       'RUNTIME_LOGGER',
+      'SAMPLING_HANDLER',
       'SCHEMA_VALIDATOR',
       'TOOL_LIFECYCLE_CACHE',
       'TOOL_RUNTIME',
@@ -46,5 +48,7 @@ describe('@ca/tool-lifecycle public API', () => {
   it('uses Symbol.for tokens so two copies of the package share them', () => {
     expect(publicApi.TOOL_SOURCE).toBe(Symbol.for('ca.tool-lifecycle.ToolSource'));
     expect(publicApi.TOOL_RUNTIME).toBe(Symbol.for('ca.tool-lifecycle.ToolRuntime'));
+    expect(publicApi.INTERACTION_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.InteractionHandler'));
+    expect(publicApi.SAMPLING_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.SamplingHandler'));
   });
 });

@@ -20,6 +20,26 @@ export { policyRefusal } from './policy';
 export type { ToolSetSettings } from './tool-set';
 export { closestNames } from './closest-names';
 export { registerToolRuntime } from './register-tool-runtime';
+export { INTERACTION_HANDLER } from './interaction-handler';
+export type {
+  FormInteraction,
+  InteractionContext,
+  InteractionHandler,
+  InteractionRequest,
+  InteractionResponse,
+  InteractionValues,
+  UrlInteraction,
+} from './interaction-handler';
+export { SAMPLING_HANDLER } from './sampling-handler';
+export type {
+  SamplingContent,
+  SamplingContext,
+  SamplingHandler,
+  SamplingMessage,
+  SamplingModelPreferences,
+  SamplingRequest,
+  SamplingResult,
+} from './sampling-handler';
 export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process/process-group';
 export {
   TOOL_SOURCE,
