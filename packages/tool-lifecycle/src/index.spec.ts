@@ -4,7 +4,10 @@ import * as testing from './testing/index';
 describe('@ca/tool-lifecycle public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
+      'MAX_LISTED_TOOLS',
+      'PLAN_REGISTRY',
       'PROCESS_GROUPS_SUPPORTED',
+      'PlanRegistryError',
       'RUNTIME_CLOCK',
       'RUNTIME_LOGGER',
       'SCHEMA_VALIDATOR',
@@ -26,8 +29,15 @@ describe('@ca/tool-lifecycle public API', () => {
       'ToolRuntime',
       'ToolRuntimeError',
       'ToolSet',
+      'checkPlanControlMessage',
+      'checkPlanRegistration',
       'closestNames',
+      'createCancelMessage',
       'createConsoleLogger',
+      'parsePlanControlMessage',
+      'parseRegisteredPlan',
+      'planControlMessageKey',
+      'planIdProblem',
       'registerToolRuntime',
       'signalProcessGroup',
       'silentLogger',
@@ -38,11 +48,12 @@ describe('@ca/tool-lifecycle public API', () => {
   });
 
   it('exports the test doubles from the testing subpath only', () => {
-    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'waitUntilProcessesGone']);
+    expect(Object.keys(testing).sort()).toEqual(['InMemoryPlanRegistry', 'InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'waitUntilProcessesGone']);
   });
 
   it('uses Symbol.for tokens so two copies of the package share them', () => {
     expect(publicApi.TOOL_SOURCE).toBe(Symbol.for('ca.tool-lifecycle.ToolSource'));
     expect(publicApi.TOOL_RUNTIME).toBe(Symbol.for('ca.tool-lifecycle.ToolRuntime'));
+    expect(publicApi.PLAN_REGISTRY).toBe(Symbol.for('ca.tool-lifecycle.PlanRegistry'));
   });
 });

@@ -4,3 +4,4 @@ export { InMemoryToolSource } from './in-memory-tool-source';
 export { RecordingLogger } from './recording-logger';
 export type { LogEntry } from './recording-logger';
 export { isProcessAlive, waitUntilProcessesGone } from './processes';
+export { InMemoryPlanRegistry } from './in-memory-plan-registry';
