@@ -133,11 +133,13 @@ describe('a runtime with a plan registry', () => {
   it('refuses, in runPlan, a plan whose id a plan of another runtime holds: the function never runs', async () => {
     const registry = new InMemoryPlanRegistry();
     const first = new ToolRuntime({ planRegistry: registry, logger: new RecordingLogger() });
-    const second = new ToolRuntime({ planRegistry: registry, logger: new RecordingLogger() });
     const held = first.createPlan({ planId: 'shared' });
     await first.whenRegistered(held);
     const fn = jest.fn();
-    const error = await second.runPlan({ planId: 'shared' }, fn).catch((thrown: unknown) => thrown);
+    const secondLogger = new RecordingLogger();
+    const error = await new ToolRuntime({ planRegistry: registry, logger: secondLogger }).runPlan({ planId: 'shared' }, fn).catch((thrown: unknown) => thrown);
+    // runPlan throws the refusal; it is not also logged as a plan that "runs, unlisted".
+    expect(secondLogger.entries).toEqual([]);
     expect(PlanRegistryError.isInstance(error)).toBe(true);
     expect((error as PlanRegistryError).code).toBe('PLAN_REGISTRY_DUPLICATE_PLAN');
     expect((error as PlanRegistryError).message).toMatch(/A running plan already has id 'shared' in plan registry memory\. Plan ids must be unique/);
@@ -180,12 +182,13 @@ describe('a runtime with a plan registry', () => {
     expect(registry.calls).toEqual(['register busy', 'end busy']);
   });
 
-  it('runs a plan whose registration failed, logs why, and reports it through whenRegistered', async () => {
+  it('runs a plan whose registration failed, logs why when nobody waits for it, and reports it through whenRegistered', async () => {
     const registry = new RecordingRegistry(60_000);
     registry.registerError = new Error('store is read-only');
     const logger = new RecordingLogger();
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([new TestTool({ name: 'test.echo' })])], planRegistry: registry, logger });
     const ctx = runtime.createPlan({ planId: 'unlisted' });
+    await waitFor(() => logger.at('error').length > 0);
     await expect(runtime.whenRegistered(ctx)).rejects.toThrow('store is read-only');
     expect((await runtime.execute('test.echo', {}, ctx)).ok).toBe(true);
     await runtime.endPlan(ctx);

@@ -14,6 +14,8 @@ interface LinkedPlan {
   /** A heartbeat is in flight: the next tick skips the plan instead of piling up calls. */
   beating: boolean;
   ended: boolean;
+  /** Someone waits for the registration (runPlan): its failure is theirs to report, not the log's. */
+  awaited: boolean;
 }
 
 /** Longest an ended plan waits for the registry to withdraw it. */
@@ -94,7 +96,7 @@ export class PlanRegistryLink {
   /** Registers a plan the runtime has just created; the registration runs in the background. */
   attach(ctx: PlanContext, options: PlanRegistryOptions | undefined): void {
     const planId = ctx.planId;
-    const linked: LinkedPlan = { ctx, registration: Promise.resolve(), entry: undefined, error: undefined, beating: false, ended: false };
+    const linked: LinkedPlan = { ctx, registration: Promise.resolve(), entry: undefined, error: undefined, beating: false, ended: false, awaited: false };
     let registering: Promise<PlanRegistryEntry>;
     try {
       registering = Promise.resolve(
@@ -121,6 +123,7 @@ export class PlanRegistryLink {
       },
       (error: unknown) => {
         linked.error = error;
+        if (linked.awaited) return;
         this.logger.error(`Plan '${planId}' could not be registered in plan registry ${this.registry.description}; it runs, but cannot be listed or cancelled from elsewhere: ${messageOf(error)}`, {
           planId,
           code: (error as { code?: unknown })?.code,
@@ -139,6 +142,7 @@ export class PlanRegistryLink {
   async whenRegistered(planId: string): Promise<void> {
     const linked = this.plans.get(planId);
     if (linked === undefined) return;
+    linked.awaited = true;
     await linked.registration;
     if (linked.error !== undefined) throw linked.error;
   }
