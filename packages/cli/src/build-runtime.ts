@@ -4,11 +4,13 @@ import type { McpConfigError, McpServersConfig } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { SchemaValidator } from '@ca/schema';
 import {
+  PLAN_REGISTRY,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
   TOOL_SOURCE,
   registerToolRuntime,
+  type PlanRegistry,
   type RuntimeLogger,
   type ToolDescriptor,
   type ToolInstance,
@@ -43,6 +45,8 @@ export interface BuildRuntimeOptions {
    * every configured source.
    */
   readonly tools?: readonly string[];
+  /** Where the runtime announces its plans (`agents plan run`); none by default. */
+  readonly planRegistry?: PlanRegistry;
 }
 
 /**
@@ -73,6 +77,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   const selection = selectSources(config, options.tools);
   const container = rootContainer.createChildContainer();
   container.register(RUNTIME_LOGGER, { useValue: logger });
+  if (options.planRegistry !== undefined) container.register(PLAN_REGISTRY, { useValue: options.planRegistry });
   registerToolRuntime(container, config.runtime ?? {});
   if (selection.builtin) {
     loadBuiltin().registerBuiltinAdapter(container, (config.builtin === true ? {} : config.builtin) as BuiltinAdapterSettings);

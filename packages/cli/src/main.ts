@@ -1,21 +1,24 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
 import { resourceFromPath, type BoundResource, type ToolExecutionContext } from '@ca/tool-context';
-import { ToolRegistrationError, type DiscoveryResult, type ToolProgress } from '@ca/tool-lifecycle';
+import { PlanRegistryError, ToolRegistrationError, createCancelMessage, type DiscoveryResult, type PlanRegistry, type ToolProgress } from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
 import { adviseMessage, type AdviceContext } from './cli-advice';
 import { buildRuntime, type BuiltRuntime } from './build-runtime';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
-import { loadConfig, type AgentsConfig } from './config';
+import { openPlanRegistry } from './cli-registry';
+import { loadConfig, loadRegistryConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
 import { formatTable } from './format-table';
 import { checkPlanFile, formatProblems } from './plan-check';
 import { loadPlanFile, type PlanFile } from './plan-file';
-import { PlanRegistry, checkPlanId, resolveStateDir } from './plan-registry';
+import { inCommandSpan, resolveOtlpEndpoint, startTraceExport, type TraceExport } from './otel-export';
+import { checkPlanId, resolveStateDir } from './plan-registry';
 import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
 import { describeMissingTool } from './tool-lookup';
@@ -24,6 +27,8 @@ interface GlobalOptions {
   readonly config?: string;
   readonly json?: boolean;
   readonly stateDir?: string;
+  readonly registry?: string;
+  readonly otelEndpoint?: string;
   readonly verbose?: boolean;
 }
 
@@ -55,10 +60,17 @@ folder. Without one, only the built-in tools are on. A configuration file turns
 on exactly the sources it names: "builtin" (true or its settings), "custom",
 "mcpServers", "skills", "wrapped". 'agents tools list' says which are on.
 
+Plans are announced in a plan registry: the state folder of this machine
+(--state-dir), or a Redis server every host shares (--registry redis://…, or
+"registry" in the configuration; user and password from REDIS_USERNAME and
+REDIS_PASSWORD). Spans go to an OTLP/HTTP collector with --otel-endpoint or
+OTEL_EXPORTER_OTLP_ENDPOINT.
+
 Exit codes:
   0    success (every plan step did what it expected; plan check: no problem)
-  1    a tool failed, a step did not do what it expected, or (tools list) a
-       source or MCP server could not be listed
+  1    a tool failed, a step did not do what it expected, (tools list) a
+       source or MCP server could not be listed, or the plan registry could
+       not be reached
   2    invalid usage, configuration, plan file or input; a plan whose check
        found a problem (nothing was run)
   3    the plan's policy refused a tool (read-only or checkpoint-required)
@@ -126,12 +138,16 @@ function describeCause(error: unknown): string {
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   let exitCode: ExitCode = EXIT_CODES.ok;
   let built: BuiltRuntime | undefined;
+  let registry: PlanRegistry | undefined;
+  let traceExport: TraceExport | undefined;
   const program = new Command('agents')
     .description('Run tools from MCP servers, Agent Skills, built-ins, custom and wrapped tools through one lifecycle, inside plans.')
     .version(packageVersion(), '-V, --version', 'print the version of @ca/cli')
     .option('-c, --config <file>', 'configuration file (default: agents.config.json|yaml|yml in the current folder)')
     .option('--json', 'machine-readable output')
     .option('--state-dir <dir>', 'where running plans are announced (default $AGENTS_STATE_DIR or ~/.local/state/agents)')
+    .option('--registry <local|redis://…>', "the plan registry: 'local' (the state folder) or a Redis server shared by every host (default: the configuration's \"registry\", else local)")
+    .option('--otel-endpoint <url>', 'send OpenTelemetry spans to this OTLP/HTTP collector (default $OTEL_EXPORTER_OTLP_ENDPOINT)')
     .option('-v, --verbose', 'log debug details to stderr, and say which sources the configuration turns on')
     .addHelpText('after', HELP_TAIL)
     .exitOverride()
@@ -142,7 +158,26 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   const verbose = (): boolean => globals().verbose === true;
   // --json may be given before the command or after it.
   const wantsJson = (local: { readonly json?: boolean }): boolean => local.json === true || globals().json === true;
-  const planRegistry = (): PlanRegistry => new PlanRegistry(resolveStateDir(globals().stateDir, io.env));
+  /** The plan registry (opened once per command, closed when it ends); the configuration is read only when --registry is not given. */
+  const planRegistry = async (config?: AgentsConfig): Promise<PlanRegistry> => {
+    registry ??= await openPlanRegistry({
+      option: globals().registry,
+      config:
+        config ??
+        (globals().registry === undefined
+          ? loadRegistryConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env })
+          : undefined),
+      stateDir: resolveStateDir(globals().stateDir, io.env),
+      env: io.env,
+      logger: createCliLogger(io.stderr, verbose()),
+    });
+    return registry;
+  };
+  /** Starts sending spans to a collector, when one is configured (before any span of the command). */
+  const startTracing = (): void => {
+    const endpoint = resolveOtlpEndpoint(globals().otelEndpoint, io.env);
+    if (endpoint !== undefined && traceExport === undefined) traceExport = startTraceExport(endpoint, { env: io.env, serviceVersion: packageVersion(), stderr: io.stderr });
+  };
   const loadConfiguration = (): AgentsConfig => {
     const options = globals();
     const config = loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env });
@@ -162,16 +197,21 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
    * every configured source is built after all, to find it elsewhere or to
    * suggest the closest names.
    */
-  const open = async (config: AgentsConfig, tools?: readonly string[]): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
+  const open = async (
+    config: AgentsConfig,
+    tools?: readonly string[],
+    planRegistry?: PlanRegistry,
+  ): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
-    built = await buildRuntime(config, logger, tools === undefined ? {} : { tools });
+    const options = { ...(tools === undefined ? {} : { tools }), ...(planRegistry === undefined ? {} : { planRegistry }) };
+    built = await buildRuntime(config, logger, options);
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
       !discovery.tools.some((tool) => tool.name === name) && describeMissingTool(name, discovery, config, io.cwd).code === 'TOOL_NOT_FOUND';
     if (tools !== undefined && built.partial && tools.some(notFound)) {
       await built.dispose();
       built = undefined; // not disposed twice if the next build throws
-      built = await buildRuntime(config, logger);
+      built = await buildRuntime(config, logger, planRegistry === undefined ? {} : { planRegistry });
       discovery = await built.runtime.discover();
     }
     // A wrapped entry that names no tool is a mistake in the configuration, not a failing source.
@@ -259,6 +299,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       }
       if (local.planId !== undefined) checkPlanId(local.planId);
       const config = loadConfiguration();
+      startTracing();
       const { runtime: rt, discovery } = await open(config, [name]);
       const descriptor = requireTool(name, discovery, config);
       const advice = adviceFor('tools run', config, descriptor.inputSchema);
@@ -267,38 +308,42 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       const started = performance.now();
       const onProgress = (progress: ToolProgress) => io.stderr(`${name}: progress ${describeProgress(progress, performance.now() - started)}\n`);
       let planCtx: ToolExecutionContext | undefined;
-      await withInterrupt(
-        (reason) => planCtx?.cancellationToken.cancel(reason),
-        () =>
-          rt.runPlan(
-            {
-              ...(local.planId === undefined ? {} : { planId: local.planId }),
-              policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true },
-              resources: [...resources.values()],
-            },
-            async (ctx) => {
-              planCtx = ctx;
-              const json = wantsJson(local);
-              try {
-                const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? { onProgress } : { timeoutMs, onProgress });
-                if (result.ok) {
-                  exitCode = EXIT_CODES.ok;
-                  io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
-                  return;
+      await inCommandSpan('agents tools run', { 'gen_ai.tool.name': name }, async (span) => {
+        await withInterrupt(
+          (reason) => planCtx?.cancellationToken.cancel(reason),
+          () =>
+            rt.runPlan(
+              {
+                ...(local.planId === undefined ? {} : { planId: local.planId }),
+                policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true },
+                resources: [...resources.values()],
+              },
+              async (ctx) => {
+                planCtx = ctx;
+                span.setAttribute('ca.plan.id', ctx.planId);
+                const json = wantsJson(local);
+                try {
+                  const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? { onProgress } : { timeoutMs, onProgress });
+                  if (result.ok) {
+                    exitCode = EXIT_CODES.ok;
+                    io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
+                    return;
+                  }
+                  const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
+                  const invalidInput = ToolSchemaValidationError.isInstance(result.error) && result.error.direction === 'input';
+                  exitCode = invalidInput ? EXIT_CODES.usage : exitCodeOf(outcome);
+                  if (json) io.stdout(`${JSON.stringify({ ...result, error: { name: result.error.name, code, message } }, null, 2)}\n`);
+                  else io.stderr(`${code}: ${message}\n`);
+                } catch (error) {
+                  const { outcome, code, message } = classify(error, advice, ctx.cancellationToken.isCancelled);
+                  io.stderr(`${code}: ${message}\n${verbose() ? describeCause(error) : ''}`);
+                  exitCode = exitCodeOf(outcome);
                 }
-                const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
-                const invalidInput = ToolSchemaValidationError.isInstance(result.error) && result.error.direction === 'input';
-                exitCode = invalidInput ? EXIT_CODES.usage : exitCodeOf(outcome);
-                if (json) io.stdout(`${JSON.stringify({ ...result, error: { name: result.error.name, code, message } }, null, 2)}\n`);
-                else io.stderr(`${code}: ${message}\n`);
-              } catch (error) {
-                const { outcome, code, message } = classify(error, advice, ctx.cancellationToken.isCancelled);
-                io.stderr(`${code}: ${message}\n${verbose() ? describeCause(error) : ''}`);
-                exitCode = exitCodeOf(outcome);
-              }
-            },
-          ),
-      );
+              },
+            ),
+        );
+        span.setAttribute('ca.exit_code', exitCode);
+      });
     });
 
   const plan = program.command('plan').description('check, run, list and cancel plans');
@@ -337,7 +382,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       if (local.planId !== undefined) checkPlanId(local.planId);
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
-      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile));
+      startTracing();
+      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile), await planRegistry(config));
       const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
       const blocking = problems.filter((problem) => problem.blocking);
       if (blocking.length > 0) {
@@ -347,12 +393,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         });
       }
       for (const problem of problems) io.stderr(`warning: step ${problem.step} (${problem.id}) ${problem.tool}: ${problem.code}: ${problem.message}\n`);
-      const registry = planRegistry();
-      let withdraw: (() => Promise<void>) | undefined;
       let planCtx: ToolExecutionContext | undefined;
       const configFile = config.file === undefined ? undefined : describeConfigFile(config, io.cwd);
-      try {
-        const report = await withInterrupt(
+      // The runtime registers the plan in the registry before its first step
+      // and withdraws it when it ends; a cancel from the registry cancels its token.
+      const report = await inCommandSpan('agents plan run', { 'ca.plan.file': planFile.file }, async (span) => {
+        const ran = await withInterrupt(
           (reason) => planCtx?.cancellationToken.cancel(reason),
           () =>
             runPlanFile(rt, planFile, config.resources, io, {
@@ -361,35 +407,70 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
               ...(configFile === undefined ? {} : { configFile }),
               json: wantsJson(local),
               verbose: verbose(),
-              onStart: async (ctx) => {
+              labels: { file: planFile.file },
+              onStart: (ctx) => {
                 planCtx = ctx;
-                withdraw = await registry.announce(ctx.planId, planFile.file, (reason) => ctx.cancellationToken.cancel(reason));
+                span.setAttribute('ca.plan.id', ctx.planId);
               },
             }),
         );
-        exitCode = report.exitCode;
-      } finally {
-        await withdraw?.();
-      }
+        span.setAttribute('ca.exit_code', ran.exitCode);
+        return ran;
+      });
+      exitCode = report.exitCode;
     });
 
   plan
     .command('cancel <plan-id>')
     .description('cancel a running plan (from another terminal)')
     .action(async (planId: string) => {
-      await planRegistry().cancel(planId);
-      io.stdout(`Cancellation of plan ${planId} requested.\n`);
+      checkPlanId(planId);
+      const plans = await planRegistry();
+      const sentBy = `agents plan cancel on ${os.hostname()}, pid ${process.pid}`;
+      try {
+        const result = await plans.send(createCancelMessage(planId, `cancelled by 'agents plan cancel ${planId}'`, sentBy));
+        io.stdout(
+          result.delivery === 'delivered'
+            ? `Cancellation of plan ${planId} requested.\n`
+            : `Cancellation of plan ${planId} requested; its host is not connected to the registry right now and gets it when it reconnects.\n`,
+        );
+      } catch (error) {
+        if (!PlanRegistryError.isInstance(error) || error.code !== 'PLAN_REGISTRY_PLAN_NOT_FOUND') throw error;
+        throw new CliError({
+          code: 'CLI_PLAN_NOT_FOUND',
+          exitCode: EXIT_CODES.notFound,
+          message: `No running plan has id '${planId}'${error.reason === undefined ? '' : ` (${error.reason})`} in ${plans.description}. 'agents plan list' shows the running plans.`,
+          cause: error,
+        });
+      }
     });
 
   plan
     .command('list')
     .description('show running plans')
     .option('--json', 'machine-readable output')
-    .action((local: { json?: boolean }) => {
-      const plans = planRegistry().list();
+    .action(async (local: { json?: boolean }) => {
+      const plans = await (await planRegistry()).list();
       if (wantsJson(local)) io.stdout(`${JSON.stringify(plans, null, 2)}\n`);
       else if (plans.length === 0) io.stdout('No plan is running.\n');
-      else io.stdout(formatTable(['plan', 'pid', 'started', 'file'], plans.map((entry) => [entry.planId, String(entry.pid), entry.startedAt, entry.planFile]), 100));
+      else {
+        io.stdout(
+          formatTable(
+            ['plan', 'pid', 'host', 'started', 'steps', 'policy', 'tools', 'file'],
+            plans.map((entry) => [
+              entry.planId,
+              String(entry.pid),
+              entry.host,
+              entry.startedAt,
+              String(entry.stepsDone),
+              describePolicy(entry.policy),
+              entry.tools.join(', '),
+              entry.labels['file'] ?? '',
+            ]),
+            100,
+          ),
+        );
+      }
     });
 
   try {
@@ -398,8 +479,21 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     exitCode = report(error, io, verbose());
   } finally {
     await built?.dispose();
+    await registry?.close();
+    await traceExport?.shutdown();
   }
   return exitCode;
+}
+
+/** `read-only, checkpoints`: the policy fields that restrict the plan, for the list. */
+function describePolicy(policy: Readonly<Record<string, string | number | boolean>>): string {
+  const words: string[] = [];
+  if (policy['readOnly'] === true) words.push('read-only');
+  if (policy['requireCheckpoint'] === true) words.push('checkpoints');
+  for (const [key, value] of Object.entries(policy)) {
+    if (key !== 'readOnly' && key !== 'requireCheckpoint' && typeof value !== 'boolean') words.push(`${key}: ${String(value)}`);
+  }
+  return words.length === 0 ? 'read-write' : words.join(', ');
 }
 
 function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
@@ -410,6 +504,11 @@ function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
   if (error instanceof CommandFailure || CliError.isInstance(error)) {
     io.stderr(`${error.code}: ${error.message}\n`);
     return error.exitCode;
+  }
+  if (PlanRegistryError.isInstance(error)) {
+    io.stderr(`${error.code}: ${error.message}\n`);
+    if (error.code === 'PLAN_REGISTRY_PLAN_NOT_FOUND') return EXIT_CODES.notFound;
+    return error.code === 'PLAN_REGISTRY_INVALID_ARGUMENT' || error.code === 'PLAN_REGISTRY_DUPLICATE_PLAN' ? EXIT_CODES.usage : EXIT_CODES.failed;
   }
   const { outcome, code, message } = classify(error, { command: 'tools run' });
   io.stderr(`${code}: ${message}\n${verbose ? describeCause(error) : ''}`);
