@@ -348,7 +348,13 @@ export class RedisPlanRegistry implements PlanRegistry {
     return this.resyncing;
   }
 
-  /** Writes a plan's record: `new` at registration, `refresh` on a heartbeat, `resync` after a reconnection. */
+  /**
+   * Writes a plan's record: `new` at registration, `refresh` on a heartbeat,
+   * `resync` after a reconnection. A heartbeat is not given a deadline of its
+   * own (thousands are in flight at once on a busy host): the runtime sends no
+   * second one for a plan while its first is pending, and a dead connection
+   * fails it.
+   */
   private async write(plan: LocalPlan, mode: 'new' | 'refresh' | 'resync'): Promise<void> {
     const record = JSON.stringify({
       ...plan.base,
@@ -360,13 +366,12 @@ export class RedisPlanRegistry implements PlanRegistry {
       instance: this.instance,
       registration: plan.registration,
     });
-    const reply = (await this.timed(
-      this.evaluate(
-        REGISTER_SCRIPT,
-        [this.key('plan', plan.planId), this.key('pending', plan.planId), this.key('index')],
-        [record, String(this.settings.ttlMs), plan.registration, plan.planId, mode],
-      ),
-    )) as string[];
+    const writing = this.evaluate(
+      REGISTER_SCRIPT,
+      [this.key('plan', plan.planId), this.key('pending', plan.planId), this.key('index')],
+      [record, String(this.settings.ttlMs), plan.registration, plan.planId, mode],
+    );
+    const reply = (await (mode === 'refresh' ? writing : this.timed(writing))) as string[];
     if (plan.ended) return;
     const [status, ...rest] = reply;
     if (status === 'duplicate') {
