@@ -11,6 +11,7 @@ const { performance } = require('node:perf_hooks');
 const { ToolRuntime, createCancelMessage, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
 const { connectRedisPlanRegistry } = require('../../packages/plan-registry-redis/dist/index.js');
+const { createClient } = require('@redis/client');
 const { compare, comparePaired, median, runWhenMain } = require('./harness');
 
 const PLANS = 10_000;
@@ -53,6 +54,18 @@ async function startRedis() {
   };
 }
 
+/** The server's `used_memory`, in bytes. */
+async function usedMemory(url) {
+  const client = createClient({ url });
+  await client.connect();
+  try {
+    const info = await client.sendCommand(['INFO', 'memory']);
+    return Number(/used_memory:(\d+)/.exec(info)[1]);
+  } finally {
+    client.destroy();
+  }
+}
+
 /** Runs `count` async operations with at most `limit` in flight; returns operations per second. */
 async function throughput(count, limit, operation) {
   let next = 0;
@@ -79,10 +92,12 @@ async function run() {
     // 10,000 plans on host A, each with a handler that notes when a message arrived.
     const arrived = new Map();
     const entries = new Array(PLANS);
+    const memoryBefore = await usedMemory(redis.url);
     const registerPerSecond = await throughput(PLANS, IN_FLIGHT, async (index) => {
       entries[index] = await hostA.register(registration(`plan-${index}`), () => arrived.set(`plan-${index}`, performance.now()));
     });
 
+    const bytesPerPlan = ((await usedMemory(redis.url)) - memoryBefore) / PLANS;
     const heartbeatTicks = [];
     for (let tick = 0; tick < 3; tick++) {
       const started = performance.now();
@@ -174,6 +189,7 @@ async function run() {
         target: 'report',
         pass: true,
       },
+      { name: 'registry: Redis memory per registered plan', baseline: '', subjectValue: `${Math.round(bytesPerPlan)} bytes`, target: 'report', pass: true, note: 'record, index entry; labels { job }' },
       { name: 'registry: list of 10,000 plans, from another host', baseline: '', subjectValue: `${listMs.toFixed(0)} ms per list`, target: 'report', pass: true },
       { name: 'registry: send (100 in flight, 10,000 plans registered)', baseline: '', subjectValue: ops(sendPerSecond), target: 'report', pass: true },
       { name: 'registry: end (100 in flight)', baseline: '', subjectValue: ops(endPerSecond), target: 'report', pass: true },
