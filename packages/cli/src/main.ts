@@ -308,40 +308,41 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       const started = performance.now();
       const onProgress = (progress: ToolProgress) => io.stderr(`${name}: progress ${describeProgress(progress, performance.now() - started)}\n`);
       let planCtx: ToolExecutionContext | undefined;
-      await inCommandSpan('agents tools run', { 'gen_ai.tool.name': name }, async (span) => {
-        await withInterrupt(
-          (reason) => planCtx?.cancellationToken.cancel(reason),
-          () =>
-            rt.runPlan(
-              {
-                ...(local.planId === undefined ? {} : { planId: local.planId }),
-                policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true },
-                resources: [...resources.values()],
-              },
-              async (ctx) => {
-                planCtx = ctx;
-                span.setAttribute('ca.plan.id', ctx.planId);
-                const json = wantsJson(local);
-                try {
-                  const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? { onProgress } : { timeoutMs, onProgress });
-                  if (result.ok) {
-                    exitCode = EXIT_CODES.ok;
-                    io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
-                    return;
-                  }
-                  const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
-                  const invalidInput = ToolSchemaValidationError.isInstance(result.error) && result.error.direction === 'input';
-                  exitCode = invalidInput ? EXIT_CODES.usage : exitCodeOf(outcome);
-                  if (json) io.stdout(`${JSON.stringify({ ...result, error: { name: result.error.name, code, message } }, null, 2)}\n`);
-                  else io.stderr(`${code}: ${message}\n`);
-                } catch (error) {
-                  const { outcome, code, message } = classify(error, advice, ctx.cancellationToken.isCancelled);
-                  io.stderr(`${code}: ${message}\n${verbose() ? describeCause(error) : ''}`);
-                  exitCode = exitCodeOf(outcome);
+      const runTool = () => withInterrupt(
+        (reason) => planCtx?.cancellationToken.cancel(reason),
+        () =>
+          rt.runPlan(
+            {
+              ...(local.planId === undefined ? {} : { planId: local.planId }),
+              policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true },
+              resources: [...resources.values()],
+            },
+            async (ctx) => {
+              planCtx = ctx;
+              const json = wantsJson(local);
+              try {
+                const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? { onProgress } : { timeoutMs, onProgress });
+                if (result.ok) {
+                  exitCode = EXIT_CODES.ok;
+                  io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
+                  return;
                 }
-              },
-            ),
-        );
+                const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
+                const invalidInput = ToolSchemaValidationError.isInstance(result.error) && result.error.direction === 'input';
+                exitCode = invalidInput ? EXIT_CODES.usage : exitCodeOf(outcome);
+                if (json) io.stdout(`${JSON.stringify({ ...result, error: { name: result.error.name, code, message } }, null, 2)}\n`);
+                else io.stderr(`${code}: ${message}\n`);
+              } catch (error) {
+                const { outcome, code, message } = classify(error, advice, ctx.cancellationToken.isCancelled);
+                io.stderr(`${code}: ${message}\n${verbose() ? describeCause(error) : ''}`);
+                exitCode = exitCodeOf(outcome);
+              }
+            },
+          ),
+      );
+      await inCommandSpan('agents tools run', { 'gen_ai.tool.name': name }, async (span) => {
+        await runTool();
+        if (planCtx !== undefined) span.setAttribute('ca.plan.id', planCtx.planId);
         span.setAttribute('ca.exit_code', exitCode);
       });
     });
@@ -485,13 +486,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   return exitCode;
 }
 
-/** `read-only, checkpoints`: the policy fields that restrict the plan, for the list. */
+/**
+ * `read-only, checkpoints, network: deny`: what restricts the plan, for the
+ * list. Other fields a policy gains are shown as `name: value`, unless they
+ * only allow (`allow`, `false`).
+ */
 function describePolicy(policy: Readonly<Record<string, string | number | boolean>>): string {
   const words: string[] = [];
   if (policy['readOnly'] === true) words.push('read-only');
   if (policy['requireCheckpoint'] === true) words.push('checkpoints');
   for (const [key, value] of Object.entries(policy)) {
-    if (key !== 'readOnly' && key !== 'requireCheckpoint' && typeof value !== 'boolean') words.push(`${key}: ${String(value)}`);
+    if (key === 'readOnly' || key === 'requireCheckpoint' || value === false || value === 'allow') continue;
+    words.push(value === true ? key : `${key}: ${String(value)}`);
   }
   return words.length === 0 ? 'read-write' : words.join(', ');
 }
