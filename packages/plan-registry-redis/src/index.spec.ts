@@ -2,6 +2,7 @@ import { PLAN_REGISTRY, TOOL_RUNTIME, registerToolRuntime } from '@ca/tool-lifec
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { container } from 'tsyringe';
 import * as publicApi from './index';
+import { redactSecrets } from './redis-plan-registry-settings';
 import { startRedisServer } from './redis-server.test-helper';
 
 describe('@ca/plan-registry-redis public API', () => {
@@ -10,7 +11,6 @@ describe('@ca/plan-registry-redis public API', () => {
       'RedisPlanRegistry',
       'connectRedisPlanRegistry',
       'describeRedisUrl',
-      'redactSecrets',
       'redisCredentialsFromEnvironment',
       'registerRedisPlanRegistry',
     ]);
@@ -38,6 +38,6 @@ describe('@ca/plan-registry-redis public API', () => {
 
   it('describes a URL without its credentials, and redacts secrets from messages', () => {
     expect(publicApi.describeRedisUrl('rediss://ops:pa55word@cache.internal:6380/3')).toBe('rediss://cache.internal:6380/3');
-    expect(publicApi.redactSecrets('AUTH failed for redis://ops:pa55word@h:1 with pa55word', ['pa55word'])).toBe('AUTH failed for redis://***@h:1 with ***');
+    expect(redactSecrets('AUTH failed for redis://ops:pa55word@h:1 with pa55word', ['pa55word'])).toBe('AUTH failed for redis://***@h:1 with ***');
   });
 });
