@@ -265,6 +265,18 @@ describe('connecting', () => {
       await entry.end();
       await registry.close();
       expect(await keys(tls.url, { socket: { tls: true, ca } })).toEqual([]);
+      // By address: the certificate names 127.0.0.1 too, and no server name is sent for an address.
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning.message);
+      process.on('warning', onWarning);
+      try {
+        const byAddress = await connectRedisPlanRegistry({ url: `rediss://127.0.0.1:${tls.port}`, tls: { ca }, logger: new RecordingLogger() });
+        expect(await byAddress.list()).toEqual([]);
+        await byAddress.close();
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(warnings).toEqual([]);
 
       const untrusted = await failure(connectRedisPlanRegistry({ url: tls.url, connectTimeoutMs: 1_000, logger: new RecordingLogger() }));
       expect(untrusted.code).toBe('PLAN_REGISTRY_UNAVAILABLE');

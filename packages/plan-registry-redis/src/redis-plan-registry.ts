@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import { messageOf } from '@ca/domain';
 import {
   PlanRegistryError,
@@ -272,7 +273,7 @@ export class RedisPlanRegistry implements PlanRegistry {
         host: settings.host,
         port: settings.port,
         connectTimeout: Math.min(settings.connectTimeoutMs, 10_000),
-        ...(settings.tls ? { tls: true as const, ...(settings.tlsOptions as object), servername: settings.tlsOptions?.servername ?? settings.host } : {}),
+        ...(settings.tls ? { tls: true as const, ...(settings.tlsOptions as object), ...serverName(settings) } : {}),
         reconnectStrategy: (retries: number, cause: Error) => {
           if (this.closing) return false;
           if (!everReady) {
@@ -503,6 +504,12 @@ export class RedisPlanRegistry implements PlanRegistry {
   private redact(text: string): string {
     return redactSecrets(text, [this.settings.password]);
   }
+}
+
+/** The name the server's certificate must carry: the setting, else the URL's host unless it is an address (SNI takes names only). */
+function serverName(settings: ResolvedSettings): { servername?: string } {
+  const name = settings.tlsOptions?.servername ?? (isIP(settings.host) === 0 ? settings.host : undefined);
+  return name === undefined ? {} : { servername: name };
 }
 
 /** A control message as text from the server, or `undefined` when it is not one this runtime knows. */
