@@ -5,12 +5,14 @@ import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
 import {
+  PLAN_REGISTRY,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
   TOOL_SOURCE,
   registerToolRuntime,
   type InteractionHandler,
+  type PlanRegistry,
   type RuntimeLogger,
   type ToolDescriptor,
   type ToolInstance,
@@ -50,6 +52,8 @@ export interface BuildRuntimeOptions {
     readonly interactionHandler?: InteractionHandler;
     readonly tokenStore?: McpTokenStore;
   };
+  /** Where the runtime announces its plans (`agents plan run`); none by default. */
+  readonly planRegistry?: PlanRegistry;
 }
 
 /**
@@ -80,6 +84,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   const selection = selectSources(config, options.tools);
   const container = rootContainer.createChildContainer();
   container.register(RUNTIME_LOGGER, { useValue: logger });
+  if (options.planRegistry !== undefined) container.register(PLAN_REGISTRY, { useValue: options.planRegistry });
   registerToolRuntime(container, config.runtime ?? {});
   if (selection.builtin) {
     loadBuiltin().registerBuiltinAdapter(container, builtinSettings(config));

@@ -31,11 +31,26 @@ export interface WrappedEntry {
   readonly capability?: Record<string, boolean>;
 }
 
+/** The `registry` key: `local`, a Redis URL, or a Redis registry's settings. */
+export type RegistrySetting =
+  | string
+  | {
+      readonly url: string;
+      readonly keyPrefix?: string;
+      readonly ttlMs?: number;
+      readonly heartbeatIntervalMs?: number;
+      readonly pendingTtlMs?: number;
+      readonly connectTimeoutMs?: number;
+      readonly commandTimeoutMs?: number;
+      readonly tls?: { readonly caFile?: string; readonly servername?: string };
+    };
+
 /** `agents.config.json` as written (after `${VAR}` expansion). */
 export interface AgentsConfigFile {
   readonly runtime?: ToolRuntimeOptions;
   /** The kernel sandbox of commands and skill scripts (see `@ca/tool-lifecycle/sandbox`). */
   readonly sandbox?: SandboxSetting;
+  readonly registry?: RegistrySetting;
   readonly resources?: readonly ResourceEntry[];
   readonly builtin?: boolean | Record<string, unknown>;
   readonly custom?: { readonly modules: readonly string[] };
@@ -65,10 +80,7 @@ export function loadConfig(options: {
   readonly cwd: string;
   readonly env: Readonly<Record<string, string | undefined>>;
 }): AgentsConfig {
-  const file =
-    options.file === undefined
-      ? CONFIG_FILE_NAMES.map((name) => path.join(options.cwd, name)).find((candidate) => fs.existsSync(candidate))
-      : path.resolve(options.cwd, options.file);
+  const file = findConfigFile(options);
   if (file === undefined) {
     // No configuration: the built-in tools only, with no resource bound.
     return { file: undefined, baseDir: options.cwd, resources: [], builtin: true };
@@ -94,6 +106,39 @@ export function loadConfig(options: {
       ? {}
       : { skills: { ...config.skills, ...(config.skills.roots === undefined ? {} : { roots: config.skills.roots.map((root) => path.resolve(baseDir, root)) }) } }),
   };
+}
+
+/** The configuration file: the one given, else the first of {@link CONFIG_FILE_NAMES} in `cwd`. */
+function findConfigFile(options: { readonly file?: string; readonly cwd: string }): string | undefined {
+  return options.file === undefined
+    ? CONFIG_FILE_NAMES.map((name) => path.join(options.cwd, name)).find((candidate) => fs.existsSync(candidate))
+    : path.resolve(options.cwd, options.file);
+}
+
+/**
+ * Only the `registry` key of the configuration, for the commands that run no
+ * tool (`plan list`, `plan cancel`): the other keys are neither expanded nor
+ * checked, so an operator's shell need not set the variables the tools' keys use.
+ * @throws CliError (CLI_CONFIG_NOT_FOUND, CLI_CONFIG_INVALID) for the file or its `registry` key.
+ */
+export function loadRegistryConfig(options: {
+  readonly file?: string;
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}): AgentsConfig {
+  const file = findConfigFile(options);
+  if (file === undefined) return { file: undefined, baseDir: options.cwd, resources: [] };
+  const raw = readDocument(file, { notFound: 'CLI_CONFIG_NOT_FOUND', invalid: 'CLI_CONFIG_INVALID' }, 'Configuration');
+  const registry = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>)['registry'] : undefined;
+  if (registry === undefined) return { file, baseDir: path.dirname(file), resources: [] };
+  let expanded: unknown;
+  try {
+    expanded = expandVariables(registry, options.env, '/registry');
+  } catch (error) {
+    throw new CliError({ code: 'CLI_CONFIG_INVALID', message: `Configuration ${file}: ${(error as Error).message}` });
+  }
+  validateDocument('config', { registry: expanded }, file, 'CLI_CONFIG_INVALID');
+  return { file, baseDir: path.dirname(file), resources: [], registry: expanded as RegistrySetting };
 }
 
 /**

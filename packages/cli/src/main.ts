@@ -1,15 +1,17 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
 import { resourceFromPath, type BoundResource, type ToolExecutionContext } from '@ca/tool-context';
-import { ToolRegistrationError, type DiscoveryResult, type RuntimeLogger, type ToolProgress } from '@ca/tool-lifecycle';
+import { PlanRegistryError, ToolRegistrationError, createCancelMessage, type DiscoveryResult, type PlanRegistry, type RuntimeLogger, type ToolProgress } from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
 import { adviseMessage, type AdviceContext } from './cli-advice';
 import { buildRuntime, type BuiltRuntime } from './build-runtime';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
-import { loadConfig, type AgentsConfig } from './config';
+import { openPlanRegistry } from './cli-registry';
+import { loadConfig, loadRegistryConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
 import { FileTokenStore } from './file-token-store';
@@ -17,7 +19,8 @@ import { formatTable } from './format-table';
 import { addMcpCommands } from './mcp-commands';
 import { checkPlanFile, formatProblems } from './plan-check';
 import { loadPlanFile, type PlanFile } from './plan-file';
-import { PlanRegistry, checkPlanId, resolveStateDir } from './plan-registry';
+import { inCommandSpan, resolveOtlpEndpoint, startTraceExport, type TraceExport } from './otel-export';
+import { checkPlanId, resolveStateDir } from './plan-registry';
 import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
 import { createTerminalInteraction } from './terminal-interaction';
@@ -27,6 +30,8 @@ interface GlobalOptions {
   readonly config?: string;
   readonly json?: boolean;
   readonly stateDir?: string;
+  readonly registry?: string;
+  readonly otelEndpoint?: string;
   readonly verbose?: boolean;
 }
 
@@ -58,10 +63,17 @@ folder. Without one, only the built-in tools are on. A configuration file turns
 on exactly the sources it names: "builtin" (true or its settings), "custom",
 "mcpServers", "skills", "wrapped". 'agents tools list' says which are on.
 
+Plans are announced in a plan registry: the state folder of this machine
+(--state-dir), or a Redis server every host shares (--registry redis://…, or
+"registry" in the configuration; user and password from REDIS_USERNAME and
+REDIS_PASSWORD). Spans go to an OTLP/HTTP collector with --otel-endpoint or
+OTEL_EXPORTER_OTLP_ENDPOINT.
+
 Exit codes:
   0    success (every plan step did what it expected; plan check: no problem)
-  1    a tool failed, a step did not do what it expected, or (tools list) a
-       source or MCP server could not be listed
+  1    a tool failed, a step did not do what it expected, (tools list) a
+       source or MCP server could not be listed, or the plan registry could
+       not be reached
   2    invalid usage, configuration, plan file or input; a plan whose check
        found a problem (nothing was run)
   3    the plan's policy refused a tool (read-only or checkpoint-required)
@@ -129,12 +141,16 @@ function describeCause(error: unknown): string {
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   let exitCode: ExitCode = EXIT_CODES.ok;
   let built: BuiltRuntime | undefined;
+  let registry: PlanRegistry | undefined;
+  let traceExport: TraceExport | undefined;
   const program = new Command('agents')
     .description('Run tools from MCP servers, Agent Skills, built-ins, custom and wrapped tools through one lifecycle, inside plans.')
     .version(packageVersion(), '-V, --version', 'print the version of @ca/cli')
     .option('-c, --config <file>', 'configuration file (default: agents.config.json|yaml|yml in the current folder)')
     .option('--json', 'machine-readable output')
     .option('--state-dir <dir>', 'where running plans are announced (default $AGENTS_STATE_DIR or ~/.local/state/agents)')
+    .option('--registry <local|redis://…>', "the plan registry: 'local' (the state folder) or a Redis server shared by every host (default: the configuration's \"registry\", else local)")
+    .option('--otel-endpoint <url>', 'send OpenTelemetry spans to this OTLP/HTTP collector (default $OTEL_EXPORTER_OTLP_ENDPOINT)')
     .option('-v, --verbose', 'log debug details to stderr, and say which sources the configuration turns on')
     .addHelpText('after', HELP_TAIL)
     .exitOverride()
@@ -145,7 +161,26 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   const verbose = (): boolean => globals().verbose === true;
   // --json may be given before the command or after it.
   const wantsJson = (local: { readonly json?: boolean }): boolean => local.json === true || globals().json === true;
-  const planRegistry = (): PlanRegistry => new PlanRegistry(resolveStateDir(globals().stateDir, io.env));
+  /** The plan registry (opened once per command, closed when it ends); the configuration is read only when --registry is not given. */
+  const planRegistry = async (config?: AgentsConfig): Promise<PlanRegistry> => {
+    registry ??= await openPlanRegistry({
+      option: globals().registry,
+      config:
+        config ??
+        (globals().registry === undefined
+          ? loadRegistryConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env })
+          : undefined),
+      stateDir: resolveStateDir(globals().stateDir, io.env),
+      env: io.env,
+      logger: createCliLogger(io.stderr, verbose()),
+    });
+    return registry;
+  };
+  /** Starts sending spans to a collector, when one is configured (before any span of the command). */
+  const startTracing = (): void => {
+    const endpoint = resolveOtlpEndpoint(globals().otelEndpoint, io.env);
+    if (endpoint !== undefined && traceExport === undefined) traceExport = startTraceExport(endpoint, { env: io.env, serviceVersion: packageVersion(), stderr: io.stderr });
+  };
   const loadConfiguration = (): AgentsConfig => {
     const options = globals();
     const config = loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env });
@@ -170,17 +205,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     interactionHandler: createTerminalInteraction({ input: io.terminalInput, write: io.stderr, logger }),
     tokenStore: new FileTokenStore(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-auth')),
   });
-  const open = async (config: AgentsConfig, tools?: readonly string[]): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
+  const open = async (
+    config: AgentsConfig,
+    tools?: readonly string[],
+    planRegistry?: PlanRegistry,
+  ): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
     const mcp = mcpSupport(logger);
-    built = await buildRuntime(config, logger, tools === undefined ? { mcp } : { tools, mcp });
+    const everySource = { mcp, ...(planRegistry === undefined ? {} : { planRegistry }) };
+    built = await buildRuntime(config, logger, tools === undefined ? everySource : { ...everySource, tools });
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
       !discovery.tools.some((tool) => tool.name === name) && describeMissingTool(name, discovery, config, io.cwd).code === 'TOOL_NOT_FOUND';
     if (tools !== undefined && built.partial && tools.some(notFound)) {
       await built.dispose();
       built = undefined; // not disposed twice if the next build throws
-      built = await buildRuntime(config, logger, { mcp });
+      built = await buildRuntime(config, logger, everySource);
       discovery = await built.runtime.discover();
     }
     // A wrapped entry that names no tool is a mistake in the configuration, not a failing source.
@@ -269,6 +309,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       }
       if (local.planId !== undefined) checkPlanId(local.planId);
       const config = loadConfiguration();
+      startTracing();
       const { runtime: rt, discovery } = await open(config, [name]);
       const descriptor = requireTool(name, discovery, config);
       const advice = adviceFor('tools run', config, descriptor.inputSchema);
@@ -277,7 +318,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       const started = performance.now();
       const onProgress = (progress: ToolProgress) => io.stderr(`${name}: progress ${describeProgress(progress, performance.now() - started)}\n`);
       let planCtx: ToolExecutionContext | undefined;
-      await withInterrupt(
+      const runTool = () => withInterrupt(
         (reason) => planCtx?.cancellationToken.cancel(reason),
         () =>
           rt.runPlan(
@@ -309,6 +350,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
             },
           ),
       );
+      await inCommandSpan('agents tools run', { 'gen_ai.tool.name': name }, async (span) => {
+        await runTool();
+        if (planCtx !== undefined) span.setAttribute('ca.plan.id', planCtx.planId);
+        span.setAttribute('ca.exit_code', exitCode);
+      });
     });
 
   const plan = program.command('plan').description('check, run, list and cancel plans');
@@ -347,7 +393,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       if (local.planId !== undefined) checkPlanId(local.planId);
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
-      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile));
+      startTracing();
+      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile), await planRegistry(config));
       const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
       const blocking = problems.filter((problem) => problem.blocking);
       if (blocking.length > 0) {
@@ -357,12 +404,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         });
       }
       for (const problem of problems) io.stderr(`warning: step ${problem.step} (${problem.id}) ${problem.tool}: ${problem.code}: ${problem.message}\n`);
-      const registry = planRegistry();
-      let withdraw: (() => Promise<void>) | undefined;
       let planCtx: ToolExecutionContext | undefined;
       const configFile = config.file === undefined ? undefined : describeConfigFile(config, io.cwd);
-      try {
-        const report = await withInterrupt(
+      // The runtime registers the plan in the registry before its first step
+      // and withdraws it when it ends; a cancel from the registry cancels its token.
+      const report = await inCommandSpan('agents plan run', { 'ca.plan.file': planFile.file }, async (span) => {
+        const ran = await withInterrupt(
           (reason) => planCtx?.cancellationToken.cancel(reason),
           () =>
             runPlanFile(rt, planFile, config.resources, io, {
@@ -371,35 +418,70 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
               ...(configFile === undefined ? {} : { configFile }),
               json: wantsJson(local),
               verbose: verbose(),
-              onStart: async (ctx) => {
+              labels: { file: planFile.file },
+              onStart: (ctx) => {
                 planCtx = ctx;
-                withdraw = await registry.announce(ctx.planId, planFile.file, (reason) => ctx.cancellationToken.cancel(reason));
+                span.setAttribute('ca.plan.id', ctx.planId);
               },
             }),
         );
-        exitCode = report.exitCode;
-      } finally {
-        await withdraw?.();
-      }
+        span.setAttribute('ca.exit_code', ran.exitCode);
+        return ran;
+      });
+      exitCode = report.exitCode;
     });
 
   plan
     .command('cancel <plan-id>')
     .description('cancel a running plan (from another terminal)')
     .action(async (planId: string) => {
-      await planRegistry().cancel(planId);
-      io.stdout(`Cancellation of plan ${planId} requested.\n`);
+      checkPlanId(planId);
+      const plans = await planRegistry();
+      const sentBy = `agents plan cancel on ${os.hostname()}, pid ${process.pid}`;
+      try {
+        const result = await plans.send(createCancelMessage(planId, `cancelled by 'agents plan cancel ${planId}'`, sentBy));
+        io.stdout(
+          result.delivery === 'delivered'
+            ? `Cancellation of plan ${planId} requested.\n`
+            : `Cancellation of plan ${planId} requested; its host is not connected to the registry right now and gets it when it reconnects.\n`,
+        );
+      } catch (error) {
+        if (!PlanRegistryError.isInstance(error) || error.code !== 'PLAN_REGISTRY_PLAN_NOT_FOUND') throw error;
+        throw new CliError({
+          code: 'CLI_PLAN_NOT_FOUND',
+          exitCode: EXIT_CODES.notFound,
+          message: `No running plan has id '${planId}'${error.reason === undefined ? '' : ` (${error.reason})`} in ${plans.description}. 'agents plan list' shows the running plans.`,
+          cause: error,
+        });
+      }
     });
 
   plan
     .command('list')
     .description('show running plans')
     .option('--json', 'machine-readable output')
-    .action((local: { json?: boolean }) => {
-      const plans = planRegistry().list();
+    .action(async (local: { json?: boolean }) => {
+      const plans = await (await planRegistry()).list();
       if (wantsJson(local)) io.stdout(`${JSON.stringify(plans, null, 2)}\n`);
       else if (plans.length === 0) io.stdout('No plan is running.\n');
-      else io.stdout(formatTable(['plan', 'pid', 'started', 'file'], plans.map((entry) => [entry.planId, String(entry.pid), entry.startedAt, entry.planFile]), 100));
+      else {
+        io.stdout(
+          formatTable(
+            ['plan', 'pid', 'host', 'started', 'steps', 'policy', 'tools', 'file'],
+            plans.map((entry) => [
+              entry.planId,
+              String(entry.pid),
+              entry.host,
+              entry.startedAt,
+              String(entry.stepsDone),
+              describePolicy(entry.policy),
+              entry.tools.join(', '),
+              entry.labels['file'] ?? '',
+            ]),
+            100,
+          ),
+        );
+      }
     });
 
   addMcpCommands(program, {
@@ -421,8 +503,26 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     exitCode = report(error, io, verbose());
   } finally {
     await built?.dispose();
+    await registry?.close();
+    await traceExport?.shutdown();
   }
   return exitCode;
+}
+
+/**
+ * `read-only, checkpoints, network: deny`: what restricts the plan, for the
+ * list. Other fields a policy gains are shown as `name: value`, unless they
+ * only allow (`allow`, `false`).
+ */
+function describePolicy(policy: Readonly<Record<string, string | number | boolean>>): string {
+  const words: string[] = [];
+  if (policy['readOnly'] === true) words.push('read-only');
+  if (policy['requireCheckpoint'] === true) words.push('checkpoints');
+  for (const [key, value] of Object.entries(policy)) {
+    if (key === 'readOnly' || key === 'requireCheckpoint' || value === false || value === 'allow') continue;
+    words.push(value === true ? key : `${key}: ${String(value)}`);
+  }
+  return words.length === 0 ? 'read-write' : words.join(', ');
 }
 
 function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
@@ -433,6 +533,11 @@ function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
   if (error instanceof CommandFailure || CliError.isInstance(error)) {
     io.stderr(`${error.code}: ${error.message}\n`);
     return error.exitCode;
+  }
+  if (PlanRegistryError.isInstance(error)) {
+    io.stderr(`${error.code}: ${error.message}\n`);
+    if (error.code === 'PLAN_REGISTRY_PLAN_NOT_FOUND') return EXIT_CODES.notFound;
+    return error.code === 'PLAN_REGISTRY_INVALID_ARGUMENT' || error.code === 'PLAN_REGISTRY_DUPLICATE_PLAN' ? EXIT_CODES.usage : EXIT_CODES.failed;
   }
   const { outcome, code, message } = classify(error, { command: 'tools run' });
   io.stderr(`${code}: ${message}\n${verbose ? describeCause(error) : ''}`);

@@ -5,7 +5,10 @@ describe('@ca/tool-lifecycle public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
       'INTERACTION_HANDLER',
+      'MAX_LISTED_TOOLS',
+      'PLAN_REGISTRY',
       'PROCESS_GROUPS_SUPPORTED',
+      'PlanRegistryError',
       'RUNTIME_CLOCK',
       'RUNTIME_LOGGER',
       'SAMPLING_HANDLER',
@@ -28,9 +31,16 @@ describe('@ca/tool-lifecycle public API', () => {
       'ToolRuntime',
       'ToolRuntimeError',
       'ToolSet',
+      'checkPlanControlMessage',
+      'checkPlanRegistration',
       'closestNames',
+      'createCancelMessage',
       'createConsoleLogger',
       'createRedactingLogger',
+      'parsePlanControlMessage',
+      'parseRegisteredPlan',
+      'planControlMessageKey',
+      'planIdProblem',
       'policyRefusal',
       'registerToolRuntime',
       'signalProcessGroup',
@@ -42,7 +52,7 @@ describe('@ca/tool-lifecycle public API', () => {
   });
 
   it('exports the test doubles from the testing subpath only', () => {
-    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'sandboxAvailableForTests', 'waitUntilProcessesGone']);
+    expect(Object.keys(testing).sort()).toEqual(['InMemoryPlanRegistry', 'InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'sandboxAvailableForTests', 'waitUntilProcessesGone']);
   });
 
   it('uses Symbol.for tokens so two copies of the package share them', () => {
@@ -50,5 +60,6 @@ describe('@ca/tool-lifecycle public API', () => {
     expect(publicApi.TOOL_RUNTIME).toBe(Symbol.for('ca.tool-lifecycle.ToolRuntime'));
     expect(publicApi.INTERACTION_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.InteractionHandler'));
     expect(publicApi.SAMPLING_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.SamplingHandler'));
+    expect(publicApi.PLAN_REGISTRY).toBe(Symbol.for('ca.tool-lifecycle.PlanRegistry'));
   });
 });

@@ -49,7 +49,32 @@ export {
   TOOL_RUNTIME_OPTIONS,
   TOOL_LIFECYCLE_CACHE,
   TOOL_RUNTIME,
+  PLAN_REGISTRY,
 } from './tokens';
+export type {
+  PlanRegistry,
+  PlanRegistryEntry,
+  PlanRegistration,
+  PlanRegistryOptions,
+  PlanProgress,
+  RegisteredPlan,
+  PlanControlMessage,
+  PlanCancelMessage,
+  PlanMessageHandler,
+  PlanSendResult,
+} from './plan-registry/plan-registry';
+export { MAX_LISTED_TOOLS } from './plan-registry/plan-registry';
+export { PlanRegistryError } from './plan-registry/plan-registry-error';
+export type { PlanRegistryErrorCode, PlanRegistryErrorOptions } from './plan-registry/plan-registry-error';
+export {
+  checkPlanRegistration,
+  checkPlanControlMessage,
+  createCancelMessage,
+  parsePlanControlMessage,
+  parseRegisteredPlan,
+  planControlMessageKey,
+  planIdProblem,
+} from './plan-registry/plan-registry-records';
 export { ToolRuntimeError } from './errors/tool-runtime-error';
 export type { ToolRuntimeErrorCode, ToolRuntimeErrorOptions } from './errors/tool-runtime-error';
 export { ToolAccessDeniedError } from './errors/tool-access-denied-error';

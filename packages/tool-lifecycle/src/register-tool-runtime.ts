@@ -5,6 +5,7 @@ import { ToolLifecycleCache } from './lifecycle-cache';
 import { systemClock } from './runtime-clock';
 import { createConsoleLogger } from './runtime-logger';
 import {
+  PLAN_REGISTRY,
   RUNTIME_CLOCK,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
@@ -20,9 +21,10 @@ import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions } from './tool-run
  * schema validator (each only when not registered already, so a service can
  * register its own first), the options, the lifecycle cache and the
  * `ToolRuntime` itself under `TOOL_RUNTIME` (one instance per container that
- * resolves it). Sources are registered by the adapters, under `TOOL_SOURCE`;
- * they are read when the runtime is first resolved, so register adapters
- * before resolving.
+ * resolves it). Sources are registered by the adapters, under `TOOL_SOURCE`,
+ * and a plan registry, when the service has one, under `PLAN_REGISTRY`; both
+ * are read when the runtime is first resolved, so register them before
+ * resolving.
  *
  * Never touches tsyringe's global container unless you pass it.
  * @throws ToolInvalidArgumentError when `container` is not a tsyringe container.
@@ -58,6 +60,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           clock: resolver.resolve(RUNTIME_CLOCK),
           cache: resolver.resolve(TOOL_LIFECYCLE_CACHE),
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
+          ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
         }),
     ),
   });

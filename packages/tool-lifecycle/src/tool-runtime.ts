@@ -18,6 +18,8 @@ import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolNotActivatedError } from './errors/tool-not-activated-error';
 import { ToolRuntimeError } from './errors/tool-runtime-error';
 import { ToolLifecycleCache, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
+import { PlanRegistryLink, checkRegistryOption } from './plan-registry/plan-registry-link';
+import type { PlanRegistry, PlanRegistryOptions } from './plan-registry/plan-registry';
 import { enforcePolicy } from './policy';
 import { systemClock, type RuntimeClock } from './runtime-clock';
 import { createConsoleLogger, createRedactingLogger, type RuntimeLogger } from './runtime-logger';
@@ -64,6 +66,8 @@ export interface ToolRuntimeSettings {
   readonly clock?: RuntimeClock;
   readonly cache?: ToolLifecycleCache;
   readonly options?: ToolRuntimeOptions;
+  /** Where the runtime announces its plans (see `PlanRegistry`); none by default. */
+  readonly planRegistry?: PlanRegistry;
 }
 
 /** Options of one `execute` call. */
@@ -78,6 +82,11 @@ export interface ExecuteOptions {
 export interface PlanOptions extends ToolExecutionContextOptions {
   /** Cancel the plan (and every execution in it) after this many ms. */
   readonly timeoutMs?: number;
+  /**
+   * The plan's registration when the runtime has a plan registry: labels to
+   * show with it, or `false` to keep this plan out of the registry.
+   */
+  readonly registry?: PlanRegistryOptions | false;
 }
 
 /** One execution in flight: what its steps share, in one place. */
@@ -113,6 +122,7 @@ export class ToolRuntime {
   private readonly clock: TraceClock;
   private readonly cache: ToolLifecycleCache;
   private readonly autoActivate: boolean;
+  private readonly registryLink: PlanRegistryLink | undefined;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -121,6 +131,8 @@ export class ToolRuntime {
     this.clock = new TraceClock(settings.clock ?? systemClock);
     this.cache = settings.cache ?? new ToolLifecycleCache(this.logger, cacheOptionsOf(options));
     this.autoActivate = options.autoActivate ?? true;
+    this.registryLink =
+      settings.planRegistry === undefined ? undefined : new PlanRegistryLink(settings.planRegistry, this.logger, (planId) => this.cache.activeTools(planId));
     this.catalog = new ToolCatalog({
       sources: settings.sources ?? [],
       validator: settings.validator ?? createSchemaValidator(),
@@ -162,11 +174,15 @@ export class ToolRuntime {
    * End every plan you create (or use `runPlan`), so that its tools are
    * deactivated and what the runtime holds for it is freed.
    * @throws ContextValidationError (from @ca/tool-context) for invalid options.
+   * With a plan registry, the plan is registered in the background (see
+   * `whenRegistered`) and withdrawn by `endPlan`.
    * @throws ToolPlanEndedError when `planId` names a plan that has ended.
+   * @throws ToolInvalidArgumentError for an invalid `timeoutMs` or `registry`.
    */
   createPlan(options: PlanOptions = {}): PlanContext {
-    const { timeoutMs, signal, ...contextOptions } = options ?? {};
+    const { timeoutMs, signal, registry, ...contextOptions } = options ?? {};
     if (timeoutMs !== undefined) checkTimeout(timeoutMs, 'timeoutMs');
+    const registration = checkRegistryOption(registry, contextOptions.planId);
     // Tokens made here follow a signal or hold a timer: the plan owns them
     // and ending it disposes them. A token the caller passed stays the caller's.
     const owned: CancellationToken[] = [];
@@ -182,11 +198,24 @@ export class ToolRuntime {
     try {
       const ctx = createExecutionContext(token === undefined ? contextOptions : { ...contextOptions, cancellationToken: token });
       this.cache.open(ctx, owned);
+      if (this.registryLink !== undefined && registration !== false) this.registryLink.attach(ctx, registration);
       return ctx;
     } catch (error) {
       for (const created of owned) created.dispose();
       throw error;
     }
+  }
+
+  /**
+   * Resolves once the plan of `ctx` is in the runtime's plan registry (at
+   * once without a registry, or for a plan kept out of it). `runPlan` waits
+   * for this before running its function.
+   * @throws PlanRegistryError when the registry refused the plan (its id is
+   *   taken by a running plan). A registry that cannot be reached is not an
+   *   error: the plan is registered once it can be.
+   */
+  async whenRegistered(ctx: PlanContext): Promise<void> {
+    if (this.registryLink !== undefined && typeof ctx?.planId === 'string') await this.registryLink.whenRegistered(ctx.planId);
   }
 
   /**
@@ -267,13 +296,15 @@ export class ToolRuntime {
       this.logger.error('endPlan was called without a plan context; nothing was ended.', {});
       return { planId: '', deactivated: [], failures: [], abandonedExecutions: 0, alreadyEnded: false };
     }
-    return this.cache.release(planId, options);
+    const report = await this.cache.release(planId, options);
+    if (this.registryLink !== undefined) await this.registryLink.detach(planId);
+    return report;
   }
 
   /**
-   * Creates a plan, runs `fn` in it and always ends the plan, also when `fn`
-   * throws — in which case the plan is cancelled first, so executions `fn`
-   * left running stop. Resolves to what `fn` resolves to; the end report is
+   * Creates a plan (registered first, with a plan registry), runs `fn` in it
+   * and always ends the plan, also when `fn` throws — in which case the plan
+   * is cancelled first, so executions `fn` left running stop. Resolves to what `fn` resolves to; the end report is
    * passed to `onEnd` when given.
    */
   async runPlan<T>(
@@ -287,6 +318,7 @@ export class ToolRuntime {
     const ctx = this.createPlan(planOptions);
     let failed = false;
     try {
+      if (this.registryLink !== undefined) await this.registryLink.whenRegistered(ctx.planId);
       return await fn(ctx, this);
     } catch (error) {
       failed = true;

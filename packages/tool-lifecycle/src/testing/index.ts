@@ -5,3 +5,4 @@ export { RecordingLogger } from './recording-logger';
 export type { LogEntry } from './recording-logger';
 export { isProcessAlive, waitUntilProcessesGone } from './processes';
 export { sandboxAvailableForTests } from './sandbox';
+export { InMemoryPlanRegistry } from './in-memory-plan-registry';
