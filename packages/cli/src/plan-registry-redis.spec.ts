@@ -56,7 +56,7 @@ describe('agents with a Redis plan registry', () => {
       expect(list.stdout).toMatch(new RegExp(`^shared-1\\s+${plan.child.pid}\\s+\\S+\\s+\\S+\\s+0\\s+read-only\\s+.*slow-plan\\.yaml$`, 'm'));
       const json = run(['--registry', server.url, 'plan', 'list', '--json']);
       expect(JSON.parse(json.stdout)).toEqual([
-        expect.objectContaining({ planId: 'shared-1', pid: plan.child.pid, policy: { readOnly: true, requireCheckpoint: false }, labels: { file: path.join(fixtures, 'slow-plan.yaml') } }),
+        expect.objectContaining({ planId: 'shared-1', pid: plan.child.pid, policy: { readOnly: true, requireCheckpoint: false, network: 'allow' }, labels: { file: path.join(fixtures, 'slow-plan.yaml') } }),
       ]);
       const cancel = run(['--registry', server.url, 'plan', 'cancel', 'shared-1']);
       expect([cancel.status, cancel.stdout, cancel.stderr]).toEqual([0, 'Cancellation of plan shared-1 requested.\n', '']);

@@ -93,7 +93,7 @@ describe('a runtime with a plan registry', () => {
         planId: 'plan-1',
         host: 'host-a',
         pid: process.pid,
-        policy: { readOnly: true, requireCheckpoint: false },
+        policy: { readOnly: true, requireCheckpoint: false, network: 'allow' },
         labels: { file: 'tidy.yaml' },
         stepsDone: 0,
       }),
