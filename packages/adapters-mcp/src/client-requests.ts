@@ -1,3 +1,4 @@
+import { messageOf } from '@ca/domain';
 import type {
   InteractionHandler,
   InteractionRequest,
@@ -8,7 +9,6 @@ import type {
   SamplingResult,
 } from '@ca/tool-lifecycle';
 import { ErrorCode, McpError, type CreateMessageResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { messageOf } from './mcp-config';
 import type { McpSession } from './mcp-session';
 import { sanitizeText } from './sanitize-text';
 

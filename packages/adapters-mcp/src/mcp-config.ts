@@ -1,6 +1,6 @@
+import { describeValue, messageOf, type ToolCapabilityInput } from '@ca/domain';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import type { ToolCapabilityInput } from '@ca/domain';
 import { resolveSandboxSettings, SandboxSettingsError, type SandboxMode } from '@ca/tool-lifecycle/sandbox';
 import { McpConfigError } from './mcp-config-error';
 
@@ -260,11 +260,11 @@ export function parseMcpConfig(value: unknown, options: ParseMcpConfigOptions = 
     });
   };
   if (!isPlainObject(value)) {
-    fail(`expected an object like { "mcpServers": { "<name>": { "command": "…" } } }, got ${describe(value)}.`);
+    fail(`expected an object like { "mcpServers": { "<name>": { "command": "…" } } }, got ${describeValue(value)}.`);
   }
   const servers = (value as Record<string, unknown>)['mcpServers'];
   if (!isPlainObject(servers)) {
-    fail(`expected a "mcpServers" object mapping server names to their settings, got ${describe(servers)}.`);
+    fail(`expected a "mcpServers" object mapping server names to their settings, got ${describeValue(servers)}.`);
   }
   const parsed: ParsedMcpServer[] = [];
   for (const [name, entry] of Object.entries(servers as Record<string, unknown>)) {
@@ -315,7 +315,7 @@ function parseServer(
   entry: unknown,
   fail: (message: string, key?: string) => never,
 ): ParsedMcpServer | undefined {
-  if (!isPlainObject(entry)) fail(`expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${describe(entry)}.`);
+  if (!isPlainObject(entry)) fail(`expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${describeValue(entry)}.`);
   const raw = entry as Record<string, unknown>;
   const disabled = optionalBoolean(raw['disabled'], 'disabled', fail);
   const type = raw['type'];
@@ -333,7 +333,7 @@ function parseServer(
   } else if (type === 'sse') {
     fail('the legacy HTTP+SSE transport is not supported; point "url" at the server\'s Streamable HTTP endpoint.', 'type');
   } else {
-    fail(`expected "stdio" or "http", got ${describe(type)}.`, 'type');
+    fail(`expected "stdio" or "http", got ${describeValue(type)}.`, 'type');
   }
   const allowed = transport === 'stdio' ? STDIO_KEYS : HTTP_KEYS;
   for (const key of Object.keys(raw)) {
@@ -346,11 +346,11 @@ function parseServer(
   }
 
   const scope = raw['scope'];
-  if (scope !== undefined && scope !== 'plan' && scope !== 'shared') fail(`expected "plan" or "shared", got ${describe(scope)}.`, 'scope');
+  if (scope !== undefined && scope !== 'plan' && scope !== 'shared') fail(`expected "plan" or "shared", got ${describeValue(scope)}.`, 'scope');
   const callTimeoutMs = optionalTimeout(raw['callTimeoutMs'], 'callTimeoutMs', fail) ?? DEFAULT_CALL_TIMEOUT_MS;
   const resetTimeoutOnProgress = raw['resetTimeoutOnProgress'];
   if (resetTimeoutOnProgress !== undefined && typeof resetTimeoutOnProgress !== 'boolean') {
-    fail(`expected true or false, got ${describe(resetTimeoutOnProgress)}.`, 'resetTimeoutOnProgress');
+    fail(`expected true or false, got ${describeValue(resetTimeoutOnProgress)}.`, 'resetTimeoutOnProgress');
   }
   const common = {
     name,
@@ -371,10 +371,10 @@ function parseServer(
   if (transport === 'stdio') {
     const command = raw['command'];
     if (typeof command !== 'string' || command.trim().length === 0) {
-      fail(`expected the program to run as a non-empty string, got ${describe(command)}.`, 'command');
+      fail(`expected the program to run as a non-empty string, got ${describeValue(command)}.`, 'command');
     }
     const cwd = raw['cwd'];
-    if (cwd !== undefined && (typeof cwd !== 'string' || cwd.length === 0)) fail(`expected a directory path, got ${describe(cwd)}.`, 'cwd');
+    if (cwd !== undefined && (typeof cwd !== 'string' || cwd.length === 0)) fail(`expected a directory path, got ${describeValue(cwd)}.`, 'cwd');
     const inheritEnv = optionalStrings(raw['inheritEnv'], 'inheritEnv', fail) ?? [];
     for (const variable of inheritEnv) {
       if (!ENV_NAME.test(variable)) fail(`'${variable}' is not an environment variable name.`, 'inheritEnv');
@@ -399,7 +399,7 @@ function parseServer(
       parsedUrl = undefined;
     }
     if (parsedUrl === undefined || (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:')) {
-      fail(`expected an http: or https: URL such as "http://127.0.0.1:3001/mcp", got ${describe(url)}.`, 'url');
+      fail(`expected an http: or https: URL such as "http://127.0.0.1:3001/mcp", got ${describeValue(url)}.`, 'url');
     }
     server = {
       ...common,
@@ -420,14 +420,14 @@ const SANDBOX_KEYS = new Set(['mode', 'network', 'writable', 'readable', 'bwrapP
 function parseSandbox(value: unknown, fail: (message: string, key?: string) => never): ParsedMcpSandbox {
   const record: Record<string, unknown> = typeof value === 'string' ? { mode: value } : isPlainObject(value) ? value : {};
   if ((typeof value !== 'string' && !isPlainObject(value)) || (typeof value === 'string' && !['required', 'auto', 'off'].includes(value))) {
-    fail(`expected "required", "auto", "off" or an object such as { "mode": "required", "network": false }, got ${describe(value)}.`, 'sandbox');
+    fail(`expected "required", "auto", "off" or an object such as { "mode": "required", "network": false }, got ${describeValue(value)}.`, 'sandbox');
   }
   for (const key of Object.keys(record)) {
     if (!SANDBOX_KEYS.has(key)) fail(`unknown key; a sandbox has ${[...SANDBOX_KEYS].join(', ')}.`, `sandbox.${key}`);
   }
   const paths = (key: 'writable' | 'readable'): string[] => {
     const list = optionalStrings(record[key], `sandbox.${key}`, fail) ?? [];
-    for (const path of list) if (!isAbsolute(path) || path.includes('\0')) fail(`expected absolute paths, got ${describe(path)}.`, `sandbox.${key}`);
+    for (const path of list) if (!isAbsolute(path) || path.includes('\0')) fail(`expected absolute paths, got ${describeValue(path)}.`, `sandbox.${key}`);
     return list;
   };
   const writable = paths('writable');
@@ -446,19 +446,19 @@ function parseOAuth(value: unknown, fail: (message: string, key?: string) => nev
   if (value === undefined || value === false) return {};
   const raw: Record<string, unknown> = value === true ? {} : (value as Record<string, unknown>);
   if (value !== true && !isPlainObject(value)) {
-    fail(`expected true or an object such as { "grant": "client_credentials", "clientId": "…", "clientSecret": "…" }, got ${describe(value)}.`, 'oauth');
+    fail(`expected true or an object such as { "grant": "client_credentials", "clientId": "…", "clientSecret": "…" }, got ${describeValue(value)}.`, 'oauth');
   }
   for (const key of Object.keys(raw)) {
     if (!OAUTH_KEYS.has(key)) fail(`unknown key; allowed keys are ${[...OAUTH_KEYS].join(', ')}.`, `oauth.${key}`);
   }
   const grant = raw['grant'] ?? 'authorization_code';
   if (grant !== 'authorization_code' && grant !== 'client_credentials') {
-    fail(`expected "authorization_code" or "client_credentials", got ${describe(grant)}.`, 'oauth.grant');
+    fail(`expected "authorization_code" or "client_credentials", got ${describeValue(grant)}.`, 'oauth.grant');
   }
   const text = (key: string): string | undefined => {
     const item = raw[key];
     if (item === undefined) return undefined;
-    if (typeof item !== 'string' || item.length === 0) fail(`expected a non-empty string, got ${describe(item)}.`, `oauth.${key}`);
+    if (typeof item !== 'string' || item.length === 0) fail(`expected a non-empty string, got ${describeValue(item)}.`, `oauth.${key}`);
     return item as string;
   };
   const clientId = text('clientId');
@@ -471,7 +471,7 @@ function parseOAuth(value: unknown, fail: (message: string, key?: string) => nev
   if (clientSecret !== undefined && clientId === undefined) fail('"clientSecret" needs the "clientId" it belongs to.', 'oauth.clientSecret');
   const port = raw['redirectPort'] ?? 0;
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535) {
-    fail(`expected a port number from 0 (any free port) to 65535, got ${describe(port)}.`, 'oauth.redirectPort');
+    fail(`expected a port number from 0 (any free port) to 65535, got ${describeValue(port)}.`, 'oauth.redirectPort');
   }
   return {
     oauth: {
@@ -488,16 +488,16 @@ function parseOAuth(value: unknown, fail: (message: string, key?: string) => nev
 function parseCapabilities(value: unknown, fail: (message: string, key?: string) => never): Record<string, McpCapabilityOverride> {
   if (value === undefined) return {};
   if (!isPlainObject(value)) {
-    fail(`expected an object mapping MCP tool names to capability overrides such as { "writes": false }, got ${describe(value)}.`, 'capabilities');
+    fail(`expected an object mapping MCP tool names to capability overrides such as { "writes": false }, got ${describeValue(value)}.`, 'capabilities');
   }
   const result: Record<string, McpCapabilityOverride> = {};
   for (const [tool, override] of Object.entries(value as Record<string, unknown>)) {
-    if (!isPlainObject(override)) fail(`expected an object such as { "writes": false }, got ${describe(override)}.`, `capabilities.${tool}`);
+    if (!isPlainObject(override)) fail(`expected an object such as { "writes": false }, got ${describeValue(override)}.`, `capabilities.${tool}`);
     for (const [field, flag] of Object.entries(override as Record<string, unknown>)) {
       if (!CAPABILITY_FIELDS.has(field)) {
         fail(`unknown capability field; use ${[...CAPABILITY_FIELDS].join(', ')}.`, `capabilities.${tool}.${field}`);
       }
-      if (typeof flag !== 'boolean') fail(`expected true or false, got ${describe(flag)}.`, `capabilities.${tool}.${field}`);
+      if (typeof flag !== 'boolean') fail(`expected true or false, got ${describeValue(flag)}.`, `capabilities.${tool}.${field}`);
     }
     result[tool] = { ...(override as McpCapabilityOverride) };
   }
@@ -506,13 +506,13 @@ function parseCapabilities(value: unknown, fail: (message: string, key?: string)
 
 function optionalBoolean(value: unknown, key: string, fail: (message: string, key?: string) => never): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value;
-  return fail(`expected true or false, got ${describe(value)}.`, key);
+  return fail(`expected true or false, got ${describeValue(value)}.`, key);
 }
 
 function optionalTimeout(value: unknown, key: string, fail: (message: string, key?: string) => never): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    fail(`expected a positive number of milliseconds (at most ${MAX_TIMER_MS}), got ${describe(value)}.`, key);
+    fail(`expected a positive number of milliseconds (at most ${MAX_TIMER_MS}), got ${describeValue(value)}.`, key);
   }
   return value as number;
 }
@@ -524,10 +524,10 @@ function optionalStrings(
   allowEmpty = false,
 ): string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value)) fail(`expected an array of strings, got ${describe(value)}.`, key);
+  if (!Array.isArray(value)) fail(`expected an array of strings, got ${describeValue(value)}.`, key);
   return (value as unknown[]).map((item, index) => {
     if (typeof item !== 'string' || (!allowEmpty && item.length === 0)) {
-      fail(`expected ${allowEmpty ? 'a string' : 'a non-empty string'} at index ${index}, got ${describe(item)}.`, key);
+      fail(`expected ${allowEmpty ? 'a string' : 'a non-empty string'} at index ${index}, got ${describeValue(item)}.`, key);
     }
     return item as string;
   });
@@ -539,10 +539,10 @@ function optionalStringRecord(
   fail: (message: string, key?: string) => never,
 ): Record<string, string> | undefined {
   if (value === undefined) return undefined;
-  if (!isPlainObject(value)) fail(`expected an object of string values, got ${describe(value)}.`, key);
+  if (!isPlainObject(value)) fail(`expected an object of string values, got ${describeValue(value)}.`, key);
   const result: Record<string, string> = {};
   for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
-    if (typeof item !== 'string') fail(`expected a string, got ${describe(item)}.`, `${key}.${name}`);
+    if (typeof item !== 'string') fail(`expected a string, got ${describeValue(item)}.`, `${key}.${name}`);
     result[name] = item as string;
   }
   return result;
@@ -558,20 +558,4 @@ function deepFreeze<T>(value: T): T {
     for (const item of Object.values(value)) deepFreeze(item);
   }
   return value;
-}
-
-/** @internal A short description of a value for messages. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
-}
-
-/** @internal The message of any thrown value. */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return typeof error === 'string' ? error : String(error);
 }

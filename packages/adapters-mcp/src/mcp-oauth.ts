@@ -1,10 +1,11 @@
+import { messageOf } from '@ca/domain';
 import { randomBytes } from 'node:crypto';
 import type { InteractionHandler, RuntimeLogger } from '@ca/tool-lifecycle';
 import { auth, UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { messageOf, type ParsedMcpOAuth, type ParsedMcpServer } from './mcp-config';
+import { type ParsedMcpOAuth, type ParsedMcpServer } from './mcp-config';
 import { McpServerError } from './mcp-server-error';
 import { listenForRedirect, RedirectError, type RedirectListener } from './redirect-listener';
 

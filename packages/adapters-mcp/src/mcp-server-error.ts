@@ -1,6 +1,4 @@
-import { McpAdapterError, hasBrand, type McpAdapterErrorOptions } from './mcp-adapter-error';
-
-const BRAND = Symbol.for('ca.error.McpServerError');
+import { McpAdapterError, type McpAdapterErrorOptions } from './mcp-adapter-error';
 
 /**
  * Stable codes of {@link McpServerError}:
@@ -67,20 +65,9 @@ export class McpServerError extends McpAdapterError {
    */
   constructor(options: McpServerErrorOptions) {
     super(options.code, options);
-    this.name = 'McpServerError';
     if (options.stderr !== undefined) this.stderr = options.stderr;
     if (options.exitCode !== undefined) this.exitCode = options.exitCode;
     if (options.signal !== undefined) this.signal = options.signal;
     if (options.status !== undefined) this.status = options.status;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link McpServerError} from any installed copy.
-   *
-   * @throws Never.
-   */
-  static override isInstance(value: unknown): value is McpServerError {
-    return hasBrand(value, BRAND);
   }
 }

@@ -1,3 +1,4 @@
+import { messageOf } from '@ca/domain';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -24,7 +25,7 @@ import {
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { InteractionHandler, RuntimeLogger } from '@ca/tool-lifecycle';
 import { answerElicitation, answerSampling, type SamplingGate } from './client-requests';
-import { messageOf, type ParsedMcpServer } from './mcp-config';
+import { type ParsedMcpServer } from './mcp-config';
 import { describeOAuthError, isOAuthError, OAuthSession, type McpTokenStore } from './mcp-oauth';
 import { McpServerError } from './mcp-server-error';
 import { ProcessStdioTransport, type McpSpawn } from './process-stdio-transport';

@@ -1,6 +1,4 @@
-import { McpAdapterError, hasBrand, type McpAdapterErrorOptions } from './mcp-adapter-error';
-
-const BRAND = Symbol.for('ca.error.McpToolError');
+import { McpAdapterError, type McpAdapterErrorOptions } from './mcp-adapter-error';
 
 /**
  * Stable codes of {@link McpToolError}, each carried by a failed result:
@@ -57,18 +55,7 @@ export class McpToolError extends McpAdapterError {
    */
   constructor(options: McpToolErrorOptions) {
     super(options.code, options);
-    this.name = 'McpToolError';
     this.mcpToolName = options.mcpToolName;
     if (options.rpcCode !== undefined) this.rpcCode = options.rpcCode;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link McpToolError} from any installed copy.
-   *
-   * @throws Never.
-   */
-  static override isInstance(value: unknown): value is McpToolError {
-    return hasBrand(value, BRAND);
   }
 }

@@ -1,4 +1,4 @@
-import { normalizeCapability, type ToolCapabilityInput } from '@ca/domain';
+import { messageOf, normalizeCapability, type ToolCapabilityInput } from '@ca/domain';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import {
   closestNames,
@@ -16,7 +16,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Prompt, Resource, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 import type { SamplingGate } from './client-requests';
 import type { McpAdapterSettings } from './mcp-adapter-settings';
-import { loadMcpConfig, messageOf, parseMcpConfig, type ParsedMcpConfig, type ParsedMcpServer } from './mcp-config';
+import { loadMcpConfig, parseMcpConfig, type ParsedMcpConfig, type ParsedMcpServer } from './mcp-config';
 import { McpConfigError } from './mcp-config-error';
 import { credentialsKey, DEFAULT_AUTHORIZATION_TIMEOUT_MS, MemoryTokenStore, type McpTokenStore } from './mcp-oauth';
 import { McpOperationTool, OPERATION_NAMES, operationDescriptors, type ServerOffer } from './mcp-operations';

@@ -1,3 +1,4 @@
+import { messageOf } from '@ca/domain';
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
 import {
   toolFailure,
@@ -11,7 +12,7 @@ import {
 } from '@ca/tool-lifecycle';
 import { ErrorCode, McpError, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { linkCall, linkToken } from './cancellation-link';
-import { messageOf, type ParsedMcpServer } from './mcp-config';
+import { type ParsedMcpServer } from './mcp-config';
 import { McpServerError } from './mcp-server-error';
 import { authFailure, type InFlightCall, type McpSession } from './mcp-session';
 import { McpToolError, type McpToolErrorCode } from './mcp-tool-error';

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@ca/domain';
+import { describeValue, messageOf, type JsonSchema } from '@ca/domain';
 import Ajv from 'ajv';
 import type { ErrorObject, Format, Options as AjvOptions, ValidateFunction } from 'ajv';
 import type { DataValidateFunction } from 'ajv/dist/types';
@@ -259,7 +259,7 @@ export class DefaultSchemaValidator implements SchemaValidator {
       const engine = declaresIdentifiers(schema) ? this.createEngine(dialect, trust) : this.getEngine(dialect, trust);
       check = engine.compile(schema);
     } catch (error) {
-      if (dialect === 'draft-2020-12' && (isStackOverflow(error) || /only supports hash fragment/.test(errorMessage(error)))) {
+      if (dialect === 'draft-2020-12' && (isStackOverflow(error) || /only supports hash fragment/.test(messageOf(error)))) {
         return this.interpret(schema, dialect, index, metaschema, trust);
       }
       throw engineProblem(error);
@@ -464,7 +464,7 @@ class InterpretedCompiledSchema implements CompiledSchema {
 
 function failureOf(error: unknown): SchemaValidationResult {
   if (isStackOverflow(error)) return invalidResult([createDepthIssue()]);
-  return invalidResult([createIssue('', '#', 'exception', `could not be validated: ${errorMessage(error)}`)]);
+  return invalidResult([createIssue('', '#', 'exception', `could not be validated: ${messageOf(error)}`)]);
 }
 
 function toIssue(error: ErrorObject): SchemaIssue {
@@ -580,7 +580,7 @@ function engineProblem(error: unknown): SchemaProblem {
   if (isStackOverflow(error)) {
     return new SchemaProblem('recursion', '#', 'the schema is nested or recursive beyond what the engine can compile', error);
   }
-  const message = errorMessage(error);
+  const message = messageOf(error);
   const missing = (error as { missingRef?: unknown }).missingRef;
   if (typeof missing === 'string') {
     const remote = /^https?:/i.test(missing) && !missing.startsWith(ANONYMOUS_BASE_URI.replace(/[^/]*$/, ''));
@@ -681,14 +681,4 @@ function serialise(schema: JsonSchema): string {
     return text;
   };
   return visit(schema, '#');
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? `the string "${value.slice(0, 40)}"` : `a ${typeof value}`;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
