@@ -4,6 +4,10 @@ import * as testing from './testing/index';
 describe('@ca/tool-lifecycle public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
+      'APPROVAL_HANDLER',
+      'APPROVAL_KEY',
+      'APPROVAL_STORE',
+      'MemoryApprovalStore',
       'PROCESS_GROUPS_SUPPORTED',
       'RUNTIME_CLOCK',
       'RUNTIME_LOGGER',
@@ -14,21 +18,28 @@ describe('@ca/tool-lifecycle public API', () => {
       'TOOL_SOURCE',
       'ToolAccessDeniedError',
       'ToolActivationError',
+      'ToolApprovalDeniedError',
       'ToolCheckpointRequiredError',
       'ToolDeactivationError',
       'ToolExecutionError',
       'ToolInvalidArgumentError',
       'ToolLifecycleCache',
+      'ToolLimitExceededError',
       'ToolNotActivatedError',
       'ToolNotFoundError',
       'ToolPlanEndedError',
       'ToolRegistrationError',
+      'ToolRuleError',
       'ToolRuntime',
       'ToolRuntimeError',
       'ToolSet',
+      'canonicalJson',
       'closestNames',
+      'compileToolPattern',
+      'compileToolRules',
       'createConsoleLogger',
       'createRedactingLogger',
+      'fingerprintTool',
       'registerToolRuntime',
       'signalProcessGroup',
       'silentLogger',
@@ -45,5 +56,8 @@ describe('@ca/tool-lifecycle public API', () => {
   it('uses Symbol.for tokens so two copies of the package share them', () => {
     expect(publicApi.TOOL_SOURCE).toBe(Symbol.for('ca.tool-lifecycle.ToolSource'));
     expect(publicApi.TOOL_RUNTIME).toBe(Symbol.for('ca.tool-lifecycle.ToolRuntime'));
+    expect(publicApi.APPROVAL_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.ApprovalHandler'));
+    expect(publicApi.APPROVAL_STORE).toBe(Symbol.for('ca.tool-lifecycle.ApprovalStore'));
+    expect(publicApi.APPROVAL_KEY).toBe(Symbol.for('ca.tool-lifecycle.ApprovalKey'));
   });
 });

@@ -1,5 +1,7 @@
 import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer } from 'tsyringe';
+import { APPROVAL_HANDLER } from './approval-handler';
+import { APPROVAL_KEY, APPROVAL_STORE } from './approval-store';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolLifecycleCache } from './lifecycle-cache';
 import { systemClock } from './runtime-clock';
@@ -20,7 +22,8 @@ import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions } from './tool-run
  * schema validator (each only when not registered already, so a service can
  * register its own first), the options, the lifecycle cache and the
  * `ToolRuntime` itself under `TOOL_RUNTIME` (one instance per container that
- * resolves it). Sources are registered by the adapters, under `TOOL_SOURCE`;
+ * resolves it), with the `APPROVAL_HANDLER`, `APPROVAL_STORE` and
+ * `APPROVAL_KEY` the service registered, if any. Sources are registered by the adapters, under `TOOL_SOURCE`;
  * they are read when the runtime is first resolved, so register adapters
  * before resolving.
  *
@@ -58,6 +61,9 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           clock: resolver.resolve(RUNTIME_CLOCK),
           cache: resolver.resolve(TOOL_LIFECYCLE_CACHE),
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
+          ...(resolver.isRegistered(APPROVAL_HANDLER, true) ? { approvalHandler: resolver.resolve(APPROVAL_HANDLER) } : {}),
+          ...(resolver.isRegistered(APPROVAL_STORE, true) ? { approvalStore: resolver.resolve(APPROVAL_STORE) } : {}),
+          ...(resolver.isRegistered(APPROVAL_KEY, true) ? { approvalKey: resolver.resolve(APPROVAL_KEY) } : {}),
         }),
     ),
   });

@@ -1,0 +1,507 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { describeValue, messageOf, safeMessage } from '@ca/domain';
+import { ToolCancelledError, type PlanApprovalPolicy, type PlanContext, type ToolExecutionTraceApproval } from '@ca/tool-context';
+import type { ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
+import type { ApprovalRecord, ApprovalStore } from './approval-store';
+import { canonicalJson, digest } from './canonical-json';
+import { ToolApprovalDeniedError } from './errors/tool-approval-denied-error';
+import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
+import { ToolPlanEndedError } from './errors/tool-plan-ended-error';
+import type { PlanCalls } from './plan-calls';
+import type { RuntimeLogger } from './runtime-logger';
+import type { ToolDescriptor } from './tool-descriptor';
+import { fingerprintTool } from './tool-fingerprint';
+import { compileToolPattern, type PatternMatcher } from './tool-pattern';
+import type { ToolRules } from './tool-rules';
+
+/** Where the approval step writes what was decided: the execution's record. */
+export interface ApprovalSubject {
+  readonly toolName: string;
+  readonly ctx: PlanContext;
+  readonly executionId: string;
+  approval: ToolExecutionTraceApproval | undefined;
+}
+
+/** What the approval step is built from. */
+export interface ApprovalGateSettings {
+  readonly rules: ToolRules | undefined;
+  readonly handler: ApprovalHandler | undefined;
+  readonly store: ApprovalStore | undefined;
+  readonly key: string | Uint8Array | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly logger: RuntimeLogger;
+  readonly monotonic: () => number;
+  readonly now: () => number;
+}
+
+/** Shortest approval key: an HMAC-SHA256 key shorter than its output is weaker than the hash. */
+const MIN_KEY_BYTES = 32;
+const DEFAULT_DECIDER = 'approval handler';
+
+const CAPABILITY_TEXT = {
+  writes: 'the plan asks before tools that write',
+  destructive: 'the plan asks before tools that may destroy data',
+  openWorld: 'the plan asks before tools that reach outside (network, remote services)',
+} as const;
+
+/** A plan's approval policy, with its tool patterns compiled and their answers kept per tool name. */
+class CompiledApprovalPolicy {
+  private readonly patterns: readonly { readonly pattern: string; readonly matches: PatternMatcher }[];
+  private readonly byTool = new Map<string, string | null>();
+
+  constructor(private readonly policy: PlanApprovalPolicy) {
+    this.patterns = (policy.tools ?? []).map((pattern) => ({ pattern, matches: compileToolPattern(pattern) }));
+  }
+
+  reasonFor(descriptor: ToolDescriptor): ApprovalReason | undefined {
+    const policy = this.policy;
+    if (policy.always === true) return { source: 'policy', match: 'always', text: 'the plan asks before every call' };
+    const capabilities = policy.capabilities;
+    if (capabilities !== undefined) {
+      for (const capability of capabilities) {
+        if (descriptor.capability[capability]) return { source: 'policy', match: capability, text: CAPABILITY_TEXT[capability] };
+      }
+    }
+    if (this.patterns.length === 0) return undefined;
+    let pattern = this.byTool.get(descriptor.name);
+    if (pattern === undefined) {
+      pattern = this.patterns.find((entry) => entry.matches(descriptor.name))?.pattern ?? null;
+      if (this.byTool.size < 10_000) this.byTool.set(descriptor.name, pattern);
+    }
+    return pattern === null ? undefined : { source: 'policy', match: pattern, text: `the plan asks before tools matching '${pattern}'` };
+  }
+}
+
+const compiledPolicies = new WeakMap<PlanApprovalPolicy, CompiledApprovalPolicy>();
+
+function compiledPolicy(policy: PlanApprovalPolicy): CompiledApprovalPolicy {
+  let compiled = compiledPolicies.get(policy);
+  if (compiled === undefined) {
+    compiled = new CompiledApprovalPolicy(policy);
+    compiledPolicies.set(policy, compiled);
+  }
+  return compiled;
+}
+
+/** Why the wait for an answer ended without one. */
+class WaitEnded {
+  constructor(
+    readonly kind: 'timed-out' | 'handler-failed',
+    readonly cause?: unknown,
+  ) {}
+}
+
+/**
+ * The approval step of an execution, between the input validation and the
+ * call: the service's rules first (deny, then ask, then allow), then the
+ * plan's `policy.approval`; an approval remembered for the rest of the plan
+ * (from this run or, through the store, an earlier one) answers without
+ * asking; otherwise the handler is asked, and waited for until it answers,
+ * the plan is cancelled or ends, or `approvalTimeoutMs` passes.
+ */
+export class ApprovalGate {
+  readonly rules: ToolRules | undefined;
+  private readonly handler: ApprovalHandler | undefined;
+  private readonly store: ApprovalStore | undefined;
+  private readonly key: Buffer;
+  private readonly timeoutMs: number | undefined;
+  private readonly logger: RuntimeLogger;
+  private readonly monotonic: () => number;
+  private readonly now: () => number;
+
+  constructor(settings: ApprovalGateSettings) {
+    this.rules = settings.rules !== undefined && settings.rules.size > 0 ? settings.rules : undefined;
+    this.handler = settings.handler;
+    this.store = settings.store;
+    this.timeoutMs = settings.timeoutMs;
+    this.logger = settings.logger;
+    this.monotonic = settings.monotonic;
+    this.now = settings.now;
+    this.key = keyOf(settings.key, settings.store !== undefined);
+  }
+
+  /**
+   * Decides whether the call may run. Returns `undefined` when nothing was
+   * to decide or a rule allowed it at once, a promise when an approval must
+   * be looked up or asked for.
+   * @throws ToolApprovalDeniedError (a deny rule, synchronously; the rest through the promise),
+   *   ToolCancelledError, ToolPlanEndedError.
+   */
+  check(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, plan: () => PlanCalls): Promise<void> | undefined {
+    let reason: ApprovalReason | undefined;
+    if (this.rules !== undefined) {
+      const verdict = this.rules.decide(subject.toolName, input);
+      if (verdict !== undefined) {
+        if (verdict.decision === 'deny') {
+          subject.approval = traceApproval('denied', `rule:${verdict.rule}`, undefined, 0, undefined, verdict.reason);
+          throw new ToolApprovalDeniedError({
+            toolName: subject.toolName,
+            planId: subject.ctx.planId,
+            denial: 'rule',
+            rule: verdict.rule,
+            ...(verdict.reason === undefined ? {} : { reason: verdict.reason }),
+          });
+        }
+        if (verdict.decision === 'allow') {
+          subject.approval = traceApproval('approved', `rule:${verdict.rule}`, 'once', 0);
+          return undefined;
+        }
+        reason = { source: 'rule', match: verdict.rule, text: verdict.reason ?? `rule '${verdict.rule}' asks before this call` };
+      }
+    }
+    if (reason === undefined) {
+      const policy = subject.ctx.policy.approval;
+      if (policy === undefined) return undefined;
+      reason = compiledPolicy(policy).reasonFor(descriptor);
+      if (reason === undefined) return undefined;
+    }
+    return this.ask(subject, descriptor, input, reason, plan());
+  }
+
+  private async ask(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, reason: ApprovalReason, plan: PlanCalls): Promise<void> {
+    const { ctx, toolName } = subject;
+    const planId = ctx.planId;
+    if (this.store !== undefined) {
+      plan.approvalsLoaded ??= this.load(planId, plan);
+      await plan.approvalsLoaded;
+    }
+    let fingerprint: string;
+    try {
+      fingerprint = fingerprintTool(descriptor);
+    } catch (error) {
+      subject.approval = traceApproval('denied', 'runtime', undefined, 0);
+      throw new ToolApprovalDeniedError({ toolName, planId, denial: 'handler-failed', asked: reason.text, cause: error });
+    }
+    if (plan.approvals.size > 0) {
+      const toolKey = `${toolName}\0${fingerprint}`;
+      const forTool = plan.approvals.get(toolKey);
+      if (forTool !== undefined) {
+        subject.approval = traceApproval('approved', forTool.decidedBy, 'tool', 0, undefined, undefined, true);
+        return;
+      }
+      if (plan.callApprovedTools.has(toolKey)) {
+        const hash = argumentsHash(input);
+        const forCall = hash === undefined ? undefined : plan.approvals.get(`${toolKey}\0${hash}`);
+        if (forCall !== undefined) {
+          subject.approval = traceApproval('approved', forCall.decidedBy, 'call', 0, undefined, undefined, true);
+          return;
+        }
+      }
+    }
+    const handler = this.handler;
+    if (handler === undefined) {
+      subject.approval = traceApproval('denied', 'runtime', undefined, 0);
+      throw new ToolApprovalDeniedError({ toolName, planId, denial: 'no-handler', asked: reason.text });
+    }
+    if (plan.ended) throw new ToolPlanEndedError({ planId, toolName });
+    const requestId = String(++plan.requests);
+    const request: ApprovalRequest = Object.freeze({
+      id: requestId,
+      planId,
+      executionId: subject.executionId,
+      toolName,
+      description: descriptor.description,
+      source: descriptor.source,
+      capability: descriptor.capability,
+      arguments: input,
+      fingerprint,
+      reason,
+    });
+    const started = this.monotonic();
+    let answer: unknown;
+    try {
+      answer = await this.wait(handler, request, ctx, plan);
+    } catch (ended) {
+      const waitedMs = this.monotonic() - started;
+      if (ended instanceof WaitEnded) {
+        subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, requestId);
+        throw new ToolApprovalDeniedError({
+          toolName,
+          planId,
+          denial: ended.kind,
+          asked: reason.text,
+          requestId,
+          ...(ended.kind === 'timed-out' ? { timeoutMs: this.timeoutMs } : { cause: ended.cause }),
+        });
+      }
+      subject.approval = traceApproval('withdrawn', 'runtime', undefined, waitedMs, requestId);
+      throw ended;
+    }
+    const waitedMs = this.monotonic() - started;
+    const decision = checkDecision(answer);
+    if (typeof decision === 'string') {
+      subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, requestId);
+      throw new ToolApprovalDeniedError({
+        toolName,
+        planId,
+        denial: 'handler-failed',
+        asked: reason.text,
+        requestId,
+        cause: new TypeError(decision),
+      });
+    }
+    const decidedBy = decision.decidedBy ?? DEFAULT_DECIDER;
+    if (decision.decision === 'deny') {
+      subject.approval = traceApproval('denied', decidedBy, undefined, waitedMs, requestId, decision.reason);
+      throw new ToolApprovalDeniedError({
+        toolName,
+        planId,
+        denial: 'denied',
+        decidedBy,
+        requestId,
+        ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+      });
+    }
+    const scope = decision.scope ?? 'once';
+    subject.approval = traceApproval('approved', decidedBy, scope, waitedMs, requestId);
+    if (scope !== 'once') await this.remember(plan, planId, toolName, fingerprint, scope, input, decidedBy);
+  }
+
+  /** Waits for the handler's answer, or until the plan is cancelled or ends, or the approval deadline passes. */
+  private wait(handler: ApprovalHandler, request: ApprovalRequest, ctx: PlanContext, plan: PlanCalls): Promise<unknown> {
+    const token = ctx.cancellationToken;
+    const { toolName, planId } = request;
+    token.check({ toolName, planId });
+    return new Promise<unknown>((resolve, reject) => {
+      let settled = false;
+      let controller: AbortController | undefined;
+      let withdrawnWith: unknown;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settle = (): void => {
+        settled = true;
+        unsubscribe();
+        plan.pending.delete(onEnd);
+        if (timer !== undefined) clearTimeout(timer);
+      };
+      const withdraw = (error: unknown): void => {
+        if (settled) return;
+        settle();
+        withdrawnWith = error;
+        controller?.abort(error);
+        reject(error);
+      };
+      const onEnd = (): void => withdraw(new ToolPlanEndedError({ planId, toolName }));
+      const unsubscribe = token.onCancel((reason) => withdraw(new ToolCancelledError({ reason, toolName, planId })));
+      plan.pending.add(onEnd);
+      if (this.timeoutMs !== undefined) timer = setTimeout(() => withdraw(new WaitEnded('timed-out')), this.timeoutMs);
+      // The signal is made only when the handler reads it: most answers come before anything aborts.
+      const context = {
+        get signal(): AbortSignal {
+          if (controller === undefined) {
+            controller = new AbortController();
+            if (withdrawnWith !== undefined) controller.abort(withdrawnWith);
+          }
+          return controller.signal;
+        },
+      };
+      let answer: Promise<ApprovalDecision>;
+      try {
+        answer = handler.requestApproval(request, context);
+      } catch (error) {
+        withdraw(new WaitEnded('handler-failed', error));
+        return;
+      }
+      Promise.resolve(answer).then(
+        (value) => {
+          if (settled) return;
+          settle();
+          resolve(value);
+        },
+        (error: unknown) => withdraw(new WaitEnded('handler-failed', error)),
+      );
+    });
+  }
+
+  private async remember(
+    plan: PlanCalls,
+    planId: string,
+    toolName: string,
+    fingerprint: string,
+    scope: Exclude<ApprovalScope, 'once'>,
+    input: unknown,
+    decidedBy: string,
+  ): Promise<void> {
+    const toolKey = `${toolName}\0${fingerprint}`;
+    let hash: string | undefined;
+    if (scope === 'call') {
+      hash = argumentsHash(input);
+      if (hash === undefined) {
+        this.logger.warn(`The approval of tool '${toolName}' in plan '${planId}' holds for this call only: its arguments have no canonical JSON form to remember them by.`, {
+          toolName,
+          planId,
+        });
+        return;
+      }
+      plan.callApprovedTools.add(toolKey);
+      plan.approvals.set(`${toolKey}\0${hash}`, { scope, decidedBy });
+    } else {
+      plan.approvals.set(toolKey, { scope, decidedBy });
+    }
+    if (this.store === undefined) return;
+    const fields: Omit<ApprovalRecord, 'signature'> = {
+      version: 1,
+      planId,
+      toolName,
+      fingerprint,
+      scope,
+      ...(hash === undefined ? {} : { argumentsHash: hash }),
+      decidedBy,
+      decidedAt: new Date(this.now()).toISOString(),
+    };
+    try {
+      await this.store.save({ ...fields, signature: sign(fields, this.key) });
+    } catch (error) {
+      this.logger.warn(
+        `The approval of tool '${toolName}' in plan '${planId}' could not be saved (${messageOf(error)}); it holds in this process, but a restarted plan will ask again.`,
+        { toolName, planId },
+      );
+    }
+  }
+
+  /** Reads the plan's records from the store once, keeping those whose signature holds. */
+  private async load(planId: string, plan: PlanCalls): Promise<void> {
+    let records: readonly unknown[];
+    try {
+      records = await (this.store as ApprovalStore).load(planId);
+    } catch (error) {
+      this.logger.error(`The approvals of plan '${planId}' could not be read from the store (${messageOf(error)}); calls that need approval will be asked about.`, { planId });
+      return;
+    }
+    if (!Array.isArray(records)) return;
+    records.forEach((record, index) => {
+      const problem = this.verify(record, planId);
+      if (problem !== undefined) {
+        const toolName = typeof (record as { toolName?: unknown })?.toolName === 'string' ? (record as { toolName: string }).toolName : undefined;
+        this.logger.warn(
+          `Approval record ${index + 1} of plan '${planId}'${toolName === undefined ? '' : ` (tool '${safeMessage(toolName, 200)}')`} was refused: ${problem}. Its calls will be asked about again.`,
+          { planId, ...(toolName === undefined ? {} : { toolName }) },
+        );
+        return;
+      }
+      const valid = record as ApprovalRecord;
+      const toolKey = `${valid.toolName}\0${valid.fingerprint}`;
+      if (valid.scope === 'tool') {
+        plan.approvals.set(toolKey, { scope: 'tool', decidedBy: valid.decidedBy });
+      } else {
+        plan.callApprovedTools.add(toolKey);
+        plan.approvals.set(`${toolKey}\0${valid.argumentsHash as string}`, { scope: 'call', decidedBy: valid.decidedBy });
+      }
+    });
+  }
+
+  /** Why a record cannot be trusted, or `undefined` when it can. */
+  private verify(record: unknown, planId: string): string | undefined {
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) return `it is ${describeValue(record)}, not a record`;
+    const { version, planId: recordPlan, toolName, fingerprint, scope, argumentsHash: hash, decidedBy, decidedAt, signature } = record as Record<string, unknown>;
+    if (version !== 1) return `its version is ${describeValue(version)}, not 1`;
+    if (
+      typeof recordPlan !== 'string' ||
+      typeof toolName !== 'string' ||
+      typeof fingerprint !== 'string' ||
+      (scope !== 'tool' && scope !== 'call') ||
+      (scope === 'call' ? typeof hash !== 'string' : hash !== undefined) ||
+      typeof decidedBy !== 'string' ||
+      typeof decidedAt !== 'string' ||
+      typeof signature !== 'string'
+    ) {
+      return 'a field is missing or has the wrong type';
+    }
+    if (recordPlan !== planId) return `it belongs to plan '${safeMessage(recordPlan, 200)}'`;
+    const fields: Omit<ApprovalRecord, 'signature'> = {
+      version: 1,
+      planId: recordPlan,
+      toolName,
+      fingerprint,
+      scope,
+      ...(hash === undefined ? {} : { argumentsHash: hash as string }),
+      decidedBy,
+      decidedAt,
+    };
+    const expected = Buffer.from(sign(fields, this.key), 'utf8');
+    const given = Buffer.from(signature, 'utf8');
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+      return 'its signature does not match its fields (it was edited, or signed with another key)';
+    }
+    return undefined;
+  }
+}
+
+/** SHA-256 of the canonical arguments, or `undefined` when they have no canonical form. */
+function argumentsHash(input: unknown): string | undefined {
+  try {
+    return digest(canonicalJson(input));
+  } catch {
+    return undefined;
+  }
+}
+
+function sign(fields: Omit<ApprovalRecord, 'signature'>, key: Buffer): string {
+  return createHmac('sha256', key).update(canonicalJson(fields), 'utf8').digest('base64url');
+}
+
+function keyOf(key: string | Uint8Array | undefined, hasStore: boolean): Buffer {
+  if (key === undefined) {
+    if (hasStore) {
+      throw new ToolInvalidArgumentError({
+        argument: 'approvalKey',
+        expected: `a secret of at least ${MIN_KEY_BYTES} bytes when an approvalStore is given`,
+        received: key,
+        advice: "The store outlives the runtime: records are signed with this key and checked with it when a plan restarts, so it must stay the same (keep it with the service's secrets).",
+      });
+    }
+    return randomBytes(MIN_KEY_BYTES);
+  }
+  const bytes = typeof key === 'string' ? Buffer.from(key, 'utf8') : key instanceof Uint8Array ? Buffer.from(key) : undefined;
+  if (bytes === undefined || bytes.length < MIN_KEY_BYTES) {
+    throw new ToolInvalidArgumentError({
+      argument: 'approvalKey',
+      expected: `a secret of at least ${MIN_KEY_BYTES} bytes (a string or a Uint8Array)`,
+      // Never the key itself: only its size.
+      received: bytes === undefined ? key : `${bytes.length}-byte ${typeof key === 'string' ? 'string' : 'array'}`,
+      advice: "Generate one with require('node:crypto').randomBytes(32).toString('base64').",
+    });
+  }
+  return bytes;
+}
+
+/** The decision, or why the answer is not one. */
+function checkDecision(answer: unknown): ApprovalDecision | string {
+  if (typeof answer !== 'object' || answer === null) return `the handler answered ${describeValue(answer)} instead of { decision: 'approve' } or { decision: 'deny' }`;
+  const { decision, scope, decidedBy, reason } = answer as Record<string, unknown>;
+  if (decidedBy !== undefined && (typeof decidedBy !== 'string' || decidedBy.trim().length === 0)) {
+    return `decidedBy must be a non-empty string, got ${describeValue(decidedBy)}`;
+  }
+  if (decision === 'approve') {
+    if (scope !== undefined && scope !== 'once' && scope !== 'tool' && scope !== 'call') {
+      return `scope must be 'once', 'tool' or 'call', got ${describeValue(scope)}`;
+    }
+    return answer as ApprovalDecision;
+  }
+  if (decision === 'deny') {
+    if (reason !== undefined && typeof reason !== 'string') return `reason must be a string, got ${describeValue(reason)}`;
+    return answer as ApprovalDecision;
+  }
+  return `decision must be 'approve' or 'deny', got ${describeValue(decision)}`;
+}
+
+/** The frozen approval of a trace (the context records frozen parts as they are, so they are made safe here). */
+function traceApproval(
+  decision: ToolExecutionTraceApproval['decision'],
+  decidedBy: string,
+  scope: ApprovalScope | undefined,
+  waitedMs: number,
+  requestId?: string,
+  reason?: string,
+  remembered?: boolean,
+): ToolExecutionTraceApproval {
+  const approval: { -readonly [K in keyof ToolExecutionTraceApproval]: ToolExecutionTraceApproval[K] } = {
+    decision,
+    decidedBy: safeMessage(decidedBy, 200),
+    waitedMs,
+  };
+  if (scope !== undefined) approval.scope = scope;
+  if (remembered === true) approval.remembered = true;
+  if (requestId !== undefined) approval.requestId = requestId;
+  if (reason !== undefined) approval.reason = safeMessage(reason);
+  return Object.freeze(approval);
+}

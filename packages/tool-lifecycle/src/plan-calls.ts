@@ -1,0 +1,63 @@
+import type { ToolResult } from './tool-result';
+import type { CallLimiter } from './call-limiter';
+
+/** An approval given for the rest of a plan. */
+export interface RememberedApproval {
+  readonly scope: 'tool' | 'call';
+  readonly decidedBy: string;
+}
+
+/** A result kept for an idempotency key, returned instead of calling again. */
+export interface RecordedResult {
+  readonly executionId: string;
+  readonly result: ToolResult;
+  readonly sizeBytes: number;
+}
+
+/** How many results a plan keeps for explicit steps; beyond, the oldest is forgotten. */
+export const RECORDED_RESULTS_PER_PLAN = 10_000;
+
+/**
+ * What the runtime keeps about the calls of one plan beyond its context:
+ * remembered approvals, pending approval requests, idempotency ordinals and
+ * recorded results, and the plan's call limiters. Made when a plan first
+ * needs one of them and dropped with the plan's context.
+ */
+export class PlanCalls {
+  /** `tool` approvals by `tool\0fingerprint`, `call` approvals by `tool\0fingerprint\0argumentsHash`. */
+  readonly approvals = new Map<string, RememberedApproval>();
+  /** `tool\0fingerprint` of the tools that have `call` approvals (so that only they hash arguments). */
+  readonly callApprovedTools = new Set<string>();
+  /** Set once the store's records of the plan were read. */
+  approvalsLoaded: Promise<void> | undefined;
+  /** Requests asked in the plan, for their ids. */
+  requests = 0;
+  /** Withdraws each pending request (the plan ended). */
+  readonly pending = new Set<() => void>();
+  ended = false;
+
+  /** How many times each call (tool and canonical arguments) received its idempotency key. */
+  readonly ordinals = new Map<string, number>();
+  /** Results of calls made with an explicit step, by idempotency key. */
+  readonly results = new Map<string, RecordedResult>();
+  /** Calls with an explicit step in flight, by idempotency key. */
+  readonly inFlight = new Map<string, Promise<void>>();
+
+  /** The plan's call limiters, by settings entry and tool. */
+  readonly limiters = new Map<string, CallLimiter>();
+
+  /** The plan ended: pending requests are withdrawn and no new one is asked. */
+  end(): void {
+    this.ended = true;
+    for (const withdraw of [...this.pending]) withdraw();
+    this.pending.clear();
+  }
+
+  record(key: string, recorded: RecordedResult): void {
+    this.results.set(key, recorded);
+    if (this.results.size > RECORDED_RESULTS_PER_PLAN) {
+      const oldest = this.results.keys().next().value;
+      if (oldest !== undefined) this.results.delete(oldest);
+    }
+  }
+}
