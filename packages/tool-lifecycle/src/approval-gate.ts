@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { describeValue, messageOf, safeMessage } from '@ca/domain';
 import { ToolCancelledError, type PlanApprovalPolicy, type PlanContext, type ToolExecutionTraceApproval } from '@ca/tool-context';
-import type { ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
+import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
 import type { ApprovalRecord, ApprovalStore } from './approval-store';
 import { canonicalJson, digest } from './canonical-json';
 import { ToolApprovalDeniedError } from './errors/tool-approval-denied-error';
@@ -38,49 +38,165 @@ export interface ApprovalGateSettings {
 const MIN_KEY_BYTES = 32;
 const DEFAULT_DECIDER = 'approval handler';
 
-const CAPABILITY_TEXT = {
-  writes: 'the plan asks before tools that write',
-  destructive: 'the plan asks before tools that may destroy data',
-  openWorld: 'the plan asks before tools that reach outside (network, remote services)',
-} as const;
+const ALWAYS: ApprovalReason = Object.freeze({ source: 'policy', match: 'always', text: 'the plan asks before every call' });
+const CAPABILITY_REASONS: Readonly<Record<'writes' | 'destructive' | 'openWorld', ApprovalReason>> = {
+  writes: Object.freeze({ source: 'policy', match: 'writes', text: 'the plan asks before tools that write' }),
+  destructive: Object.freeze({ source: 'policy', match: 'destructive', text: 'the plan asks before tools that may destroy data' }),
+  openWorld: Object.freeze({ source: 'policy', match: 'openWorld', text: 'the plan asks before tools that reach outside (network, remote services)' }),
+};
 
 /** A plan's approval policy, with its tool patterns compiled and their answers kept per tool name. */
 class CompiledApprovalPolicy {
-  private readonly patterns: readonly { readonly pattern: string; readonly matches: PatternMatcher }[];
-  private readonly byTool = new Map<string, string | null>();
+  private readonly patterns: readonly { readonly matches: PatternMatcher; readonly reason: ApprovalReason }[];
+  private readonly byTool = new Map<string, ApprovalReason | null>();
 
   constructor(private readonly policy: PlanApprovalPolicy) {
-    this.patterns = (policy.tools ?? []).map((pattern) => ({ pattern, matches: compileToolPattern(pattern) }));
+    this.patterns = (policy.tools ?? []).map((pattern) => ({
+      matches: compileToolPattern(pattern),
+      reason: Object.freeze({ source: 'policy', match: pattern, text: `the plan asks before tools matching '${pattern}'` }),
+    }));
   }
 
   reasonFor(descriptor: ToolDescriptor): ApprovalReason | undefined {
     const policy = this.policy;
-    if (policy.always === true) return { source: 'policy', match: 'always', text: 'the plan asks before every call' };
+    if (policy.always === true) return ALWAYS;
     const capabilities = policy.capabilities;
     if (capabilities !== undefined) {
       for (const capability of capabilities) {
-        if (descriptor.capability[capability]) return { source: 'policy', match: capability, text: CAPABILITY_TEXT[capability] };
+        if (descriptor.capability[capability]) return CAPABILITY_REASONS[capability];
       }
     }
     if (this.patterns.length === 0) return undefined;
-    let pattern = this.byTool.get(descriptor.name);
-    if (pattern === undefined) {
-      pattern = this.patterns.find((entry) => entry.matches(descriptor.name))?.pattern ?? null;
-      if (this.byTool.size < 10_000) this.byTool.set(descriptor.name, pattern);
+    let reason = this.byTool.get(descriptor.name);
+    if (reason === undefined) {
+      reason = this.patterns.find((entry) => entry.matches(descriptor.name))?.reason ?? null;
+      if (this.byTool.size < 10_000) this.byTool.set(descriptor.name, reason);
     }
-    return pattern === null ? undefined : { source: 'policy', match: pattern, text: `the plan asks before tools matching '${pattern}'` };
+    return reason ?? undefined;
   }
 }
 
 const compiledPolicies = new WeakMap<PlanApprovalPolicy, CompiledApprovalPolicy>();
+// Calls come in runs from one plan: the last policy answers most lookups without the WeakMap.
+let lastPolicy: PlanApprovalPolicy | undefined;
+let lastCompiled: CompiledApprovalPolicy | undefined;
 
 function compiledPolicy(policy: PlanApprovalPolicy): CompiledApprovalPolicy {
+  if (policy === lastPolicy) return lastCompiled as CompiledApprovalPolicy;
   let compiled = compiledPolicies.get(policy);
   if (compiled === undefined) {
     compiled = new CompiledApprovalPolicy(policy);
     compiledPolicies.set(policy, compiled);
   }
+  lastPolicy = policy;
+  lastCompiled = compiled;
   return compiled;
+}
+
+/** Where the gate finds what the runtime keeps about a plan's calls. */
+export interface PlanCallsSource {
+  planCalls(ctx: PlanContext): PlanCalls;
+}
+
+const ruleReasons = new Map<string, ApprovalReason>();
+
+/** The reason of an `ask` rule, made once per rule (and reason). */
+function ruleReason(rule: string, reason: string | undefined): ApprovalReason {
+  const key = `${rule}\0${reason ?? ''}`;
+  let made = ruleReasons.get(key);
+  if (made === undefined) {
+    made = Object.freeze({ source: 'rule', match: rule, text: reason ?? `rule '${rule}' asks before this call` });
+    if (ruleReasons.size >= 1_000) ruleReasons.clear();
+    ruleReasons.set(key, made);
+  }
+  return made;
+}
+
+/**
+ * One request waiting for its answer: it is the handler's context (its
+ * signal made on first read), and ends on the answer, the plan's
+ * cancellation or end, or the approval deadline — whichever comes first.
+ */
+class PendingApproval implements ApprovalContext {
+  private done = false;
+  private controller: AbortController | undefined;
+  private withdrawnWith: unknown;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly started: number;
+
+  constructor(
+    private readonly gate: ApprovalGate,
+    readonly subject: ApprovalSubject,
+    readonly request: ApprovalRequest,
+    readonly input: unknown,
+    readonly plan: PlanCalls,
+    private readonly resolve: () => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    this.started = gate.monotonic();
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.withdrawnWith !== undefined) this.controller.abort(this.withdrawnWith);
+    }
+    return this.controller.signal;
+  }
+
+  start(handler: ApprovalHandler): void {
+    const { toolName, planId } = this.request;
+    this.unsubscribe = this.subject.ctx.cancellationToken.onCancel((reason) => this.withdraw(new ToolCancelledError({ reason, toolName, planId })));
+    this.plan.pending.add(this);
+    const timeoutMs = this.gate.timeoutMs;
+    if (timeoutMs !== undefined) this.timer = setTimeout(() => this.withdraw(new WaitEnded('timed-out')), timeoutMs);
+    let answer: Promise<ApprovalDecision>;
+    try {
+      answer = handler.requestApproval(this.request, this);
+    } catch (error) {
+      this.withdraw(new WaitEnded('handler-failed', error));
+      return;
+    }
+    Promise.resolve(answer).then(
+      (value) => this.answered(value),
+      (error: unknown) => this.withdraw(new WaitEnded('handler-failed', error)),
+    );
+  }
+
+  /** The plan ended. */
+  end(): void {
+    this.withdraw(new ToolPlanEndedError({ planId: this.request.planId, toolName: this.request.toolName }));
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.unsubscribe?.();
+    this.plan.pending.delete(this);
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  private answered(value: unknown): void {
+    if (this.done) return;
+    this.finish();
+    let remembering: Promise<void> | undefined;
+    try {
+      remembering = this.gate.settle(this, value, this.gate.monotonic() - this.started);
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
+    if (remembering === undefined) this.resolve();
+    else remembering.then(this.resolve, this.reject);
+  }
+
+  private withdraw(ended: unknown): void {
+    if (this.done) return;
+    this.finish();
+    this.withdrawnWith = ended;
+    this.controller?.abort(ended);
+    this.reject(this.gate.unanswered(this, ended, this.gate.monotonic() - this.started));
+  }
 }
 
 /** Why the wait for an answer ended without one. */
@@ -104,9 +220,11 @@ export class ApprovalGate {
   private readonly handler: ApprovalHandler | undefined;
   private readonly store: ApprovalStore | undefined;
   private readonly key: Buffer;
-  private readonly timeoutMs: number | undefined;
+  /** How long a request may wait for its answer, in ms. */
+  readonly timeoutMs: number | undefined;
   private readonly logger: RuntimeLogger;
-  private readonly monotonic: () => number;
+  /** Monotonic milliseconds, for how long requests wait. */
+  readonly monotonic: () => number;
   private readonly now: () => number;
 
   constructor(settings: ApprovalGateSettings) {
@@ -122,12 +240,12 @@ export class ApprovalGate {
 
   /**
    * Decides whether the call may run. Returns `undefined` when nothing was
-   * to decide or a rule allowed it at once, a promise when an approval must
-   * be looked up or asked for.
-   * @throws ToolApprovalDeniedError (a deny rule, synchronously; the rest through the promise),
+   * to decide, or a rule or a remembered approval decided at once; a promise
+   * when the store must be read or a person asked.
+   * @throws ToolApprovalDeniedError (a deny rule, or nobody to ask: synchronously; the rest through the promise),
    *   ToolCancelledError, ToolPlanEndedError.
    */
-  check(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, plan: () => PlanCalls): Promise<void> | undefined {
+  check(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, plans: PlanCallsSource): Promise<void> | undefined {
     let reason: ApprovalReason | undefined;
     if (this.rules !== undefined) {
       const verdict = this.rules.decide(subject.toolName, input);
@@ -146,7 +264,7 @@ export class ApprovalGate {
           subject.approval = traceApproval('approved', `rule:${verdict.rule}`, 'once', 0);
           return undefined;
         }
-        reason = { source: 'rule', match: verdict.rule, text: verdict.reason ?? `rule '${verdict.rule}' asks before this call` };
+        reason = ruleReason(verdict.rule, verdict.reason);
       }
     }
     if (reason === undefined) {
@@ -155,16 +273,19 @@ export class ApprovalGate {
       reason = compiledPolicy(policy).reasonFor(descriptor);
       if (reason === undefined) return undefined;
     }
-    return this.ask(subject, descriptor, input, reason, plan());
+    const plan = plans.planCalls(subject.ctx);
+    if (this.store !== undefined && !plan.storeRead) {
+      plan.approvalsLoaded ??= this.load(subject.ctx.planId, plan);
+      const asked = reason;
+      return plan.approvalsLoaded.then(() => this.ask(subject, descriptor, input, asked, plan));
+    }
+    return this.ask(subject, descriptor, input, reason, plan);
   }
 
-  private async ask(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, reason: ApprovalReason, plan: PlanCalls): Promise<void> {
+  /** After the store was read: a remembered approval, or the handler asked. */
+  private ask(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, reason: ApprovalReason, plan: PlanCalls): Promise<void> | undefined {
     const { ctx, toolName } = subject;
     const planId = ctx.planId;
-    if (this.store !== undefined) {
-      plan.approvalsLoaded ??= this.load(planId, plan);
-      await plan.approvalsLoaded;
-    }
     let fingerprint: string;
     try {
       fingerprint = fingerprintTool(descriptor);
@@ -177,14 +298,14 @@ export class ApprovalGate {
       const forTool = plan.approvals.get(toolKey);
       if (forTool !== undefined) {
         subject.approval = traceApproval('approved', forTool.decidedBy, 'tool', 0, undefined, undefined, true);
-        return;
+        return undefined;
       }
       if (plan.callApprovedTools.has(toolKey)) {
         const hash = argumentsHash(input);
         const forCall = hash === undefined ? undefined : plan.approvals.get(`${toolKey}\0${hash}`);
         if (forCall !== undefined) {
           subject.approval = traceApproval('approved', forCall.decidedBy, 'call', 0, undefined, undefined, true);
-          return;
+          return undefined;
         }
       }
     }
@@ -194,9 +315,9 @@ export class ApprovalGate {
       throw new ToolApprovalDeniedError({ toolName, planId, denial: 'no-handler', asked: reason.text });
     }
     if (plan.ended) throw new ToolPlanEndedError({ planId, toolName });
-    const requestId = String(++plan.requests);
+    ctx.cancellationToken.check({ toolName, planId });
     const request: ApprovalRequest = Object.freeze({
-      id: requestId,
+      id: String(++plan.requests),
       planId,
       executionId: subject.executionId,
       toolName,
@@ -207,109 +328,54 @@ export class ApprovalGate {
       fingerprint,
       reason,
     });
-    const started = this.monotonic();
-    let answer: unknown;
-    try {
-      answer = await this.wait(handler, request, ctx, plan);
-    } catch (ended) {
-      const waitedMs = this.monotonic() - started;
-      if (ended instanceof WaitEnded) {
-        subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, requestId);
-        throw new ToolApprovalDeniedError({
-          toolName,
-          planId,
-          denial: ended.kind,
-          asked: reason.text,
-          requestId,
-          ...(ended.kind === 'timed-out' ? { timeoutMs: this.timeoutMs } : { cause: ended.cause }),
-        });
-      }
-      subject.approval = traceApproval('withdrawn', 'runtime', undefined, waitedMs, requestId);
-      throw ended;
-    }
-    const waitedMs = this.monotonic() - started;
+    return new Promise<void>((resolve, reject) => {
+      const pending = new PendingApproval(this, subject, request, input, plan, resolve, reject);
+      pending.start(handler);
+    });
+  }
+
+  /** What the answer means for the call: the trace's approval, a denial thrown, or the approval remembered. */
+  settle(pending: PendingApproval, answer: unknown, waitedMs: number): Promise<void> | undefined {
+    const { subject, request } = pending;
+    const { toolName, planId } = request;
     const decision = checkDecision(answer);
     if (typeof decision === 'string') {
-      subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, requestId);
-      throw new ToolApprovalDeniedError({
-        toolName,
-        planId,
-        denial: 'handler-failed',
-        asked: reason.text,
-        requestId,
-        cause: new TypeError(decision),
-      });
+      subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, request.id);
+      throw new ToolApprovalDeniedError({ toolName, planId, denial: 'handler-failed', asked: request.reason.text, requestId: request.id, cause: new TypeError(decision) });
     }
     const decidedBy = decision.decidedBy ?? DEFAULT_DECIDER;
     if (decision.decision === 'deny') {
-      subject.approval = traceApproval('denied', decidedBy, undefined, waitedMs, requestId, decision.reason);
+      subject.approval = traceApproval('denied', decidedBy, undefined, waitedMs, request.id, decision.reason);
       throw new ToolApprovalDeniedError({
         toolName,
         planId,
         denial: 'denied',
         decidedBy,
-        requestId,
+        requestId: request.id,
         ...(decision.reason === undefined ? {} : { reason: decision.reason }),
       });
     }
     const scope = decision.scope ?? 'once';
-    subject.approval = traceApproval('approved', decidedBy, scope, waitedMs, requestId);
-    if (scope !== 'once') await this.remember(plan, planId, toolName, fingerprint, scope, input, decidedBy);
+    subject.approval = traceApproval('approved', decidedBy, scope, waitedMs, request.id);
+    return scope === 'once' ? undefined : this.remember(pending.plan, planId, toolName, request.fingerprint, scope, pending.input, decidedBy);
   }
 
-  /** Waits for the handler's answer, or until the plan is cancelled or ends, or the approval deadline passes. */
-  private wait(handler: ApprovalHandler, request: ApprovalRequest, ctx: PlanContext, plan: PlanCalls): Promise<unknown> {
-    const token = ctx.cancellationToken;
-    const { toolName, planId } = request;
-    token.check({ toolName, planId });
-    return new Promise<unknown>((resolve, reject) => {
-      let settled = false;
-      let controller: AbortController | undefined;
-      let withdrawnWith: unknown;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settle = (): void => {
-        settled = true;
-        unsubscribe();
-        plan.pending.delete(onEnd);
-        if (timer !== undefined) clearTimeout(timer);
-      };
-      const withdraw = (error: unknown): void => {
-        if (settled) return;
-        settle();
-        withdrawnWith = error;
-        controller?.abort(error);
-        reject(error);
-      };
-      const onEnd = (): void => withdraw(new ToolPlanEndedError({ planId, toolName }));
-      const unsubscribe = token.onCancel((reason) => withdraw(new ToolCancelledError({ reason, toolName, planId })));
-      plan.pending.add(onEnd);
-      if (this.timeoutMs !== undefined) timer = setTimeout(() => withdraw(new WaitEnded('timed-out')), this.timeoutMs);
-      // The signal is made only when the handler reads it: most answers come before anything aborts.
-      const context = {
-        get signal(): AbortSignal {
-          if (controller === undefined) {
-            controller = new AbortController();
-            if (withdrawnWith !== undefined) controller.abort(withdrawnWith);
-          }
-          return controller.signal;
-        },
-      };
-      let answer: Promise<ApprovalDecision>;
-      try {
-        answer = handler.requestApproval(request, context);
-      } catch (error) {
-        withdraw(new WaitEnded('handler-failed', error));
-        return;
-      }
-      Promise.resolve(answer).then(
-        (value) => {
-          if (settled) return;
-          settle();
-          resolve(value);
-        },
-        (error: unknown) => withdraw(new WaitEnded('handler-failed', error)),
-      );
-    });
+  /** The wait ended without an answer: the trace says so and the call is refused or cancelled. */
+  unanswered(pending: PendingApproval, ended: unknown, waitedMs: number): unknown {
+    const { subject, request } = pending;
+    if (ended instanceof WaitEnded) {
+      subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, request.id);
+      return new ToolApprovalDeniedError({
+        toolName: request.toolName,
+        planId: request.planId,
+        denial: ended.kind,
+        asked: request.reason.text,
+        requestId: request.id,
+        ...(ended.kind === 'timed-out' ? { timeoutMs: this.timeoutMs } : { cause: ended.cause }),
+      });
+    }
+    subject.approval = traceApproval('withdrawn', 'runtime', undefined, waitedMs, request.id);
+    return ended;
   }
 
   private async remember(
@@ -364,9 +430,11 @@ export class ApprovalGate {
     try {
       records = await (this.store as ApprovalStore).load(planId);
     } catch (error) {
+      plan.storeRead = true;
       this.logger.error(`The approvals of plan '${planId}' could not be read from the store (${messageOf(error)}); calls that need approval will be asked about.`, { planId });
       return;
     }
+    plan.storeRead = true;
     if (!Array.isArray(records)) return;
     records.forEach((record, index) => {
       const problem = this.verify(record, planId);
@@ -484,6 +552,19 @@ function checkDecision(answer: unknown): ApprovalDecision | string {
   return `decision must be 'approve' or 'deny', got ${describeValue(decision)}`;
 }
 
+/** Labels made safe to keep, by label: a handler names the same few deciders over and over, and redaction is costly. */
+const safeLabels = new Map<string, string>();
+
+function safeLabel(label: string): string {
+  let safe = safeLabels.get(label);
+  if (safe === undefined) {
+    safe = safeMessage(label, 200);
+    if (safeLabels.size >= 1_000) safeLabels.clear();
+    safeLabels.set(label, safe);
+  }
+  return safe;
+}
+
 /** The frozen approval of a trace (the context records frozen parts as they are, so they are made safe here). */
 function traceApproval(
   decision: ToolExecutionTraceApproval['decision'],
@@ -496,7 +577,7 @@ function traceApproval(
 ): ToolExecutionTraceApproval {
   const approval: { -readonly [K in keyof ToolExecutionTraceApproval]: ToolExecutionTraceApproval[K] } = {
     decision,
-    decidedBy: safeMessage(decidedBy, 200),
+    decidedBy: safeLabel(decidedBy),
     waitedMs,
   };
   if (scope !== undefined) approval.scope = scope;

@@ -28,12 +28,14 @@ export class PlanCalls {
   readonly approvals = new Map<string, RememberedApproval>();
   /** `tool\0fingerprint` of the tools that have `call` approvals (so that only they hash arguments). */
   readonly callApprovedTools = new Set<string>();
-  /** Set once the store's records of the plan were read. */
+  /** The reading of the store's records of the plan, once started. */
   approvalsLoaded: Promise<void> | undefined;
+  /** True once the store's records of the plan were read. */
+  storeRead = false;
   /** Requests asked in the plan, for their ids. */
   requests = 0;
-  /** Withdraws each pending request (the plan ended). */
-  readonly pending = new Set<() => void>();
+  /** The requests waiting for an answer. */
+  readonly pending = new Set<{ end(): void }>();
   ended = false;
 
   /** How many times each call (tool and canonical arguments) received its idempotency key. */
@@ -49,7 +51,7 @@ export class PlanCalls {
   /** The plan ended: pending requests are withdrawn and no new one is asked. */
   end(): void {
     this.ended = true;
-    for (const withdraw of [...this.pending]) withdraw();
+    for (const request of [...this.pending]) request.end();
     this.pending.clear();
   }
 

@@ -15,7 +15,7 @@ import {
 } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
 import type { ApprovalHandler } from './approval-handler';
-import { ApprovalGate } from './approval-gate';
+import { ApprovalGate, type PlanCallsSource } from './approval-gate';
 import type { ApprovalStore } from './approval-store';
 import { CallLimiter } from './call-limiter';
 import { CallSettings, type RetryPlan, type ToolCallPlan, type ToolCallSettings } from './call-settings';
@@ -170,6 +170,7 @@ export class ToolRuntime {
   private readonly runtimeLimiters = new Map<string, CallLimiter>();
   /** What the runtime keeps per plan beyond its context (approvals, idempotency, limits); dropped with the context. */
   private readonly plans = new WeakMap<PlanContext, PlanCalls>();
+  private readonly planCallsSource: PlanCallsSource = { planCalls: (ctx) => this.planCalls(ctx) };
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -332,7 +333,7 @@ export class ToolRuntime {
       }
       // 4½. Approval, where a rule of the service or the plan's policy asks for it.
       if (this.hasRules || ctx.policy.approval !== undefined) {
-        const approval = this.approvals.check(execution, tool.descriptor, input, () => this.planCalls(ctx));
+        const approval = this.approvals.check(execution, tool.descriptor, input, this.planCallsSource);
         if (approval !== undefined) await approval;
       }
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
@@ -425,9 +426,9 @@ export class ToolRuntime {
   private idempotencyKeyOf(execution: Execution, input: unknown, step: string | undefined): string {
     if (execution.idempotencyKey !== undefined) return execution.idempotencyKey;
     const { toolName, ctx } = execution;
-    let argumentsDigest: string;
+    let canonical: string;
     try {
-      argumentsDigest = digest(canonicalJson(input === undefined ? null : input));
+      canonical = canonicalJson(input === undefined ? null : input);
     } catch (error) {
       throw new ToolInvalidArgumentError({
         argument: 'input',
@@ -438,17 +439,19 @@ export class ToolRuntime {
         advice: (error as Error).message,
       });
     }
-    const identity: Record<string, unknown> = { key: 1, plan: ctx.planId, tool: toolName, arguments: argumentsDigest };
+    let which: string;
     if (step !== undefined) {
-      identity.step = step;
+      which = `step ${JSON.stringify(step)}`;
     } else {
       const ordinals = this.planCalls(ctx).ordinals;
-      const call = `${toolName}\0${argumentsDigest}`;
+      // Large arguments are counted by their hash, so the plan does not keep them.
+      const call = canonical.length <= 1_024 ? `${toolName}\0${canonical}` : `${toolName}\0#${digest(canonical)}`;
       const ordinal = ordinals.get(call) ?? 0;
       ordinals.set(call, ordinal + 1);
-      identity.ordinal = ordinal;
+      which = `ordinal ${ordinal}`;
     }
-    const key = digest(canonicalJson(identity));
+    // One line per part; every part but the last is single-line JSON or a word and a number, so no two calls share a text.
+    const key = digest(`ca.idempotency/1\n${JSON.stringify(ctx.planId)}\n${JSON.stringify(toolName)}\n${which}\n${canonical}`);
     execution.idempotencyKey = key;
     return key;
   }
