@@ -15,6 +15,9 @@ import { McpServerError } from './mcp-server-error';
 import type { McpSession } from './mcp-session';
 import { McpToolError, type McpToolErrorCode } from './mcp-tool-error';
 
+/** The `_meta` key of `tools/call` that carries the call's idempotency key. */
+export const IDEMPOTENCY_META_KEY = 'internal.ca/idempotency-key';
+
 /** What a tool needs from its source: the session of a plan. @internal */
 export interface McpSessionProvider {
   acquire(server: string, ctx: ToolExecutionContext): Promise<void>;
@@ -94,7 +97,10 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
           ? ignoreProgress
           : undefined;
     try {
-      const result = (await session.client.callTool({ name: this.mcpName, arguments: input ?? {} }, undefined, {
+      // A call that may change something carries the execution's idempotency key, the same on every retry of the call.
+      const key = this.descriptor.capability.writes ? ctx.idempotencyKey : undefined;
+      const params = key === undefined ? { name: this.mcpName, arguments: input ?? {} } : { name: this.mcpName, arguments: input ?? {}, _meta: { [IDEMPOTENCY_META_KEY]: key } };
+      const result = (await session.client.callTool(params, undefined, {
         signal: link.signal,
         timeout: server.callTimeoutMs,
         maxTotalTimeout: server.maxTotalTimeoutMs,
