@@ -4,13 +4,19 @@ import type { McpConfigError, McpServersConfig } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { SchemaValidator } from '@ca/schema';
 import {
+  APPROVAL_HANDLER,
+  APPROVAL_KEY,
+  APPROVAL_STORE,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
   TOOL_SOURCE,
   registerToolRuntime,
+  type ApprovalHandler,
+  type ApprovalStore,
   type RuntimeLogger,
   type ToolDescriptor,
+  type ToolRuleDefinition,
   type ToolInstance,
   type ToolRuntime,
   type ToolSource,
@@ -43,6 +49,13 @@ export interface BuildRuntimeOptions {
    * every configured source.
    */
   readonly tools?: readonly string[];
+  /** Who answers approval requests, where approvals are kept, and the rules (see `loadRules`). */
+  readonly approval?: {
+    readonly handler?: ApprovalHandler;
+    readonly store?: ApprovalStore;
+    readonly key?: string;
+    readonly rules?: readonly ToolRuleDefinition[];
+  };
 }
 
 /**
@@ -73,7 +86,15 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   const selection = selectSources(config, options.tools);
   const container = rootContainer.createChildContainer();
   container.register(RUNTIME_LOGGER, { useValue: logger });
-  registerToolRuntime(container, config.runtime ?? {});
+  const approval = options.approval;
+  if (approval?.handler !== undefined) container.register(APPROVAL_HANDLER, { useValue: approval.handler });
+  if (approval?.store !== undefined) container.register(APPROVAL_STORE, { useValue: approval.store });
+  if (approval?.key !== undefined) container.register(APPROVAL_KEY, { useValue: approval.key });
+  registerToolRuntime(container, {
+    ...config.runtime,
+    ...(approval?.rules === undefined || approval.rules.length === 0 ? {} : { rules: approval.rules }),
+    ...(config.approval?.timeoutMs === undefined ? {} : { approvalTimeoutMs: config.approval.timeoutMs }),
+  });
   if (selection.builtin) {
     loadBuiltin().registerBuiltinAdapter(container, (config.builtin === true ? {} : config.builtin) as BuiltinAdapterSettings);
   }

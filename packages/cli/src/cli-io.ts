@@ -6,6 +6,10 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** True when stdout is a terminal (progress lines are rewritten in place). */
   readonly interactive: boolean;
+  /** Where a person types answers (approval requests); absent when nobody can be asked. */
+  readonly input?: NodeJS.ReadableStream;
+  /** True when `input` and stderr are a terminal: approval requests are asked there. */
+  readonly canPrompt?: boolean;
 }
 
 /** The real process's streams, directory and environment. */
@@ -16,5 +20,7 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     env: process.env,
     interactive: process.stdout.isTTY === true,
+    input: process.stdin,
+    canPrompt: process.stdin.isTTY === true && process.stderr.isTTY === true,
   };
 }

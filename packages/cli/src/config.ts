@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BoundResource } from '@ca/tool-context';
+import type { BoundResource, PlanApprovalPolicy } from '@ca/tool-context';
 import { resourceFromPath } from '@ca/tool-context';
-import type { ToolRuntimeOptions } from '@ca/tool-lifecycle';
+import type { ToolRuleDefinition, ToolRuntimeOptions } from '@ca/tool-lifecycle';
 import { CliError } from './cli-error';
 import { expandVariables } from './expand-variables';
 import { readDocument } from './read-document';
@@ -30,9 +30,22 @@ export interface WrappedEntry {
   readonly capability?: Record<string, boolean>;
 }
 
+/** The `approval` block of a configuration. */
+export interface ApprovalConfig {
+  /** Which calls need approval in `tools run`, and in plan files without a `policy.approval` of their own. */
+  readonly policy?: PlanApprovalPolicy;
+  /** Rules written in the configuration. */
+  readonly rules?: readonly ToolRuleDefinition[];
+  /** Files of rules (absolute once loaded). */
+  readonly rulesFiles?: readonly string[];
+  /** How long a call waits for an approval, in ms. */
+  readonly timeoutMs?: number;
+}
+
 /** `agents.config.json` as written (after `${VAR}` expansion). */
 export interface AgentsConfigFile {
   readonly runtime?: ToolRuntimeOptions;
+  readonly approval?: ApprovalConfig;
   readonly resources?: readonly ResourceEntry[];
   readonly builtin?: boolean | Record<string, unknown>;
   readonly custom?: { readonly modules: readonly string[] };
@@ -86,6 +99,9 @@ export function loadConfig(options: {
     baseDir,
     resources: bindResources(config.resources ?? [], baseDir, file),
     ...(config.custom === undefined ? {} : { custom: { modules: config.custom.modules.map((module) => resolveModule(module, baseDir)) } }),
+    ...(config.approval?.rulesFiles === undefined
+      ? {}
+      : { approval: { ...config.approval, rulesFiles: config.approval.rulesFiles.map((rules) => path.resolve(baseDir, rules)) } }),
     ...(config.skills === undefined
       ? {}
       : { skills: { ...config.skills, ...(config.skills.roots === undefined ? {} : { roots: config.skills.roots.map((root) => path.resolve(baseDir, root)) }) } }),

@@ -1,23 +1,29 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
-import { resourceFromPath, type BoundResource, type ToolExecutionContext } from '@ca/tool-context';
+import { resourceFromPath, type BoundResource, type PlanApprovalPolicy, type ToolExecutionContext } from '@ca/tool-context';
 import { ToolRegistrationError, type DiscoveryResult, type ToolProgress } from '@ca/tool-lifecycle';
+import { loadRules, type LoadedRules } from './approval-config';
 import { Command, CommanderError } from 'commander';
 import { adviseMessage, type AdviceContext } from './cli-advice';
-import { buildRuntime, type BuiltRuntime } from './build-runtime';
+import { buildRuntime, type BuildRuntimeOptions, type BuiltRuntime } from './build-runtime';
+import { CliApprovals } from './cli-approvals';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
 import { loadConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
+import { FileApprovalStore, approvalKey } from './file-approval-store';
 import { formatTable } from './format-table';
 import { checkPlanFile, formatProblems } from './plan-check';
 import { loadPlanFile, type PlanFile } from './plan-file';
 import { PlanRegistry, checkPlanId, resolveStateDir } from './plan-registry';
 import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
+import { RemoteApprovals } from './remote-approvals';
+import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
 
 interface GlobalOptions {
@@ -61,7 +67,8 @@ Exit codes:
        source or MCP server could not be listed
   2    invalid usage, configuration, plan file or input; a plan whose check
        found a problem (nothing was run)
-  3    the plan's policy refused a tool (read-only or checkpoint-required)
+  3    the plan's policy or a rule refused a tool (read-only, checkpoint-required,
+       a deny rule), or its call was not approved
   4    a tool, plan or running plan was not found, or the tool is unavailable
        (its MCP server could not be started, its schema does not compile)
   130  cancelled: Ctrl-C, 'agents plan cancel', or the plan's deadline
@@ -96,6 +103,28 @@ function parseResource(text: string, cwd: string, previous: BoundResource[] = []
   }
   const [, id, location, access] = match as unknown as [string, string, string, 'read' | 'write' | undefined];
   return [...previous, resourceFromPath({ id, path: path.resolve(cwd, location), access: access ?? 'read' })];
+}
+
+/** Options of the commands that run tools and may ask for approval. */
+interface ApprovalFlags {
+  readonly approve: string[];
+  readonly rules: string[];
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** Who answers from this process, for traces: the user's name. */
+function whoAmI(env: Readonly<Record<string, string | undefined>>): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return env['USER'] ?? env['USERNAME'] ?? 'someone';
+  }
+}
+
+/** True when a plan with this policy and these rules may ask for approval at all. */
+function mayAsk(policy: PlanApprovalPolicy | undefined, rules: LoadedRules): boolean {
+  return rules.definitions.length > 0 || (policy !== undefined && (policy.always === true || (policy.capabilities?.length ?? 0) > 0 || (policy.tools?.length ?? 0) > 0));
 }
 
 /** The tools a plan file names, in step order. */
@@ -162,16 +191,20 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
    * every configured source is built after all, to find it elsewhere or to
    * suggest the closest names.
    */
-  const open = async (config: AgentsConfig, tools?: readonly string[]): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
+  const open = async (
+    config: AgentsConfig,
+    tools?: readonly string[],
+    approval?: BuildRuntimeOptions['approval'],
+  ): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
-    built = await buildRuntime(config, logger, tools === undefined ? {} : { tools });
+    built = await buildRuntime(config, logger, { ...(tools === undefined ? {} : { tools }), ...(approval === undefined ? {} : { approval }) });
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
       !discovery.tools.some((tool) => tool.name === name) && describeMissingTool(name, discovery, config, io.cwd).code === 'TOOL_NOT_FOUND';
     if (tools !== undefined && built.partial && tools.some(notFound)) {
       await built.dispose();
       built = undefined; // not disposed twice if the next build throws
-      built = await buildRuntime(config, logger);
+      built = await buildRuntime(config, logger, approval === undefined ? {} : { approval });
       discovery = await built.runtime.discover();
     }
     // A wrapped entry that names no tool is a mistake in the configuration, not a failing source.
@@ -179,6 +212,31 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     if (misconfigured !== undefined) throw misconfigured.error;
     return { runtime: built.runtime, validator: built.validator, discovery };
   };
+  let prompter: TerminalPrompter | undefined;
+  /**
+   * Who answers the approval requests of a command: `--approve` patterns,
+   * the person at the terminal, and (for `plan run`) another terminal
+   * through the plan's channel. Undefined when nobody can answer, so that the
+   * runtime refuses such calls (no handler) and the error says what to do.
+   */
+  const approvalHandler = (flags: ApprovalFlags, remote: RemoteApprovals | undefined, planHint: boolean): CliApprovals | undefined => {
+    if (io.canPrompt === true && io.input !== undefined) {
+      prompter = new TerminalPrompter({
+        input: io.input,
+        write: io.stderr,
+        who: `${whoAmI(io.env)} (terminal)`,
+        ...(planHint ? { hint: (request) => `(or from another terminal: agents plan approve ${request.planId} ${request.id})` } : {}),
+      });
+    }
+    if (prompter === undefined && remote === undefined && flags.approve.length === 0) return undefined;
+    return new CliApprovals({ approve: flags.approve, ...(prompter === undefined ? {} : { prompter }), ...(remote === undefined ? {} : { remote }), notify: io.stderr });
+  };
+  /** Where approvals are kept: the state directory, signed with this user's key. */
+  const approvalStore = (): { store: FileApprovalStore; key: string } => {
+    const stateDir = resolveStateDir(globals().stateDir, io.env);
+    return { store: new FileApprovalStore(stateDir), key: approvalKey(stateDir, io.env) };
+  };
+
   const requireTool = (name: string, discovery: DiscoveryResult, config: AgentsConfig) => {
     const descriptor = discovery.tools.find((tool) => tool.name === name);
     if (descriptor !== undefined) return descriptor;
@@ -250,8 +308,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('--timeout <ms>', 'deadline of the execution in ms')
     .option('--resource <id=path[:read|write]>', 'bind a folder or file (repeatable)', (value: string, previous: BoundResource[]) => parseResource(value, io.cwd, previous), [] as BoundResource[])
     .option('--plan-id <id>', 'id of the plan')
+    .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
+    .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
-    .action(async (name: string, local: { input: string; readOnly?: boolean; requireCheckpoint?: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
+    .action(async (name: string, local: ApprovalFlags & { input: string; readOnly?: boolean; requireCheckpoint?: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
       const input = parseInput(local.input, io.cwd);
       const timeoutMs = local.timeout === undefined ? undefined : Number(local.timeout);
       if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
@@ -259,7 +319,17 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       }
       if (local.planId !== undefined) checkPlanId(local.planId);
       const config = loadConfiguration();
-      const { runtime: rt, discovery } = await open(config, [name]);
+      const rules = loadRules(config, local.rules, io);
+      const approvalPolicy = config.approval?.policy;
+      const asks = mayAsk(approvalPolicy, rules);
+      // A one-step plan keeps its approvals only when it has an id to be run again with.
+      const kept = asks && local.planId !== undefined ? approvalStore() : undefined;
+      const handler = asks ? approvalHandler(local, undefined, false) : undefined;
+      const { runtime: rt, discovery } = await open(config, [name], {
+        rules: rules.definitions,
+        ...(handler === undefined ? {} : { handler }),
+        ...(kept === undefined ? {} : kept),
+      });
       const descriptor = requireTool(name, discovery, config);
       const advice = adviceFor('tools run', config, descriptor.inputSchema);
       const resources = new Map(config.resources.map((resource) => [resource.id, resource]));
@@ -273,7 +343,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
           rt.runPlan(
             {
               ...(local.planId === undefined ? {} : { planId: local.planId }),
-              policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true },
+              policy: {
+                readOnly: local.readOnly === true,
+                requireCheckpoint: local.requireCheckpoint === true,
+                ...(approvalPolicy === undefined ? {} : { approval: approvalPolicy }),
+              },
               resources: [...resources.values()],
             },
             async (ctx) => {
@@ -284,6 +358,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
                 if (result.ok) {
                   exitCode = EXIT_CODES.ok;
                   io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
+                  await kept?.store.forget(ctx.planId);
                   return;
                 }
                 const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
@@ -301,16 +376,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       );
     });
 
-  const plan = program.command('plan').description('check, run, list and cancel plans');
+  const plan = program.command('plan').description('check, run, list and cancel plans, and answer their approval requests');
   plan
     .command('check <file>')
-    .description('check a plan file against the configuration without running anything: every tool exists, the policy lets it run, its input matches its schema')
+    .description('check a plan file against the configuration without running anything: every tool exists, the policy lets it run, no deny rule refuses it, its input matches its schema')
+    .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
-    .action(async (file: string, local: { json?: boolean }) => {
+    .action(async (file: string, local: { json?: boolean; rules: string[] }) => {
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
+      const rules = loadRules(config, local.rules, io);
       const { discovery, validator } = await open(config, toolsOf(planFile));
-      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator, rules: rules.rules });
       const blocking = problems.filter((problem) => problem.blocking);
       exitCode = blocking.length > 0 ? EXIT_CODES.usage : EXIT_CODES.ok;
       if (wantsJson(local)) {
@@ -332,13 +409,28 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .description('check a plan file (JSON or YAML), then run it: policy, bound resources, steps of tool + input; a line per step (also in a pipe), a summary table')
     .option('--plan-id <id>', "id of the plan (default: the file's id, else a random UUID)")
     .option('--traces <file.jsonl>', 'write the traces as JSON Lines')
+    .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
+    .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
+    .option('--await-approval', "off a terminal, wait for 'agents plan approve|deny' from another terminal instead of refusing calls that need approval")
     .option('--json', 'machine-readable output')
-    .action(async (file: string, local: { planId?: string; traces?: string; json?: boolean }) => {
+    .action(async (file: string, local: ApprovalFlags & { planId?: string; traces?: string; json?: boolean; awaitApproval?: boolean }) => {
       if (local.planId !== undefined) checkPlanId(local.planId);
-      const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
+      const loaded = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
-      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile));
-      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
+      const rules = loadRules(config, local.rules, io);
+      const approvalPolicy = loaded.policy.approval ?? config.approval?.policy;
+      const planFile: PlanFile = approvalPolicy === undefined ? loaded : { ...loaded, policy: { ...loaded.policy, approval: approvalPolicy } };
+      const asks = mayAsk(approvalPolicy, rules);
+      // Answers from another terminal: always on a terminal, and off one with --await-approval.
+      const remote = asks && (io.canPrompt === true || local.awaitApproval === true) ? new RemoteApprovals() : undefined;
+      const kept = asks ? approvalStore() : undefined;
+      const handler = asks ? approvalHandler(local, remote, true) : undefined;
+      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile), {
+        rules: rules.definitions,
+        ...(handler === undefined ? {} : { handler }),
+        ...(kept === undefined ? {} : kept),
+      });
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator, rules: rules.rules });
       const blocking = problems.filter((problem) => problem.blocking);
       if (blocking.length > 0) {
         throw new CliError({
@@ -363,11 +455,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
               verbose: verbose(),
               onStart: async (ctx) => {
                 planCtx = ctx;
-                withdraw = await registry.announce(ctx.planId, planFile.file, (reason) => ctx.cancellationToken.cancel(reason));
+                withdraw = await registry.announce(
+                  ctx.planId,
+                  planFile.file,
+                  (reason) => ctx.cancellationToken.cancel(reason),
+                  remote === undefined ? undefined : (answer) => remote.answer(answer),
+                );
               },
             }),
         );
         exitCode = report.exitCode;
+        // A plan that did all it was to do is done: its approvals are not kept for another run.
+        if (exitCode === EXIT_CODES.ok) await kept?.store.forget(report.planId);
       } finally {
         await withdraw?.();
       }
@@ -379,6 +478,39 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .action(async (planId: string) => {
       await planRegistry().cancel(planId);
       io.stdout(`Cancellation of plan ${planId} requested.\n`);
+    });
+
+  plan
+    .command('approve <plan-id> [request-id]')
+    .description('approve a pending approval request of a plan running in another terminal (the only one pending, when no id is given)')
+    .option('--for <scope>', 'once (default), tool (this tool for the rest of the plan) or call (these arguments for the rest of the plan)', 'once')
+    .action(async (planId: string, requestId: string | undefined, local: { for: string }) => {
+      if (!['once', 'tool', 'call'].includes(local.for)) {
+        throw new CliError({ code: 'CLI_USAGE', message: `--for ${local.for}: expected once, tool or call.` });
+      }
+      const reply = await planRegistry().answerApproval(planId, {
+        decision: 'approve',
+        scope: local.for,
+        by: whoAmI(io.env),
+        ...(requestId === undefined ? {} : { requestId }),
+      });
+      const [, id, tool] = reply.split(' ');
+      io.stdout(`Approved request ${id} (${tool}) of plan ${planId}${local.for === 'once' ? '' : ` for the rest of the plan (${local.for})`}.\n`);
+    });
+
+  plan
+    .command('deny <plan-id> [request-id]')
+    .description('deny a pending approval request of a plan running in another terminal (the only one pending, when no id is given)')
+    .option('--reason <text>', 'why, for the trace and the error the plan reports')
+    .action(async (planId: string, requestId: string | undefined, local: { reason?: string }) => {
+      const reply = await planRegistry().answerApproval(planId, {
+        decision: 'deny',
+        by: whoAmI(io.env),
+        ...(requestId === undefined ? {} : { requestId }),
+        ...(local.reason === undefined ? {} : { reason: local.reason.slice(0, 500) }),
+      });
+      const [, id, tool] = reply.split(' ');
+      io.stdout(`Denied request ${id} (${tool}) of plan ${planId}.\n`);
     });
 
   plan
@@ -397,6 +529,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   } catch (error) {
     exitCode = report(error, io, verbose());
   } finally {
+    prompter?.close();
     await built?.dispose();
   }
   return exitCode;

@@ -95,7 +95,11 @@ export function loadPlanFile(file: string, options: { readonly cwd: string; read
     file: absolute,
     ...(document.id === undefined ? {} : { id: document.id }),
     ...(document.description === undefined ? {} : { description: document.description }),
-    policy: { readOnly: document.policy?.readOnly ?? false, requireCheckpoint: document.policy?.requireCheckpoint ?? false },
+    policy: {
+      readOnly: document.policy?.readOnly ?? false,
+      requireCheckpoint: document.policy?.requireCheckpoint ?? false,
+      ...(document.policy?.approval === undefined ? {} : { approval: document.policy.approval }),
+    },
     ...(document.timeoutMs === undefined ? {} : { timeoutMs: document.timeoutMs }),
     resources: bindResources(document.resources ?? [], path.dirname(absolute), absolute),
     steps,

@@ -24,6 +24,10 @@ export function resolveStateDir(option: string | undefined, env: Readonly<Record
 }
 
 const PLAN_ID = /^[A-Za-z0-9_.-]{1,100}$/;
+/** Longest message a plan reads on its channel. */
+const MAX_MESSAGE_LENGTH = 4096;
+/** The prefix of an answer to an approval request: `approval {"decision":"approve",…}`. */
+const APPROVAL_MESSAGE = 'approval ';
 
 /** @throws CliError when `planId` cannot name a plan (it becomes a file name). */
 export function checkPlanId(planId: string): void {
@@ -58,11 +62,18 @@ export class PlanRegistry {
   }
 
   /**
-   * Announces a running plan and listens for cancellation requests.
+   * Announces a running plan and listens for cancellation requests and,
+   * with `onApproval`, answers to its approval requests (`approval <json>`,
+   * replied to with the line `onApproval` returns).
    * Returns a function that withdraws the announcement.
    * @throws CliError when a live plan already uses this id.
    */
-  async announce(planId: string, planFile: string, onCancel: (reason: string) => void): Promise<() => Promise<void>> {
+  async announce(
+    planId: string,
+    planFile: string,
+    onCancel: (reason: string) => void,
+    onApproval?: (answer: string) => string,
+  ): Promise<() => Promise<void>> {
     checkPlanId(planId);
     fs.mkdirSync(this.plansDir, { recursive: true, mode: 0o700 });
     const existing = this.read(planId);
@@ -79,12 +90,15 @@ export class PlanRegistry {
       let buffer = '';
       connection.on('data', (chunk: string) => {
         buffer += chunk;
-        if (buffer.length > 1024) connection.destroy();
+        if (buffer.length > MAX_MESSAGE_LENGTH) connection.destroy();
         if (!buffer.includes('\n')) return;
         const command = buffer.trim();
         if (command === 'cancel') {
           connection.end('ok\n');
           onCancel(`cancelled by 'agents plan cancel ${planId}'`);
+        } else if (command.startsWith(APPROVAL_MESSAGE) && onApproval !== undefined) {
+          // The second kind of message: an answer to an approval request of the plan.
+          connection.end(`${onApproval(command.slice(APPROVAL_MESSAGE.length))}\n`);
         } else {
           connection.end('unknown command\n');
         }
@@ -129,6 +143,27 @@ export class PlanRegistry {
    * @throws CliError (exit 4) when no live plan has this id.
    */
   async cancel(planId: string, timeoutMs = 5_000): Promise<void> {
+    const reply = await this.send(planId, 'cancel', timeoutMs);
+    if (reply !== 'ok') throw new CliError({ code: 'CLI_USAGE', message: `Plan '${planId}' answered '${reply}' instead of ok.` });
+  }
+
+  /**
+   * Sends an answer to an approval request of a running plan
+   * (`agents plan approve` / `deny`) and returns what the plan replied:
+   * `ok <request-id> <tool>`.
+   * @throws CliError (exit 4) when no live plan has this id; (exit 2) when the plan refused the answer, with its reason.
+   */
+  async answerApproval(planId: string, answer: object, timeoutMs = 5_000): Promise<string> {
+    const reply = await this.send(planId, `${APPROVAL_MESSAGE}${JSON.stringify(answer)}`, timeoutMs);
+    if (reply.startsWith('ok ')) return reply;
+    if (reply === 'unknown command') {
+      throw new CliError({ code: 'CLI_USAGE', message: `Plan '${planId}' does not take answers to approval requests (it was started by a command that does not ask, or by an older version).` });
+    }
+    throw new CliError({ code: 'CLI_USAGE', message: `Plan '${planId}' refused the answer: ${reply.replace(/^error /, '')}.` });
+  }
+
+  /** Sends one line to a running plan and resolves to its reply. */
+  private async send(planId: string, line: string, timeoutMs: number): Promise<string> {
     checkPlanId(planId);
     const entry = this.read(planId);
     if (entry === undefined || !isAlive(entry.pid)) {
@@ -147,7 +182,7 @@ export class PlanRegistry {
         reject(new Error(`plan '${planId}' did not answer within ${timeoutMs} ms`));
       }, timeoutMs);
       connection.setEncoding('utf8');
-      connection.on('connect', () => connection.write('cancel\n'));
+      connection.on('connect', () => connection.write(`${line}\n`));
       connection.on('data', (chunk: string) => (answer += chunk));
       connection.on('end', () => {
         clearTimeout(timer);
@@ -165,7 +200,7 @@ export class PlanRegistry {
         cause: error,
       });
     });
-    if (reply !== 'ok') throw new CliError({ code: 'CLI_USAGE', message: `Plan '${planId}' answered '${reply}' instead of ok.` });
+    return reply;
   }
 
   private read(planId: string): RunningPlan | undefined {
