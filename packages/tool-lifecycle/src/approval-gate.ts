@@ -7,7 +7,7 @@ import { canonicalJson, digest } from './canonical-json';
 import { ToolApprovalDeniedError } from './errors/tool-approval-denied-error';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolPlanEndedError } from './errors/tool-plan-ended-error';
-import type { PlanCalls } from './plan-calls';
+import type { PlanCalls, PendingRequest } from './plan-calls';
 import type { RuntimeLogger } from './runtime-logger';
 import type { ToolDescriptor } from './tool-descriptor';
 import { fingerprintTool } from './tool-fingerprint';
@@ -117,13 +117,17 @@ function ruleReason(rule: string, reason: string | undefined): ApprovalReason {
  * signal made on first read), and ends on the answer, the plan's
  * cancellation or end, or the approval deadline — whichever comes first.
  */
-class PendingApproval implements ApprovalContext {
+class PendingApproval implements ApprovalContext, PendingRequest {
+  previousPending: PendingRequest | undefined = undefined;
+  nextPending: PendingRequest | undefined = undefined;
   private done = false;
-  private controller: AbortController | undefined;
-  private withdrawnWith: unknown;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private unsubscribe: (() => void) | undefined;
-  private readonly started: number;
+  private controller: AbortController | undefined = undefined;
+  private withdrawnWith: unknown = undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private unsubscribe: (() => void) | undefined = undefined;
+  private resolve: (() => void) | undefined = undefined;
+  private reject: ((error: unknown) => void) | undefined = undefined;
+  readonly started: number;
 
   constructor(
     private readonly gate: ApprovalGate,
@@ -131,8 +135,6 @@ class PendingApproval implements ApprovalContext {
     readonly request: ApprovalRequest,
     readonly input: unknown,
     readonly plan: PlanCalls,
-    private readonly resolve: () => void,
-    private readonly reject: (error: unknown) => void,
   ) {
     this.started = gate.monotonic();
   }
@@ -145,23 +147,24 @@ class PendingApproval implements ApprovalContext {
     return this.controller.signal;
   }
 
-  start(handler: ApprovalHandler): void {
-    const { toolName, planId } = this.request;
-    this.unsubscribe = this.subject.ctx.cancellationToken.onCancel((reason) => this.withdraw(new ToolCancelledError({ reason, toolName, planId })));
-    this.plan.pending.add(this);
-    const timeoutMs = this.gate.timeoutMs;
-    if (timeoutMs !== undefined) this.timer = setTimeout(() => this.withdraw(new WaitEnded('timed-out')), timeoutMs);
-    let answer: Promise<ApprovalDecision>;
-    try {
-      answer = handler.requestApproval(this.request, this);
-    } catch (error) {
-      this.withdraw(new WaitEnded('handler-failed', error));
-      return;
-    }
-    Promise.resolve(answer).then(
-      (value) => this.answered(value),
-      (error: unknown) => this.withdraw(new WaitEnded('handler-failed', error)),
-    );
+  /**
+   * Waits for an answer that is a promise, until it settles, the plan is
+   * cancelled or ends, or the approval deadline passes.
+   */
+  wait(answer: PromiseLike<ApprovalDecision>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      const { toolName, planId } = this.request;
+      this.unsubscribe = this.subject.ctx.cancellationToken.onCancel((reason) => this.withdraw(new ToolCancelledError({ reason, toolName, planId })));
+      this.plan.addPending(this);
+      const timeoutMs = this.gate.timeoutMs;
+      if (timeoutMs !== undefined) this.timer = setTimeout(() => this.withdraw(new WaitEnded('timed-out')), timeoutMs);
+      Promise.resolve(answer).then(
+        (value) => this.answered(value),
+        (error: unknown) => this.withdraw(new WaitEnded('handler-failed', error)),
+      );
+    });
   }
 
   /** The plan ended. */
@@ -169,25 +172,34 @@ class PendingApproval implements ApprovalContext {
     this.withdraw(new ToolPlanEndedError({ planId: this.request.planId, toolName: this.request.toolName }));
   }
 
+  /** The handler threw instead of answering: nothing is waited for. */
+  failed(error: unknown): unknown {
+    this.done = true;
+    this.withdrawnWith = error;
+    return this.gate.unanswered(this, new WaitEnded('handler-failed', error), this.gate.monotonic() - this.started);
+  }
+
   private finish(): void {
     this.done = true;
     this.unsubscribe?.();
-    this.plan.pending.delete(this);
+    this.plan.removePending(this);
     if (this.timer !== undefined) clearTimeout(this.timer);
   }
 
   private answered(value: unknown): void {
     if (this.done) return;
     this.finish();
+    const resolve = this.resolve as () => void;
+    const reject = this.reject as (error: unknown) => void;
     let remembering: Promise<void> | undefined;
     try {
       remembering = this.gate.settle(this, value, this.gate.monotonic() - this.started);
     } catch (error) {
-      this.reject(error);
+      reject(error);
       return;
     }
-    if (remembering === undefined) this.resolve();
-    else remembering.then(this.resolve, this.reject);
+    if (remembering === undefined) resolve();
+    else remembering.then(resolve, reject);
   }
 
   private withdraw(ended: unknown): void {
@@ -195,7 +207,7 @@ class PendingApproval implements ApprovalContext {
     this.finish();
     this.withdrawnWith = ended;
     this.controller?.abort(ended);
-    this.reject(this.gate.unanswered(this, ended, this.gate.monotonic() - this.started));
+    (this.reject as (error: unknown) => void)(this.gate.unanswered(this, ended, this.gate.monotonic() - this.started));
   }
 }
 
@@ -315,7 +327,7 @@ export class ApprovalGate {
       throw new ToolApprovalDeniedError({ toolName, planId, denial: 'no-handler', asked: reason.text });
     }
     if (plan.ended) throw new ToolPlanEndedError({ planId, toolName });
-    ctx.cancellationToken.check({ toolName, planId });
+    if (ctx.cancellationToken.isCancelled) ctx.cancellationToken.check({ toolName, planId });
     const request: ApprovalRequest = Object.freeze({
       id: String(++plan.requests),
       planId,
@@ -328,10 +340,16 @@ export class ApprovalGate {
       fingerprint,
       reason,
     });
-    return new Promise<void>((resolve, reject) => {
-      const pending = new PendingApproval(this, subject, request, input, plan, resolve, reject);
-      pending.start(handler);
-    });
+    const pending = new PendingApproval(this, subject, request, input, plan);
+    let answer: ApprovalDecision | PromiseLike<ApprovalDecision>;
+    try {
+      answer = handler.requestApproval(request, pending);
+    } catch (error) {
+      throw pending.failed(error);
+    }
+    // An answer given at once (a handler that decides by itself) needs no waiting.
+    if (!isPromiseLike(answer)) return this.settle(pending, answer, this.monotonic() - pending.started);
+    return pending.wait(answer);
   }
 
   /** What the answer means for the call: the trace's approval, a denial thrown, or the approval remembered. */
@@ -492,6 +510,10 @@ export class ApprovalGate {
     }
     return undefined;
   }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<ApprovalDecision> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** SHA-256 of the canonical arguments, or `undefined` when they have no canonical form. */

@@ -82,10 +82,12 @@ export type ApprovalDecision =
  */
 export interface ApprovalHandler {
   /**
-   * Resolves with the answer. Stop asking when `context.signal` aborts.
+   * Resolves with the answer; a handler that decides by itself (a policy
+   * engine, a test) may return the decision itself, and the call then does
+   * not wait at all. Stop asking when `context.signal` aborts.
    * @throws anything — the call is then refused (`handler-failed`), never run.
    */
-  requestApproval(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalDecision>;
+  requestApproval(request: ApprovalRequest, context: ApprovalContext): ApprovalDecision | Promise<ApprovalDecision>;
 }
 
 /** The service's {@link ApprovalHandler}, when it registers one (read by `registerToolRuntime`). */

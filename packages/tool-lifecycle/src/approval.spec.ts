@@ -302,6 +302,30 @@ describe('approval in the pipeline', () => {
     expect(tool.count('execute')).toBe(0);
   });
 
+  it('a handler may answer at once with the decision itself (no promise); one that throws at once refuses the call', async () => {
+    const tool = writer();
+    let answer: ApprovalDecision = { decision: 'approve', scope: 'tool', decidedBy: 'policy engine' };
+    const handler: ApprovalHandler = { requestApproval: () => answer };
+    const { runtime } = setup([tool], { approvalHandler: handler });
+    const ctx = runtime.createPlan({ policy: asksForWrites });
+    const approved = await runtime.execute('files.write', { path: 'a' }, ctx);
+    expect(approved.trace.approval).toMatchObject({ decision: 'approved', decidedBy: 'policy engine', scope: 'tool', requestId: '1' });
+    answer = { decision: 'deny', reason: 'no', decidedBy: 'policy engine' };
+    const other = runtime.createPlan({ policy: asksForWrites });
+    await expect(runtime.execute('files.write', { path: 'a' }, other)).rejects.toMatchObject({ denial: 'denied', reason: 'no' });
+    const throwing = setup([writer()], {
+      approvalHandler: {
+        requestApproval: () => {
+          throw new Error('the policy engine is down');
+        },
+      },
+    });
+    const error = await rejection(throwing.runtime.execute('files.write', { path: 'a' }, throwing.runtime.createPlan({ policy: asksForWrites })));
+    expect(error).toMatchObject({ code: 'TOOL_APPROVAL_DENIED', denial: 'handler-failed' });
+    expect((error.cause as Error).message).toBe('the policy engine is down');
+    expect(tool.count('execute')).toBe(1);
+  });
+
   it('concurrent requests have their own ids and are answered each on its own', async () => {
     const tool = writer();
     const handler = new PendingApprovals();

@@ -14,6 +14,14 @@ export interface RecordedResult {
   readonly sizeBytes: number;
 }
 
+/** A request waiting for an answer, linked into its plan's list. */
+export interface PendingRequest {
+  previousPending: PendingRequest | undefined;
+  nextPending: PendingRequest | undefined;
+  /** Withdraws the request: the plan ended. */
+  end(): void;
+}
+
 /** How many results a plan keeps for explicit steps; beyond, the oldest is forgotten. */
 export const RECORDED_RESULTS_PER_PLAN = 10_000;
 
@@ -34,8 +42,8 @@ export class PlanCalls {
   storeRead = false;
   /** Requests asked in the plan, for their ids. */
   requests = 0;
-  /** The requests waiting for an answer. */
-  readonly pending = new Set<{ end(): void }>();
+  /** The requests waiting for an answer, a list through their own links (a Set's add and delete cost more on every request). */
+  firstPending: PendingRequest | undefined;
   ended = false;
 
   /** How many times each call (tool and canonical arguments) received its idempotency key. */
@@ -51,8 +59,23 @@ export class PlanCalls {
   /** The plan ended: pending requests are withdrawn and no new one is asked. */
   end(): void {
     this.ended = true;
-    for (const request of [...this.pending]) request.end();
-    this.pending.clear();
+    const pending: PendingRequest[] = [];
+    for (let request = this.firstPending; request !== undefined; request = request.nextPending) pending.push(request);
+    for (const request of pending) request.end();
+  }
+
+  addPending(request: PendingRequest): void {
+    request.nextPending = this.firstPending;
+    if (this.firstPending !== undefined) this.firstPending.previousPending = request;
+    this.firstPending = request;
+  }
+
+  removePending(request: PendingRequest): void {
+    if (request.previousPending !== undefined) request.previousPending.nextPending = request.nextPending;
+    else if (this.firstPending === request) this.firstPending = request.nextPending;
+    else return;
+    if (request.nextPending !== undefined) request.nextPending.previousPending = request.previousPending;
+    request.previousPending = request.nextPending = undefined;
   }
 
   record(key: string, recorded: RecordedResult): void {
