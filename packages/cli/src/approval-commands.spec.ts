@@ -211,6 +211,23 @@ describe('agents plan approve / deny from another terminal', () => {
     expect(gone.err()).toMatch(/^CLI_PLAN_NOT_FOUND: No running plan has id 'denied'/);
   });
 
+  it('on a terminal, the plan asks there and takes an answer from another terminal too: the first answer wins', async () => {
+    const { io, folder, workspace, stateDir } = setup({});
+    planFile(folder, 'both');
+    const run = terminalIo(io());
+    const done = main(['--state-dir', stateDir, 'plan', 'run', 'both.yaml', '--json'], run);
+    await until(() => run.err().includes('Approve?'), 'the question');
+    expect(run.err()).toContain('(or from another terminal: agents plan approve both 1)');
+    expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'both', '--for', 'tool'], io())).toBe(EXIT_CODES.ok);
+    expect(await done).toBe(EXIT_CODES.ok);
+    expect(run.err()).toMatch(/request 1 was answered from another terminal: approved by .+ \(agents plan approve\)\n\(withdrawn\)\n/);
+    // A line typed now answers nothing.
+    run.type('y');
+    const report = JSON.parse(run.out()) as { traces: { approval?: unknown }[] };
+    expect(report.traces[0]?.approval).toMatchObject({ decision: 'approved', scope: 'tool' });
+    expect(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('approved\n');
+  });
+
   it('an approval for the call is kept for a plan run again with the same id, until the plan succeeds', async () => {
     const { io, folder, workspace, stateDir } = setup({});
     writeFixture(
