@@ -1,11 +1,13 @@
 'use strict';
 // What approval costs runtime.execute of a trivial tool (input and output
-// schemas), in one run: the same runtime and tool with no approval
-// configured; with approval configured (a handler, rules for other tools,
-// and plans whose policy asks before tools that write) but not triggered,
-// since the tool does not write; and with every call asked of a handler
-// that approves at once. Targets: not triggered costs the same as nothing
-// configured (ratio ≤ 1.05); an auto-approving handler adds at most 0.5 µs.
+// schemas), in one run: the same tool in a runtime with no approval
+// configured (twice: two runtimes, to show the noise between identical
+// cases); with approval configured (a handler, rules for other tools, and
+// plans whose policy asks before tools that write) but not triggered, since
+// the tool does not write; and with every call asked of a handler that
+// approves at once, returning the decision itself or a resolved promise.
+// Targets: not triggered costs the same as nothing configured (ratio ≤ 1.05);
+// an auto-approving handler adds at most 0.5 µs.
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
 const { compare, runWhenMain } = require('./harness');
@@ -25,22 +27,18 @@ async function run() {
     execute: (input) => execute(input),
   };
   const approveAtOnce = { decision: 'approve' };
-  const handler = { requestApproval: () => Promise.resolve(approveAtOnce) };
-  const plain = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger });
-  const configured = new ToolRuntime({
-    sources: [new InMemoryToolSource([tool])],
-    logger: silentLogger,
-    approvalHandler: handler,
-    options: {
-      rules: [
-        { name: 'no-env-files', decision: 'deny', tools: 'builtin.fs.*', arguments: { '/path': { glob: '*.env' } } },
-        { name: 'ask-on-push', decision: 'ask', tools: 'builtin.command.run', arguments: { '/command/1': { equals: 'push' } } },
-      ],
-    },
-  });
+  const rules = [
+    { name: 'no-env-files', decision: 'deny', tools: 'builtin.fs.*', arguments: { '/path': { glob: '*.env' } } },
+    { name: 'ask-on-push', decision: 'ask', tools: 'builtin.command.run', arguments: { '/command/1': { equals: 'push' } } },
+  ];
+  const runtimeWith = (settings) => new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger, ...settings });
+  const plain = runtimeWith({});
+  const plainAgain = runtimeWith({});
+  // A handler that decides by itself returns the decision; one that asks someone returns a promise.
+  const configured = runtimeWith({ approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } });
+  const promised = runtimeWith({ approvalHandler: { requestApproval: () => Promise.resolve(approveAtOnce) }, options: { rules } });
   const input = { name: 'Ada', count: 3 };
-  await plain.listTools();
-  await configured.listTools();
+  for (const runtime of [plain, plainAgain, configured, promised]) await runtime.listTools();
   const asksForWrites = { approval: { capabilities: ['writes', 'destructive'] } };
   const asksAlways = { approval: { always: true } };
   // Plans of 1,000 executions, as in runtime.bench.js: creating and ending them is part of the cost.
@@ -56,40 +54,56 @@ async function run() {
   };
   const cases = {
     'no approval configured': planned(plain),
+    'no approval configured, another runtime': planned(plainAgain),
     'configured, not triggered': planned(configured, asksForWrites),
-    'auto-approving handler': planned(configured, asksAlways),
+    'handler answers with the decision': planned(configured, asksAlways),
+    'handler answers with a promise': planned(promised, asksAlways),
   };
   // Each case checks once that it does what it says.
-  const probe = configured.createPlan({ policy: asksAlways });
-  const approved = await configured.execute('bench.greet', input, probe);
-  if (approved.trace.approval?.decision !== 'approved') throw new Error('the auto-approving case is not asked');
-  const quiet = configured.createPlan({ policy: asksForWrites });
-  if ((await configured.execute('bench.greet', input, quiet)).trace.approval !== undefined) throw new Error('the not-triggered case is asked');
+  for (const runtime of [configured, promised]) {
+    const approved = await runtime.execute('bench.greet', input, runtime.createPlan({ policy: asksAlways }));
+    if (approved.trace.approval?.decision !== 'approved') throw new Error('an auto-approving case is not asked');
+  }
+  if ((await configured.execute('bench.greet', input, configured.createPlan({ policy: asksForWrites }))).trace.approval !== undefined) {
+    throw new Error('the not-triggered case is asked');
+  }
 
   const medians = await compare(
     Object.fromEntries(Object.entries(cases).map(([name, fn]) => [name, { async: true, fn }])),
     { rounds: 21, iterations: 20_000, warmup: 50_000 },
   );
   const base = medians['no approval configured'];
+  const noise = medians['no approval configured, another runtime'] / base;
   const idle = medians['configured, not triggered'];
-  const asked = medians['auto-approving handler'];
+  const decided = medians['handler answers with the decision'];
+  const promisedNs = medians['handler answers with a promise'];
   return [
     {
       name: 'runtime.execute, approval configured but not triggered',
       baseline: 'runtime.execute, no approval configured',
       baselineNs: base,
       subjectNs: idle,
+      note: `a second runtime with nothing configured: ${noise.toFixed(3)}×`,
       target: 'ratio ≤ 1.05',
       pass: idle / base <= 1.05,
     },
     {
-      name: 'runtime.execute, every call approved by a handler that answers at once',
+      name: 'runtime.execute, every call approved by a handler that returns the decision',
       baseline: 'runtime.execute, no approval configured',
       baselineNs: base,
-      subjectNs: asked,
-      note: `+${(asked - base).toFixed(0)} ns per call`,
+      subjectNs: decided,
+      note: `+${(decided - base).toFixed(0)} ns per call`,
       target: '≤ +500 ns',
-      pass: asked - base <= 500,
+      pass: decided - base <= 500,
+    },
+    {
+      name: 'runtime.execute, every call approved by a handler that returns a resolved promise',
+      baseline: 'runtime.execute, no approval configured',
+      baselineNs: base,
+      subjectNs: promisedNs,
+      note: `+${(promisedNs - base).toFixed(0)} ns per call: the race with cancellation and two more microtask turns`,
+      target: 'report',
+      pass: true,
     },
   ];
 }

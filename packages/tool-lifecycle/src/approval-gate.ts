@@ -113,102 +113,101 @@ function ruleReason(rule: string, reason: string | undefined): ApprovalReason {
 }
 
 /**
- * One request waiting for its answer: it is the handler's context (its
- * signal made on first read), and ends on the answer, the plan's
- * cancellation or end, or the approval deadline — whichever comes first.
+ * The handler's context for one request: its signal is made on first read,
+ * and aborted when the wait ends without an answer (even when that is
+ * before the handler read it).
  */
-class PendingApproval implements ApprovalContext, PendingRequest {
-  previousPending: PendingRequest | undefined = undefined;
-  nextPending: PendingRequest | undefined = undefined;
-  private done = false;
+class RequestContext implements ApprovalContext {
   private controller: AbortController | undefined = undefined;
-  private withdrawnWith: unknown = undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
-  private unsubscribe: (() => void) | undefined = undefined;
-  private resolve: (() => void) | undefined = undefined;
-  private reject: ((error: unknown) => void) | undefined = undefined;
-  readonly started: number;
-
-  constructor(
-    private readonly gate: ApprovalGate,
-    readonly subject: ApprovalSubject,
-    readonly request: ApprovalRequest,
-    readonly input: unknown,
-    readonly plan: PlanCalls,
-  ) {
-    this.started = gate.monotonic();
-  }
+  private abortedWith: unknown = undefined;
 
   get signal(): AbortSignal {
     if (this.controller === undefined) {
       this.controller = new AbortController();
-      if (this.withdrawnWith !== undefined) this.controller.abort(this.withdrawnWith);
+      if (this.abortedWith !== undefined) this.controller.abort(this.abortedWith);
     }
     return this.controller.signal;
   }
 
-  /**
-   * Waits for an answer that is a promise, until it settles, the plan is
-   * cancelled or ends, or the approval deadline passes.
-   */
-  wait(answer: PromiseLike<ApprovalDecision>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-      const { toolName, planId } = this.request;
-      this.unsubscribe = this.subject.ctx.cancellationToken.onCancel((reason) => this.withdraw(new ToolCancelledError({ reason, toolName, planId })));
-      this.plan.addPending(this);
-      const timeoutMs = this.gate.timeoutMs;
-      if (timeoutMs !== undefined) this.timer = setTimeout(() => this.withdraw(new WaitEnded('timed-out')), timeoutMs);
-      Promise.resolve(answer).then(
-        (value) => this.answered(value),
-        (error: unknown) => this.withdraw(new WaitEnded('handler-failed', error)),
-      );
-    });
+  abort(reason: unknown): void {
+    this.abortedWith = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/**
+ * A request whose answer is a promise, waited for until it settles, the plan
+ * is cancelled or ends, or the approval deadline passes — whichever comes first.
+ */
+class PendingApproval implements PendingRequest {
+  previousPending: PendingRequest | undefined = undefined;
+  nextPending: PendingRequest | undefined = undefined;
+  private done = false;
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private unsubscribe: (() => void) | undefined = undefined;
+
+  constructor(
+    private readonly gate: ApprovalGate,
+    private readonly asked: AskedApproval,
+    private readonly resolve: () => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  wait(answer: PromiseLike<ApprovalDecision>): void {
+    const { subject, request, plan } = this.asked;
+    const { toolName, planId } = request;
+    this.unsubscribe = subject.ctx.cancellationToken.onCancel((reason) => this.withdraw(new ToolCancelledError({ reason, toolName, planId })));
+    plan.addPending(this);
+    const timeoutMs = this.gate.timeoutMs;
+    if (timeoutMs !== undefined) this.timer = setTimeout(() => this.withdraw(new WaitEnded('timed-out')), timeoutMs);
+    Promise.resolve(answer).then(
+      (value) => this.answered(value),
+      (error: unknown) => this.withdraw(new WaitEnded('handler-failed', error)),
+    );
   }
 
   /** The plan ended. */
   end(): void {
-    this.withdraw(new ToolPlanEndedError({ planId: this.request.planId, toolName: this.request.toolName }));
-  }
-
-  /** The handler threw instead of answering: nothing is waited for. */
-  failed(error: unknown): unknown {
-    this.done = true;
-    this.withdrawnWith = error;
-    return this.gate.unanswered(this, new WaitEnded('handler-failed', error), this.gate.monotonic() - this.started);
+    this.withdraw(new ToolPlanEndedError({ planId: this.asked.request.planId, toolName: this.asked.request.toolName }));
   }
 
   private finish(): void {
     this.done = true;
     this.unsubscribe?.();
-    this.plan.removePending(this);
+    this.asked.plan.removePending(this);
     if (this.timer !== undefined) clearTimeout(this.timer);
   }
 
   private answered(value: unknown): void {
     if (this.done) return;
     this.finish();
-    const resolve = this.resolve as () => void;
-    const reject = this.reject as (error: unknown) => void;
     let remembering: Promise<void> | undefined;
     try {
-      remembering = this.gate.settle(this, value, this.gate.monotonic() - this.started);
+      remembering = this.gate.settle(this.asked, value);
     } catch (error) {
-      reject(error);
+      this.reject(error);
       return;
     }
-    if (remembering === undefined) resolve();
-    else remembering.then(resolve, reject);
+    if (remembering === undefined) this.resolve();
+    else remembering.then(this.resolve, this.reject);
   }
 
   private withdraw(ended: unknown): void {
     if (this.done) return;
     this.finish();
-    this.withdrawnWith = ended;
-    this.controller?.abort(ended);
-    (this.reject as (error: unknown) => void)(this.gate.unanswered(this, ended, this.gate.monotonic() - this.started));
+    this.asked.context.abort(ended);
+    this.reject(this.gate.unanswered(this.asked, ended));
   }
+}
+
+/** One request as asked: what the answer is settled against. */
+interface AskedApproval {
+  readonly subject: ApprovalSubject;
+  readonly request: ApprovalRequest;
+  readonly input: unknown;
+  readonly plan: PlanCalls;
+  readonly context: RequestContext;
+  readonly started: number;
 }
 
 /** Why the wait for an answer ended without one. */
@@ -340,21 +339,25 @@ export class ApprovalGate {
       fingerprint,
       reason,
     });
-    const pending = new PendingApproval(this, subject, request, input, plan);
+    const asked: AskedApproval = { subject, request, input, plan, context: new RequestContext(), started: this.monotonic() };
     let answer: ApprovalDecision | PromiseLike<ApprovalDecision>;
     try {
-      answer = handler.requestApproval(request, pending);
+      answer = handler.requestApproval(request, asked.context);
     } catch (error) {
-      throw pending.failed(error);
+      const ended = new WaitEnded('handler-failed', error);
+      asked.context.abort(ended);
+      throw this.unanswered(asked, ended);
     }
     // An answer given at once (a handler that decides by itself) needs no waiting.
-    if (!isPromiseLike(answer)) return this.settle(pending, answer, this.monotonic() - pending.started);
-    return pending.wait(answer);
+    if (!isPromiseLike(answer)) return this.settle(asked, answer);
+    const promised = answer;
+    return new Promise<void>((resolve, reject) => new PendingApproval(this, asked, resolve, reject).wait(promised));
   }
 
   /** What the answer means for the call: the trace's approval, a denial thrown, or the approval remembered. */
-  settle(pending: PendingApproval, answer: unknown, waitedMs: number): Promise<void> | undefined {
-    const { subject, request } = pending;
+  settle(asked: AskedApproval, answer: unknown): Promise<void> | undefined {
+    const waitedMs = this.monotonic() - asked.started;
+    const { subject, request } = asked;
     const { toolName, planId } = request;
     const decision = checkDecision(answer);
     if (typeof decision === 'string') {
@@ -375,12 +378,13 @@ export class ApprovalGate {
     }
     const scope = decision.scope ?? 'once';
     subject.approval = traceApproval('approved', decidedBy, scope, waitedMs, request.id);
-    return scope === 'once' ? undefined : this.remember(pending.plan, planId, toolName, request.fingerprint, scope, pending.input, decidedBy);
+    return scope === 'once' ? undefined : this.remember(asked.plan, planId, toolName, request.fingerprint, scope, asked.input, decidedBy);
   }
 
   /** The wait ended without an answer: the trace says so and the call is refused or cancelled. */
-  unanswered(pending: PendingApproval, ended: unknown, waitedMs: number): unknown {
-    const { subject, request } = pending;
+  unanswered(asked: AskedApproval, ended: unknown): unknown {
+    const waitedMs = this.monotonic() - asked.started;
+    const { subject, request } = asked;
     if (ended instanceof WaitEnded) {
       subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, request.id);
       return new ToolApprovalDeniedError({
