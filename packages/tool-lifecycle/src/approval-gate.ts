@@ -19,7 +19,13 @@ export interface ApprovalSubject {
   readonly toolName: string;
   readonly ctx: PlanContext;
   readonly executionId: string;
-  approval: ToolExecutionTraceApproval | undefined;
+  /** The execution's less common facts; the approval goes there. */
+  extra: { approval?: ToolExecutionTraceApproval } | undefined;
+}
+
+/** Records the approval of the execution, for its trace. */
+function decided(subject: ApprovalSubject, approval: ToolExecutionTraceApproval): void {
+  (subject.extra ??= {}).approval = approval;
 }
 
 /** What the approval step is built from. */
@@ -262,7 +268,7 @@ export class ApprovalGate {
       const verdict = this.rules.decide(subject.toolName, input);
       if (verdict !== undefined) {
         if (verdict.decision === 'deny') {
-          subject.approval = traceApproval('denied', `rule:${verdict.rule}`, undefined, 0, undefined, verdict.reason);
+          decided(subject, traceApproval('denied', `rule:${verdict.rule}`, undefined, 0, undefined, verdict.reason));
           throw new ToolApprovalDeniedError({
             toolName: subject.toolName,
             planId: subject.ctx.planId,
@@ -272,7 +278,7 @@ export class ApprovalGate {
           });
         }
         if (verdict.decision === 'allow') {
-          subject.approval = traceApproval('approved', `rule:${verdict.rule}`, 'once', 0);
+          decided(subject, traceApproval('approved', `rule:${verdict.rule}`, 'once', 0));
           return undefined;
         }
         reason = ruleReason(verdict.rule, verdict.reason);
@@ -301,28 +307,28 @@ export class ApprovalGate {
     try {
       fingerprint = fingerprintTool(descriptor);
     } catch (error) {
-      subject.approval = traceApproval('denied', 'runtime', undefined, 0);
+      decided(subject, traceApproval('denied', 'runtime', undefined, 0));
       throw new ToolApprovalDeniedError({ toolName, planId, denial: 'handler-failed', asked: reason.text, cause: error });
     }
     if (plan.approvals.size > 0) {
       const toolKey = `${toolName}\0${fingerprint}`;
       const forTool = plan.approvals.get(toolKey);
       if (forTool !== undefined) {
-        subject.approval = traceApproval('approved', forTool.decidedBy, 'tool', 0, undefined, undefined, true);
+        decided(subject, traceApproval('approved', forTool.decidedBy, 'tool', 0, undefined, undefined, true));
         return undefined;
       }
       if (plan.callApprovedTools.has(toolKey)) {
         const hash = argumentsHash(input);
         const forCall = hash === undefined ? undefined : plan.approvals.get(`${toolKey}\0${hash}`);
         if (forCall !== undefined) {
-          subject.approval = traceApproval('approved', forCall.decidedBy, 'call', 0, undefined, undefined, true);
+          decided(subject, traceApproval('approved', forCall.decidedBy, 'call', 0, undefined, undefined, true));
           return undefined;
         }
       }
     }
     const handler = this.handler;
     if (handler === undefined) {
-      subject.approval = traceApproval('denied', 'runtime', undefined, 0);
+      decided(subject, traceApproval('denied', 'runtime', undefined, 0));
       throw new ToolApprovalDeniedError({ toolName, planId, denial: 'no-handler', asked: reason.text });
     }
     if (plan.ended) throw new ToolPlanEndedError({ planId, toolName });
@@ -361,12 +367,12 @@ export class ApprovalGate {
     const { toolName, planId } = request;
     const decision = checkDecision(answer);
     if (typeof decision === 'string') {
-      subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, request.id);
+      decided(subject, traceApproval('denied', 'runtime', undefined, waitedMs, request.id));
       throw new ToolApprovalDeniedError({ toolName, planId, denial: 'handler-failed', asked: request.reason.text, requestId: request.id, cause: new TypeError(decision) });
     }
     const decidedBy = decision.decidedBy ?? DEFAULT_DECIDER;
     if (decision.decision === 'deny') {
-      subject.approval = traceApproval('denied', decidedBy, undefined, waitedMs, request.id, decision.reason);
+      decided(subject, traceApproval('denied', decidedBy, undefined, waitedMs, request.id, decision.reason));
       throw new ToolApprovalDeniedError({
         toolName,
         planId,
@@ -377,7 +383,7 @@ export class ApprovalGate {
       });
     }
     const scope = decision.scope ?? 'once';
-    subject.approval = traceApproval('approved', decidedBy, scope, waitedMs, request.id);
+    decided(subject, traceApproval('approved', decidedBy, scope, waitedMs, request.id));
     return scope === 'once' ? undefined : this.remember(asked.plan, planId, toolName, request.fingerprint, scope, asked.input, decidedBy);
   }
 
@@ -386,7 +392,7 @@ export class ApprovalGate {
     const waitedMs = this.monotonic() - asked.started;
     const { subject, request } = asked;
     if (ended instanceof WaitEnded) {
-      subject.approval = traceApproval('denied', 'runtime', undefined, waitedMs, request.id);
+      decided(subject, traceApproval('denied', 'runtime', undefined, waitedMs, request.id));
       return new ToolApprovalDeniedError({
         toolName: request.toolName,
         planId: request.planId,
@@ -396,7 +402,7 @@ export class ApprovalGate {
         ...(ended.kind === 'timed-out' ? { timeoutMs: this.timeoutMs } : { cause: ended.cause }),
       });
     }
-    subject.approval = traceApproval('withdrawn', 'runtime', undefined, waitedMs, request.id);
+    decided(subject, traceApproval('withdrawn', 'runtime', undefined, waitedMs, request.id));
     return ended;
   }
 

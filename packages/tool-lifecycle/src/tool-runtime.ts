@@ -130,14 +130,24 @@ interface Execution {
   /** The tool's view of the plan, once the call has started. */
   view: ToolExecutionContext | undefined;
   span: Span | undefined;
+  /** What only some executions have (approval, retries, replay, key), made when the first of them is: most executions have none. */
+  extra: ExecutionExtra | undefined;
+}
+
+/** The less common facts of an execution, for its trace. */
+interface ExecutionExtra {
   /** What the approval step decided, when it decided anything. */
-  approval: ToolExecutionTraceApproval | undefined;
+  approval?: ToolExecutionTraceApproval;
   /** How many times the tool was called, once it was retried. */
-  attempts: number | undefined;
+  attempts?: number;
   /** The execution whose recorded result was returned instead of calling. */
-  replayedFrom: string | undefined;
+  replayedFrom?: string;
   /** The call's idempotency key, once computed. */
-  idempotencyKey: string | undefined;
+  idempotencyKey?: string;
+}
+
+function extraOf(execution: Execution): ExecutionExtra {
+  return (execution.extra ??= {});
 }
 
 /** Longest step id a call may give. */
@@ -299,12 +309,8 @@ export class ToolRuntime {
       tool: undefined,
       view: undefined,
       span: undefined,
-      approval: undefined,
-      attempts: undefined,
-      replayedFrom: undefined,
-      idempotencyKey: undefined,
+      extra: undefined,
     };
-    let release: (() => void) | undefined;
     try {
       // 1. A cancelled plan runs nothing.
       ctx.cancellationToken.check({ toolName: name, planId });
@@ -324,29 +330,17 @@ export class ToolRuntime {
         const error = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: name, planId });
         return this.complete(execution, { ok: false, error }, 0);
       }
-      // A step made before in this plan: its recorded result, nothing called again.
-      const step = options?.step;
-      if (step !== undefined) {
-        const reserved = await this.reserveStep(execution, input, step);
-        if (typeof reserved !== 'function') return this.complete(execution, reserved.result, reserved.sizeBytes);
-        release = reserved;
-      }
+      // A call with the caller's step id may have been made before in this plan.
+      if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options, options.step);
       // 4½. Approval, where a rule of the service or the plan's policy asks for it.
-      if (this.hasRules || ctx.policy.approval !== undefined) {
-        const approval = this.approvals.check(execution, tool.descriptor, input, this.planCallsSource);
-        if (approval !== undefined) await approval;
-      }
+      const approval = this.hasRules || ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
+      if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
-      const callPlan = this.callSettings?.forTool(name);
-      const result = callPlan === undefined ? await this.call(execution, tool, instance, input, options) : await this.callWithSettings(execution, tool, instance, input, options, callPlan);
+      const result = await this.dispatch(execution, tool, instance, input, options);
       // 6. and 7. The output checked, the changes recorded.
-      const finished = this.finish(execution, tool, result);
-      if (step !== undefined && finished.ok) this.recordStep(execution, finished);
-      return finished;
+      return this.finish(execution, tool, result);
     } catch (thrown) {
       throw this.fail(execution, thrown);
-    } finally {
-      release?.();
     }
   }
 
@@ -407,6 +401,44 @@ export class ToolRuntime {
     return undefined;
   }
 
+  /** Step 4½, when a rule or the plan's policy may ask: resolves when the call may run. */
+  private approve(execution: Execution, tool: RegisteredTool, input: unknown): Promise<void> | undefined {
+    return this.approvals.check(execution, tool.descriptor, input, this.planCallsSource);
+  }
+
+  /** Step 5, with the tool's retries and limits when it has some. */
+  private dispatch(execution: Execution, tool: RegisteredTool, instance: ToolInstance, input: unknown, options: ExecuteOptions | undefined): Promise<ToolResult> {
+    const callPlan = this.callSettings?.forTool(execution.toolName);
+    return callPlan === undefined ? this.call(execution, tool, instance, input, options) : this.callWithSettings(execution, tool, instance, input, options, callPlan);
+  }
+
+  /**
+   * Steps 4½ to 7 of a call with the caller's step id: the result recorded for
+   * its key in the plan, if any, instead of calling; otherwise the call, its
+   * success recorded for the next time, while concurrent calls of the step wait.
+   */
+  private async executeStep(
+    execution: Execution,
+    tool: RegisteredTool,
+    instance: ToolInstance,
+    input: unknown,
+    options: ExecuteOptions,
+    step: unknown,
+  ): Promise<ExecutionResult<never>> {
+    const reserved = await this.reserveStep(execution, input, step);
+    if (typeof reserved !== 'function') return this.complete(execution, reserved.result, reserved.sizeBytes);
+    try {
+      const approval = this.hasRules || execution.ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
+      if (approval !== undefined) await approval;
+      const result = await this.dispatch(execution, tool, instance, input, options);
+      const finished = this.finish(execution, tool, result);
+      if (finished.ok) this.recordStep(execution, finished);
+      return finished;
+    } finally {
+      reserved();
+    }
+  }
+
   /** What the runtime keeps about the plan's calls, made on first need. */
   private planCalls(ctx: PlanContext): PlanCalls {
     let plan = this.plans.get(ctx);
@@ -424,7 +456,8 @@ export class ToolRuntime {
    * their key. Computed once per execution, so every retry has the same.
    */
   private idempotencyKeyOf(execution: Execution, input: unknown, step: string | undefined): string {
-    if (execution.idempotencyKey !== undefined) return execution.idempotencyKey;
+    const known = execution.extra?.idempotencyKey;
+    if (known !== undefined) return known;
     const { toolName, ctx } = execution;
     let canonical: string;
     try {
@@ -452,7 +485,7 @@ export class ToolRuntime {
     }
     // One line per part; every part but the last is single-line JSON or a word and a number, so no two calls share a text.
     const key = digest(`ca.idempotency/1\n${JSON.stringify(ctx.planId)}\n${JSON.stringify(toolName)}\n${which}\n${canonical}`);
-    execution.idempotencyKey = key;
+    extraOf(execution).idempotencyKey = key;
     return key;
   }
 
@@ -471,7 +504,7 @@ export class ToolRuntime {
     for (;;) {
       const recorded = plan.results.get(key);
       if (recorded !== undefined) {
-        execution.replayedFrom = recorded.executionId;
+        extraOf(execution).replayedFrom = recorded.executionId;
         return { result: recorded.result, sizeBytes: recorded.sizeBytes };
       }
       const inFlight = plan.inFlight.get(key);
@@ -488,7 +521,8 @@ export class ToolRuntime {
 
   /** Keeps a successful result of an explicit step, without its changes (they were recorded once, by this execution). */
   private recordStep(execution: Execution, result: ExecutionResult<never>): void {
-    const { ctx, idempotencyKey } = execution;
+    const { ctx } = execution;
+    const idempotencyKey = execution.extra?.idempotencyKey;
     if (idempotencyKey === undefined || !result.ok) return;
     const kept: { ok: true; output: unknown; content?: unknown; metadata?: unknown } = { ok: true, output: result.output };
     if (result.content !== undefined) kept.content = result.content;
@@ -524,7 +558,7 @@ export class ToolRuntime {
         thrown = error;
       }
       const failure = failed ? thrown : result?.ok === false ? result.error : undefined;
-      if (attempt > 1 || (retry !== undefined && isRetryable(failure))) execution.attempts = attempt;
+      if (attempt > 1 || (retry !== undefined && isRetryable(failure))) extraOf(execution).attempts = attempt;
       if (retry === undefined || attempt >= retry.attempts || !isRetryable(failure) || ctx.cancellationToken.isCancelled) {
         if (failed) throw thrown;
         return result as ToolResult;
@@ -580,16 +614,20 @@ export class ToolRuntime {
     const timeoutMs = options?.timeoutMs ?? tool.timeoutMs;
     const planToken = ctx.cancellationToken;
     // Cancelled while activating, validating or waiting for approval: the tool must not start.
-    try {
+    if (onSettled === undefined) {
       planToken.check({ toolName, planId });
       this.cache.beginExecution(ctx, toolName);
-    } catch (error) {
-      onSettled?.();
-      throw error;
+    } else {
+      try {
+        planToken.check({ toolName, planId });
+        this.cache.beginExecution(ctx, toolName);
+      } catch (error) {
+        onSettled();
+        throw error;
+      }
     }
     const token = timeoutMs === undefined ? planToken : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
-    const step = options?.step;
-    const view = ctx.forExecution({ executionId, toolName, cancellationToken: token, idempotencyKey: () => this.idempotencyKeyOf(execution, input, step) });
+    const view = ctx.forExecution({ executionId, toolName, cancellationToken: token, idempotencyKey: () => this.idempotencyKeyOf(execution, input, options?.step) });
     execution.view = view;
     const callOptions: ToolCallOptions | undefined = options?.onProgress === undefined ? undefined : { onProgress: options.onProgress };
     let running: Promise<ToolResult>;
@@ -699,9 +737,12 @@ export class ToolRuntime {
       success: error === undefined,
     };
     if (traceError !== undefined) trace.error = traceError;
-    if (execution.approval !== undefined) trace.approval = execution.approval;
-    if (execution.attempts !== undefined) trace.attempts = execution.attempts;
-    if (execution.replayedFrom !== undefined) trace.replayedFrom = execution.replayedFrom;
+    const extra = execution.extra;
+    if (extra !== undefined) {
+      if (extra.approval !== undefined) trace.approval = extra.approval;
+      if (extra.attempts !== undefined) trace.attempts = extra.attempts;
+      if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
+    }
     // Frozen, the context records this very object instead of a copy.
     Object.freeze(trace);
     try {
