@@ -41,7 +41,7 @@ export interface ToolExecutionTraceApproval {
   readonly remembered?: boolean;
   /** For an approval: `once`, `tool` (this tool for the rest of the plan) or `call` (this tool with these arguments). */
   readonly scope?: 'once' | 'tool' | 'call';
-  /** How long the call waited for the answer, in milliseconds (0 when a rule or an earlier approval decided). */
+  /** How long the call waited for the answer, in milliseconds: 0 when a rule or an earlier approval decided, or the handler returned its decision at once instead of a promise. */
   readonly waitedMs: number;
   /** The id of the request that was asked, when one was. */
   readonly requestId?: string;

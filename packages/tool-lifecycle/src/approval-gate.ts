@@ -53,10 +53,20 @@ const CAPABILITY_REASONS: Readonly<Record<'writes' | 'destructive' | 'openWorld'
 
 /** A plan's approval policy, with its tool patterns compiled and their answers kept per tool name. */
 class CompiledApprovalPolicy {
+  private readonly always: boolean;
+  // One flag per capability: named reads of the tool's capability, not a loop of keyed ones, on every call.
+  private readonly writes: boolean;
+  private readonly destructive: boolean;
+  private readonly openWorld: boolean;
   private readonly patterns: readonly { readonly matches: PatternMatcher; readonly reason: ApprovalReason }[];
   private readonly byTool = new Map<string, ApprovalReason | null>();
 
-  constructor(private readonly policy: PlanApprovalPolicy) {
+  constructor(policy: PlanApprovalPolicy) {
+    this.always = policy.always === true;
+    const capabilities = policy.capabilities ?? [];
+    this.writes = capabilities.includes('writes');
+    this.destructive = capabilities.includes('destructive');
+    this.openWorld = capabilities.includes('openWorld');
     this.patterns = (policy.tools ?? []).map((pattern) => ({
       matches: compileToolPattern(pattern),
       reason: Object.freeze({ source: 'policy', match: pattern, text: `the plan asks before tools matching '${pattern}'` }),
@@ -64,14 +74,11 @@ class CompiledApprovalPolicy {
   }
 
   reasonFor(descriptor: ToolDescriptor): ApprovalReason | undefined {
-    const policy = this.policy;
-    if (policy.always === true) return ALWAYS;
-    const capabilities = policy.capabilities;
-    if (capabilities !== undefined) {
-      for (const capability of capabilities) {
-        if (descriptor.capability[capability]) return CAPABILITY_REASONS[capability];
-      }
-    }
+    if (this.always) return ALWAYS;
+    const capability = descriptor.capability;
+    if (this.writes && capability.writes) return CAPABILITY_REASONS.writes;
+    if (this.destructive && capability.destructive) return CAPABILITY_REASONS.destructive;
+    if (this.openWorld && capability.openWorld) return CAPABILITY_REASONS.openWorld;
     if (this.patterns.length === 0) return undefined;
     let reason = this.byTool.get(descriptor.name);
     if (reason === undefined) {
@@ -119,13 +126,25 @@ function ruleReason(rule: string, reason: string | undefined): ApprovalReason {
 }
 
 /**
- * The handler's context for one request: its signal is made on first read,
- * and aborted when the wait ends without an answer (even when that is
- * before the handler read it).
+ * One request as asked, and the handler's context for it: its signal is made
+ * on first read, and aborted when the wait ends without an answer (even when
+ * that is before the handler read it).
  */
-class RequestContext implements ApprovalContext {
+class AskedApproval implements ApprovalContext {
   private controller: AbortController | undefined = undefined;
   private abortedWith: unknown = undefined;
+  /**
+   * When the wait for a promised answer began; undefined for an answer given
+   * at once, which kept nobody waiting (its time is in the execution's).
+   */
+  started: number | undefined = undefined;
+
+  constructor(
+    readonly subject: ApprovalSubject,
+    readonly request: ApprovalRequest,
+    readonly input: unknown,
+    readonly plan: PlanCalls,
+  ) {}
 
   get signal(): AbortSignal {
     if (this.controller === undefined) {
@@ -201,20 +220,11 @@ class PendingApproval implements PendingRequest {
   private withdraw(ended: unknown): void {
     if (this.done) return;
     this.finish();
-    this.asked.context.abort(ended);
+    this.asked.abort(ended);
     this.reject(this.gate.unanswered(this.asked, ended));
   }
 }
 
-/** One request as asked: what the answer is settled against. */
-interface AskedApproval {
-  readonly subject: ApprovalSubject;
-  readonly request: ApprovalRequest;
-  readonly input: unknown;
-  readonly plan: PlanCalls;
-  readonly context: RequestContext;
-  readonly started: number;
-}
 
 /** Why the wait for an answer ended without one. */
 class WaitEnded {
@@ -345,24 +355,25 @@ export class ApprovalGate {
       fingerprint,
       reason,
     });
-    const asked: AskedApproval = { subject, request, input, plan, context: new RequestContext(), started: this.monotonic() };
+    const asked = new AskedApproval(subject, request, input, plan);
     let answer: ApprovalDecision | PromiseLike<ApprovalDecision>;
     try {
-      answer = handler.requestApproval(request, asked.context);
+      answer = handler.requestApproval(request, asked);
     } catch (error) {
       const ended = new WaitEnded('handler-failed', error);
-      asked.context.abort(ended);
+      asked.abort(ended);
       throw this.unanswered(asked, ended);
     }
     // An answer given at once (a handler that decides by itself) needs no waiting.
     if (!isPromiseLike(answer)) return this.settle(asked, answer);
+    asked.started = this.monotonic();
     const promised = answer;
     return new Promise<void>((resolve, reject) => new PendingApproval(this, asked, resolve, reject).wait(promised));
   }
 
   /** What the answer means for the call: the trace's approval, a denial thrown, or the approval remembered. */
   settle(asked: AskedApproval, answer: unknown): Promise<void> | undefined {
-    const waitedMs = this.monotonic() - asked.started;
+    const waitedMs = asked.started === undefined ? 0 : this.monotonic() - asked.started;
     const { subject, request } = asked;
     const { toolName, planId } = request;
     const decision = checkDecision(answer);
@@ -389,7 +400,7 @@ export class ApprovalGate {
 
   /** The wait ended without an answer: the trace says so and the call is refused or cancelled. */
   unanswered(asked: AskedApproval, ended: unknown): unknown {
-    const waitedMs = this.monotonic() - asked.started;
+    const waitedMs = asked.started === undefined ? 0 : this.monotonic() - asked.started;
     const { subject, request } = asked;
     if (ended instanceof WaitEnded) {
       decided(subject, traceApproval('denied', 'runtime', undefined, waitedMs, request.id));
