@@ -15,6 +15,7 @@ module.exports = {
   moduleNameMapper: {
     '^@ca/tool-lifecycle/testing$': `${packagesDir}/tool-lifecycle/src/testing/index.ts`,
     '^@ca/tool-lifecycle/process$': `${packagesDir}/tool-lifecycle/src/process/index.ts`,
+    '^@ca/tool-lifecycle/sandbox$': `${packagesDir}/tool-lifecycle/src/sandbox/index.ts`,
     '^@ca/([a-z-]+)$': `${packagesDir}/$1/src/index.ts`,
   },
   clearMocks: true,

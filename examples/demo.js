@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { main, processIo } = require('../packages/cli/dist/index.js');
+const { probeSandbox } = require('../packages/tool-lifecycle/dist/sandbox/index.js');
 
 const root = path.resolve(__dirname, '..');
 
@@ -17,10 +18,11 @@ function snapshot(dir) {
     for (const entry of fs.readdirSync(current, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const full = path.join(current, entry.name);
       const key = path.relative(dir, full);
+      const mode = (fs.lstatSync(full).mode & 0o7777).toString(8);
       if (entry.isDirectory()) {
-        out[`${key}/`] = 'dir';
+        out[`${key}/`] = `dir ${mode}`;
         walk(full);
-      } else out[key] = crypto.createHash('sha256').update(fs.readFileSync(full)).digest('hex');
+      } else out[key] = `${mode} ${crypto.createHash('sha256').update(fs.readFileSync(full)).digest('hex')}`;
     }
   };
   walk(dir);
@@ -41,12 +43,24 @@ async function run() {
     ['03-read-only.yaml', 'A read-only plan refuses a writing tool.', 0],
     ['04-checkpoint-required.yaml', 'A checkpoint-required plan refuses a tool that cannot be undone.', 0],
     ['05-checked-before-running.yaml', 'A typo in step 2 is found before step 1 runs: nothing is written.', 2],
+    ['06-sandbox-read-only.yaml', 'The kernel sandbox: a command in a read-only plan reads the workspace and fails to write it.', 0],
+    ['07-sandbox-checkpoint.yaml', 'The kernel sandbox: sed -i in a checkpoint plan, rolled back byte-identical.', 0],
+    ['08-mcp-resources-and-tasks.yaml', 'An MCP resource read, a prompt, and a tool that runs as an MCP task.', 0],
   ];
+  // Plans 6 and 7 need the kernel sandbox (bubblewrap on Linux); the configuration's "sandbox": "auto" uses it where it works.
+  const sandbox = await probeSandbox();
   let failures = 0;
   try {
     const before = snapshot(workspace);
     for (const [index, [file, title, expectedCode]] of plans.entries()) {
       io.stdout(`\n=== ${index + 1}. ${title}\n$ agents plan run examples/plans/${file}\n\n`);
+      if (file.startsWith('06-') || file.startsWith('07-')) {
+        if (!sandbox.available) {
+          io.stdout(`skipped: the kernel sandbox does not work here (${sandbox.reason}). Install bubblewrap (apt-get install bubblewrap) on Linux to see it.\n`);
+          continue;
+        }
+      }
+      const beforePlan = snapshot(workspace);
       const tracesFile = path.join(tracesDir, `${path.basename(file, '.yaml')}.jsonl`);
       const code = await main(['--state-dir', stateDir, 'plan', 'run', path.join('plans', file), '--traces', tracesFile], io);
       if (code !== expectedCode) {
@@ -62,6 +76,12 @@ async function run() {
       if (index === 0) {
         const identical = snapshot(workspace) === before;
         io.stdout(`\nWorkspace after rollback is ${identical ? 'byte-identical to before' : 'DIFFERENT from before'}.\n`);
+        if (!identical) failures++;
+      }
+      if (file.startsWith('06-') || file.startsWith('07-')) {
+        const identical = snapshot(workspace) === beforePlan;
+        const what = file.startsWith('06-') ? 'the read-only plan' : 'the rollback of sed -i';
+        io.stdout(`\nWorkspace after ${what} is ${identical ? 'byte-identical to before' : 'DIFFERENT from before'}.\n`);
         if (!identical) failures++;
       }
     }

@@ -7,7 +7,7 @@
 // tool), also when the first executes of a plan arrive concurrently.
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { compare, runWhenMain } = require('./harness');
+const { compare, runWhenMain, scaled } = require('./harness');
 
 const capability = { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false };
 const inputSchema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
@@ -94,9 +94,12 @@ async function run() {
   );
   await runtime.endPlan(warm);
 
-  const onePlan = await countActivations(runtime, counts, { plans: 1, executionsPerPlan: 10_000, concurrent: false });
-  const sequential = await countActivations(runtime, counts, { plans: 1_000, executionsPerPlan: 10, concurrent: false });
-  const concurrent = await countActivations(runtime, counts, { plans: 1_000, executionsPerPlan: 10, concurrent: true });
+  const executions = scaled(10_000, 20);
+  const plans = scaled(1_000, 5);
+  const onePlan = await countActivations(runtime, counts, { plans: 1, executionsPerPlan: executions, concurrent: false });
+  const sequential = await countActivations(runtime, counts, { plans, executionsPerPlan: 10, concurrent: false });
+  const concurrent = await countActivations(runtime, counts, { plans, executionsPerPlan: 10, concurrent: true });
+  const number = (value) => value.toLocaleString('en-US');
   const counted = (result) => `${result.activations.toLocaleString('en-US')} activations, ${result.deactivations.toLocaleString('en-US')} deactivations`;
   const expected = (plans) => `${plans.toLocaleString('en-US')} of each`;
   const matches = (result, plans) => result.activations === plans && result.deactivations === plans;
@@ -120,7 +123,7 @@ async function run() {
       pass: medians['new plan, activate step'] <= 3 * medians['new plan, stateless tool'],
     },
     {
-      name: 'activations counted: 10,000 executes in one plan',
+      name: `activations counted: ${number(executions)} executes in one plan`,
       baseline: 'expected',
       baselineValue: expected(1),
       subjectValue: counted(onePlan),
@@ -128,21 +131,21 @@ async function run() {
       pass: matches(onePlan, 1),
     },
     {
-      name: 'activations counted: 1,000 plans × 10 sequential executes',
+      name: `activations counted: ${number(plans)} plans × 10 sequential executes`,
       baseline: 'expected',
-      baselineValue: expected(1_000),
+      baselineValue: expected(plans),
       subjectValue: counted(sequential),
       target: 'equal',
-      pass: matches(sequential, 1_000),
+      pass: matches(sequential, plans),
     },
     {
-      name: 'activations counted: 1,000 plans × 10 concurrent first executes (single flight)',
+      name: `activations counted: ${number(plans)} plans × 10 concurrent first executes (single flight)`,
       baseline: 'expected',
-      baselineValue: expected(1_000),
+      baselineValue: expected(plans),
       subjectValue: counted(concurrent),
       note: `sessions left open: ${sessions.size}`,
       target: 'equal, none left open',
-      pass: matches(concurrent, 1_000) && sessions.size === 0,
+      pass: matches(concurrent, plans) && sessions.size === 0,
     },
   ];
 }

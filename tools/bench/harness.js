@@ -6,6 +6,18 @@
 
 const { performance } = require('node:perf_hooks');
 
+/**
+ * BENCH_SMOKE=1 runs every benchmark with tiny counts, to prove that it still
+ * runs (`npm test` does, through tools/bench/src/smoke.spec.ts), not to
+ * measure: its figures mean nothing and its targets are not checked.
+ */
+const SMOKE = process.env.BENCH_SMOKE === '1';
+
+/** `full` in a real run; `smoke` (never more than `full`) in a smoke run. */
+function scaled(full, smoke) {
+  return SMOKE ? Math.min(full, smoke) : full;
+}
+
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -34,6 +46,9 @@ async function timeAsync(fn, iterations) {
  * every case.
  */
 async function sampleRounds(cases, { rounds, iterations, warmup, allAsync = false }) {
+  rounds = scaled(rounds, 2);
+  iterations = scaled(iterations, 20);
+  warmup = scaled(warmup, 20);
   const names = Object.keys(cases);
   const samples = Object.fromEntries(names.map((name) => [name, []]));
   // A synchronous case is timed without an await, as it would run.
@@ -115,4 +130,4 @@ function runWhenMain(module, run) {
     );
 }
 
-module.exports = { median, timeSync, timeAsync, compare, comparePaired, heapAfterGc, formatNs, runWhenMain };
+module.exports = { SMOKE, scaled, median, timeSync, timeAsync, compare, comparePaired, heapAfterGc, formatNs, runWhenMain };

@@ -6,11 +6,11 @@
 // per plan: the context, one trace per execution, the lifecycle cache entries.
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { heapAfterGc, median, runWhenMain } = require('./harness');
+const { heapAfterGc, median, runWhenMain, scaled } = require('./harness');
 
-const LIVE_PLANS = 2_000;
+const LIVE_PLANS = scaled(2_000, 20);
 const TOOL_COUNTS = [0, 1, 10, 50];
-const ROUNDS = 3;
+const ROUNDS = scaled(3, 1);
 
 function tool(index) {
   return {
@@ -57,7 +57,7 @@ async function run() {
   });
   await runtime.listTools();
   // Warm-up: JIT, and the runtime's bounded memory of ended plan ids (10,000) filled.
-  for (let index = 0; index < 10_000; index++) {
+  for (let index = 0; index < scaled(10_000, 20); index++) {
     const ctx = runtime.createPlan();
     await runtime.execute(`bench.memory.${index % maxTools}`, { n: index }, ctx);
     await runtime.endPlan(ctx);

@@ -5,7 +5,7 @@
 const Ajv2020 = require('ajv/dist/2020').default;
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { compare, heapAfterGc, runWhenMain } = require('./harness');
+const { compare, heapAfterGc, runWhenMain, scaled } = require('./harness');
 
 const inputSchema = {
   type: 'object',
@@ -68,13 +68,14 @@ async function run() {
   await runtime.endPlan(longPlan);
 
   // Memory: 100,000 sequential plans, each one execution, then GC.
-  for (let index = 0; index < 2_000; index++) {
+  const sequentialPlans = scaled(100_000, 50);
+  for (let index = 0; index < scaled(2_000, 20); index++) {
     const plan = runtime.createPlan();
     await runtime.execute('bench.greet', input, plan);
     await runtime.endPlan(plan);
   }
   const before = heapAfterGc();
-  for (let index = 0; index < 100_000; index++) {
+  for (let index = 0; index < sequentialPlans; index++) {
     const plan = runtime.createPlan();
     await runtime.execute('bench.greet', input, plan);
     await runtime.endPlan(plan);
@@ -109,7 +110,7 @@ async function run() {
       pass: true,
     },
     {
-      name: 'heap growth after 100,000 sequential plans',
+      name: `heap growth after ${sequentialPlans.toLocaleString('en-US')} sequential plans`,
       baseline: 'heap after warm-up',
       baselineValue: `${(before / 1024 / 1024).toFixed(1)} MB`,
       subjectValue: `+${growthMb.toFixed(2)} MB`,

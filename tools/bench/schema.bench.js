@@ -11,11 +11,12 @@
 // Usage: node tools/bench/schema.bench.js  (needs `nx run @ca/schema:build` first)
 
 const path = require('node:path');
+const { scaled } = require('./harness');
 
 const TARGET_RATIO = 1.2;
 const PATTERN_TARGET_RATIO = 1.5;
-const ROUNDS = 15;
-const ITERATIONS = 200_000;
+const ROUNDS = scaled(15, 2);
+const ITERATIONS = scaled(200_000, 30);
 
 const schema = {
   type: 'object',

@@ -7,9 +7,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { createSkillsAdapter, discoverSkills, nodeSkillsFileSystem, FRONTMATTER_CHUNK_BYTES } = require('../../packages/adapters-skills/dist/index.js');
-const { compare, heapAfterGc, median, runWhenMain } = require('./harness');
+const { compare, heapAfterGc, median, runWhenMain, scaled } = require('./harness');
 
-const SKILLS = 1_000;
+const SKILLS = scaled(1_000, 10);
+const COUNT = SKILLS.toLocaleString('en-US');
 
 function frontmatter(index) {
   return `---\nname: skill-${index}\ndescription: Generated skill number ${index}. Use it when benchmarking discovery.\nlicense: MIT\nmetadata:\n  author: bench\n---\n`;
@@ -106,7 +107,7 @@ async function run() {
 
     return [
       {
-        name: 'discover 1,000 skills with 200 KB bodies',
+        name: `discover ${COUNT} skills with 200 KB bodies`,
         baseline: 'same, 1 KB bodies',
         baselineNs,
         subjectNs,
@@ -122,7 +123,7 @@ async function run() {
         pass: subjectNs <= baselineNs * 1.5,
       },
       {
-        name: 'discover 1,000 skills whose frontmatter needs the full YAML parser',
+        name: `discover ${COUNT} skills whose frontmatter needs the full YAML parser`,
         baseline: 'plain frontmatter (fast path), 1 KB bodies',
         baselineNs,
         subjectNs: medians['block scalars'],
@@ -131,7 +132,7 @@ async function run() {
         pass: true,
       },
       {
-        name: 'bytes read by discovery (1,000 SKILL.md)',
+        name: `bytes read by discovery (${COUNT} SKILL.md)`,
         baseline: '1 KB bodies',
         baselineValue: kb(smallCount.counter.bytes),
         subjectValue: kb(largeCount.counter.bytes),

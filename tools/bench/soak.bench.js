@@ -14,9 +14,9 @@ const { createCustomAdapter, defineTool } = require('../../packages/adapters-cus
 const { createWrappedAdapter, fromFunction } = require('../../packages/adapters-wrapped/dist/index.js');
 const { getEventListeners } = require('node:events');
 const { performance } = require('node:perf_hooks');
-const { heapAfterGc, runWhenMain } = require('./harness');
+const { heapAfterGc, runWhenMain, scaled } = require('./harness');
 
-const PLANS = Number(process.env.SOAK_PLANS ?? 10_000);
+const PLANS = Number(process.env.SOAK_PLANS ?? scaled(10_000, 20));
 const EXECUTIONS_PER_PLAN = 100;
 const CONCURRENT_PLANS = 10;
 const BATCH = 10;
@@ -163,8 +163,8 @@ async function run() {
   const ignored = { ok: 0, failedResult: 0, thrown: 0, cancelled: 0, other: 0 };
   // Warm-up: fill the runtime's bounded memory of ended plan ids (10,000) with
   // one-execution plans, then JIT and caches with full plans.
-  await runPlans(runtime, 10_000, next, ignored, [], 1);
-  await runPlans(runtime, 200, next, ignored, []);
+  await runPlans(runtime, scaled(10_000, 20), next, ignored, [], 1);
+  await runPlans(runtime, scaled(200, 2), next, ignored, []);
   await settleEventLoop();
 
   const resourcesBefore = activeResources();
@@ -226,7 +226,7 @@ async function run() {
       baseline: 'before the soak',
       baselineValue: String(timersBefore),
       subjectValue: String(timersAfter),
-      note: '2,000 plan timeouts and ~100,000 per-call deadlines were set during the soak',
+      note: `${Math.ceil(PLANS / 5).toLocaleString('en-US')} plan timeouts and ~${Math.round(executions / 10).toLocaleString('en-US')} per-call deadlines were set during the soak`,
       target: 'no growth',
       pass: timersAfter <= timersBefore,
     },

@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/tool-lifecycle/process';
 import { fetch as undiciFetch } from 'undici';
+import { createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/tool-lifecycle/sandbox';
 import { BuiltinToolError } from './builtin-tool-error';
 import { parseAddressList, systemResolver, type HostResolver, type NetworkAddressPolicy } from './network-guard';
 
@@ -77,6 +78,16 @@ export interface BuiltinCommandSettings {
   readonly killGraceMs?: number;
   /** Most bytes kept of stdout and of stderr each (default 1 MiB); the rest is counted and dropped. */
   readonly maxOutputBytes?: number;
+  /**
+   * The kernel sandbox of `@ca/tool-lifecycle/sandbox` (bubblewrap, Linux):
+   * `'required'`, `'auto'` (the default: used where it works) or `'off'`, or
+   * `{ mode, network?, bwrapPath? }`. Under the sandbox a command writes only
+   * the plan's write-bound resources (nothing in a read-only plan; through an
+   * undoable overlay in a checkpoint plan), sees a private `/tmp`, has no
+   * network when the plan denies it (or `network: false`), and everything it
+   * started ends with it. See the README.
+   */
+  readonly sandbox?: SandboxSetting;
 }
 
 /** Settings of `builtin.http.get` and `builtin.http.request`. */
@@ -154,7 +165,7 @@ export interface ResolvedSettings {
   readonly id: string;
   readonly tools: readonly BuiltinToolName[];
   readonly files: Required<BuiltinFileLimits>;
-  readonly command: Required<Omit<BuiltinCommandSettings, 'allow'>> & { readonly allow: readonly string[] | undefined };
+  readonly command: Required<Omit<BuiltinCommandSettings, 'allow' | 'sandbox'>> & { readonly allow: readonly string[] | undefined; readonly sandbox: Sandbox };
   readonly http: Required<Omit<BuiltinHttpSettings, 'allowHosts' | 'fetch' | 'lookup' | 'allowPrivateNetworks' | 'allowAddresses'>> & {
     readonly allowHosts: readonly string[] | undefined;
     readonly fetch: typeof fetch;
@@ -247,6 +258,7 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
       defaultTimeoutMs: count('command', command.defaultTimeoutMs, 'defaultTimeoutMs', 120_000),
       maxTimeoutMs: count('command', command.maxTimeoutMs, 'maxTimeoutMs', 600_000),
       killGraceMs: count('command', command.killGraceMs, 'killGraceMs', 2000, 0),
+      sandbox: sandboxOf(command.sandbox, fail),
       maxOutputBytes: count('command', command.maxOutputBytes, 'maxOutputBytes', 1024 * 1024),
     }),
     http: Object.freeze({
@@ -264,4 +276,14 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
       inlineMaxBytes: count('undo', undo.inlineMaxBytes, 'inlineMaxBytes', 64 * 1024, 0),
     }),
   });
+}
+
+/** The command tool's sandbox; a setting of the wrong shape is a settings error of this adapter. */
+function sandboxOf(setting: SandboxSetting | undefined, fail: (field: string, message: string) => never): Sandbox {
+  try {
+    return createSandbox(setting, { setting: 'command.sandbox' });
+  } catch (error) {
+    if (!SandboxSettingsError.isInstance(error)) throw error;
+    return fail(error.setting, error.message.replace(/^The sandbox setting \S+ /, ''));
+  }
 }

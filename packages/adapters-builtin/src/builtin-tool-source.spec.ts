@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { container } from 'tsyringe';
 import { CaError, isValidToolName } from '@ca/domain';
 import { createExecutionContext } from '@ca/tool-context';
-import { TOOL_RUNTIME, ToolAccessDeniedError, registerToolRuntime } from '@ca/tool-lifecycle';
+import { TOOL_RUNTIME, ToolAccessDeniedError, ToolNotFoundError, registerToolRuntime } from '@ca/tool-lifecycle';
 import { BUILTIN_TOOL_NAMES } from './builtin-adapter-settings';
 import { BuiltinToolError } from './builtin-tool-error';
 import { BuiltinToolSource, createBuiltinAdapter, registerBuiltinAdapter } from './builtin-tool-source';
@@ -14,7 +14,8 @@ describe('BuiltinToolSource', () => {
   afterEach(removeTemporaryFolders);
 
   it('discovers every tool, sorted, with valid names, 2020-12 schemas and the documented capabilities', async () => {
-    const source = createBuiltinAdapter();
+    // Without the sandbox; command-run-sandbox.spec.ts pins the command's capability under it.
+    const source = createBuiltinAdapter({ command: { sandbox: 'off' } });
     expect(source).toBeInstanceOf(BuiltinToolSource);
     expect(source).toMatchObject({ kind: 'builtin', id: 'builtin' });
     const tools = await source.discover();
@@ -45,7 +46,22 @@ describe('BuiltinToolSource', () => {
     const source = createBuiltinAdapter({ id: 'readers', tools: ['builtin.fs.read', 'builtin.fs.grep'] });
     expect((await source.discover()).map((tool) => tool.name)).toEqual(['builtin.fs.grep', 'builtin.fs.read']);
     expect(source.get('builtin.fs.read').descriptor.name).toBe('builtin.fs.read');
-    expect(() => source.get('builtin.fs.write')).toThrow(/Source "readers" has no tool "builtin.fs.write"/);
+    let thrown: unknown;
+    try {
+      source.get('builtin.fs.reed');
+    } catch (error) {
+      thrown = error;
+    }
+    // The same failure every source gives for an unknown name, with the close names it does offer.
+    expect(ToolNotFoundError.isInstance(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ code: 'TOOL_NOT_FOUND', toolName: 'builtin.fs.reed', sourceId: 'readers', suggestions: ['builtin.fs.read'] });
+    expect((thrown as Error).message).toMatch(/^Source 'readers' has no tool named 'builtin\.fs\.reed'\. Did you mean 'builtin\.fs\.read'\?/);
+    expect(() => source.get('builtin.fs.write')).toThrow(expect.objectContaining({ name: 'ToolNotFoundError', code: 'TOOL_NOT_FOUND', toolName: 'builtin.fs.write' }));
+  });
+
+  it('offers a tool the settings name twice once', async () => {
+    const source = createBuiltinAdapter({ tools: ['builtin.fs.read', 'builtin.fs.list', 'builtin.fs.read'] });
+    expect((await source.discover()).map((tool) => tool.name)).toEqual(['builtin.fs.list', 'builtin.fs.read']);
   });
 
   it.each([

@@ -1,8 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
-import { TOOL_SOURCE, type ToolDescriptor, type ToolInstance, type ToolSource } from '@ca/tool-lifecycle';
+import { TOOL_SOURCE, ToolSet, type ToolDescriptor, type ToolInstance, type ToolSource } from '@ca/tool-lifecycle';
 import { resolveSettings, type BuiltinAdapterSettings, type BuiltinToolName, type ResolvedSettings } from './builtin-adapter-settings';
 import { BuiltinTool, type BuiltinToolSpec } from './builtin-tool';
-import { BuiltinToolError } from './builtin-tool-error';
 import { commandTool } from './tools/command-run';
 import { deleteTool } from './tools/fs-delete';
 import { editTool } from './tools/fs-edit';
@@ -30,8 +29,8 @@ const SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpec>> = {
 /**
  * The built-in tools as a `ToolSource` of kind `'builtin'`: file tools
  * confined to the plan's bound resources and recording undoable changes, a
- * command runner and HTTP requests. Tools are plain objects, created once;
- * discovery does no I/O.
+ * command runner and HTTP requests. Tools are plain objects, created once
+ * and served through a `ToolSet`; discovery does no I/O.
  */
 export class BuiltinToolSource implements ToolSource {
   /** Always `'builtin'`. */
@@ -40,7 +39,9 @@ export class BuiltinToolSource implements ToolSource {
   readonly schemaTrust = 'trusted' as const;
   /** From the settings, default `'builtin'`. */
   readonly id: string;
-  private readonly tools: ReadonlyMap<string, BuiltinTool>;
+  private readonly tools: ToolSet;
+  private readonly settings: ResolvedSettings;
+  #sandboxDecided: Promise<void> | undefined;
 
   /**
    * @param settings - See {@link BuiltinAdapterSettings}.
@@ -50,28 +51,33 @@ export class BuiltinToolSource implements ToolSource {
     const resolved: ResolvedSettings = resolveSettings(settings);
     const undo = new UndoStore(resolved.undo.directory, resolved.undo.inlineMaxBytes);
     this.id = resolved.id;
-    this.tools = new Map(resolved.tools.map((name) => [name, new BuiltinTool(SPECS[name], resolved, undo)]));
+    this.settings = resolved;
+    // A name the settings repeat is one tool, as it always was.
+    const names = [...new Set(resolved.tools)].sort((left, right) => left.localeCompare(right));
+    this.tools = new ToolSet({ id: this.id, kind: this.kind, schemaTrust: this.schemaTrust, tools: names.map((name) => new BuiltinTool(SPECS[name], resolved, undo)) });
   }
 
-  /** The descriptors of the enabled tools, sorted by name. Never throws. */
+  /**
+   * The descriptors of the enabled tools, sorted by name. The first call
+   * decides whether commands run in the kernel sandbox (with `'auto'`, by
+   * probing it once per process), which sets the command tool's capability.
+   * Never throws.
+   */
   async discover(): Promise<readonly ToolDescriptor[]> {
-    return [...this.tools.values()].map((tool) => tool.descriptor).sort((left, right) => left.name.localeCompare(right.name));
+    if (this.tools.has('builtin.command.run')) {
+      const command = this.tools.get('builtin.command.run') as BuiltinTool;
+      this.#sandboxDecided ??= this.settings.command.sandbox.isEnabled().then((sandboxed) => command.useSandbox(sandboxed));
+      await this.#sandboxDecided;
+    }
+    return this.tools.discover();
   }
 
   /**
    * The instance of an enabled tool.
-   * @throws {BuiltinToolError} `BUILTIN_INVALID_INPUT` when the name is not an enabled built-in tool.
+   * @throws {ToolNotFoundError} `TOOL_NOT_FOUND` (with the closest names) when the name is not an enabled built-in tool.
    */
   get(name: string): ToolInstance {
-    const tool = this.tools.get(name);
-    if (tool === undefined) {
-      throw new BuiltinToolError({
-        code: 'BUILTIN_INVALID_INPUT',
-        toolName: name,
-        message: `Source "${this.id}" has no tool "${name}"; it offers ${[...this.tools.keys()].join(', ') || 'no tools'} (enable more with the tools setting).`,
-      });
-    }
-    return tool;
+    return this.tools.get(name);
   }
 }
 

@@ -65,6 +65,10 @@ export interface BuiltinToolSpec {
   readonly outputSchema: JsonSchema;
   /** The tool keeps undo backups: its deactivation removes the plan's backup folder. */
   readonly keepsUndoData?: boolean;
+  /** What the tool is and may do when its programs run in the kernel sandbox (the command tool). */
+  readonly sandboxed?: { readonly description: string; readonly capability: ToolCapabilityInput };
+  /** Checks, once per plan, what the tool needs before it runs (the command tool: a required sandbox). */
+  activate?(ctx: ToolExecutionContext, settings: ResolvedSettings): Promise<void>;
   /** Runs the tool; throws `BuiltinToolError` for expected failures, which become failed results. */
   run(input: Record<string, unknown>, call: ToolCall): Promise<ToolResult>;
 }
@@ -76,25 +80,35 @@ export function schema(body: Record<string, unknown>): JsonSchema {
 
 /** The `ToolInstance` of a {@link BuiltinToolSpec}. */
 export class BuiltinTool implements ToolInstance {
-  readonly descriptor: ToolDescriptor;
+  #descriptor: ToolDescriptor;
 
   constructor(
     private readonly spec: BuiltinToolSpec,
     private readonly settings: ResolvedSettings,
     private readonly undo: UndoStore,
   ) {
-    this.descriptor = Object.freeze({
-      name: spec.name,
-      description: spec.description,
-      source: 'builtin',
-      capability: normalizeCapability(spec.capability),
-      inputSchema: spec.inputSchema,
-      outputSchema: spec.outputSchema,
-    });
+    this.#descriptor = describe(spec, spec.description, spec.capability);
     if (spec.keepsUndoData === true) {
       this.deactivate = (ctx: ToolExecutionContext) => this.undo.release(ctx.planId);
     }
+    if (spec.activate !== undefined) {
+      const activate = spec.activate;
+      this.activate = (ctx: ToolExecutionContext) => activate(ctx, settings);
+    }
   }
+
+  get descriptor(): ToolDescriptor {
+    return this.#descriptor;
+  }
+
+  /** Describes the tool as it runs with the kernel sandbox on or off; known once the sandbox was probed. */
+  useSandbox(sandboxed: boolean): void {
+    const variant = sandboxed ? this.spec.sandboxed : undefined;
+    this.#descriptor = describe(this.spec, variant?.description ?? this.spec.description, variant?.capability ?? this.spec.capability);
+  }
+
+  /** See {@link BuiltinToolSpec.activate}. */
+  activate?: (ctx: ToolExecutionContext) => Promise<void>;
 
   /** Removes the plan's undo backups (write tools only); rollback is no longer possible for large files afterwards. */
   deactivate?: (ctx: ToolExecutionContext) => Promise<void>;
@@ -117,6 +131,17 @@ export class BuiltinTool implements ToolInstance {
     }
     return deliverChanges(call, result);
   }
+}
+
+function describe(spec: BuiltinToolSpec, description: string, capability: ToolCapabilityInput): ToolDescriptor {
+  return Object.freeze({
+    name: spec.name,
+    description,
+    source: 'builtin',
+    capability: normalizeCapability(capability),
+    inputSchema: spec.inputSchema,
+    outputSchema: spec.outputSchema,
+  });
 }
 
 /**

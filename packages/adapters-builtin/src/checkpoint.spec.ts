@@ -142,8 +142,8 @@ describe('checkpoints and rollback', () => {
     expect(await snapshotTree(work)).toEqual(before);
   });
 
-  it('keeps commands and write-capable HTTP out of checkpoint-required plans, but not the file tools', async () => {
-    const { runtime } = strictRuntime();
+  it('keeps commands without the sandbox and write-capable HTTP out of checkpoint-required plans, but not the file tools', async () => {
+    const { runtime } = strictRuntime({ command: { sandbox: 'off' } });
     const ctx = runtime.createPlan({ planId: 'plan-strict', policy: { requireCheckpoint: true }, resources: [folderResource('work', work)] });
     const refused = await runtime.execute('builtin.command.run', { command: ['touch', 'x'] }, ctx).catch((error: unknown) => error);
     expect(ToolCheckpointRequiredError.isInstance(refused)).toBe(true);

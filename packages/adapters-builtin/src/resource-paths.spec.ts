@@ -128,7 +128,8 @@ describe('confinement of file tools to bound resources', () => {
       planId: 'plan-nested',
       resources: [folderResource('work', work, 'write'), folderResource('docs', docs, 'read'), folderResource('vendor', vendor, 'read')],
     });
-    const { runtime } = strictRuntime();
+    // Without the sandbox a command's cwd must be writable; under it the kernel keeps read-only resources read-only.
+    const { runtime } = strictRuntime({ command: { sandbox: 'off' } });
     const results = [
       await runtime.execute('builtin.fs.write', { path: 'guide.md', resource: 'docs', content: 'changed' }, ctx),
       await runtime.execute('builtin.fs.edit', { path: join(docs, 'guide.md'), oldString: 'guide', newString: 'x' }, ctx),

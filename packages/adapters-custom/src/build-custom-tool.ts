@@ -1,8 +1,14 @@
 import { isValidToolName, normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
-import { SchemaCompileError, createSchemaValidator, type SchemaValidator } from '@ca/schema';
+import { createSchemaValidator, type SchemaValidator } from '@ca/schema';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import type { ToolCallOptions, ToolDescriptor, ToolInstance, ToolResult } from '@ca/tool-lifecycle';
-import { CustomToolRegistrationError } from './custom-tool-registration-error';
+import {
+  CAPABILITY_FIELDS,
+  CustomToolRegistrationError,
+  MAX_TIMEOUT_MS,
+  type CustomToolField,
+  type CustomToolOrigin,
+} from './custom-tool-registration-error';
 
 /** The fields every custom tool declares, whether from `defineTool` or a class. */
 export interface CustomToolFields {
@@ -19,12 +25,6 @@ export interface CustomToolFields {
   execute(input: unknown, ctx: ToolExecutionContext, options?: ToolCallOptions): unknown;
   deactivate?(ctx: ToolExecutionContext): unknown;
 }
-
-/** Where a definition comes from, for messages. */
-export type DefinitionOrigin = 'defineTool' | 'class' | 'instance';
-
-const CAPABILITY_FIELDS: readonly string[] = ['writes', 'checkpointable', 'idempotent', 'destructive', 'openWorld'];
-const MAX_TIMEOUT_MS = 2_147_483_647;
 
 const builtTools = new WeakSet<object>();
 let sharedValidator: SchemaValidator | undefined;
@@ -46,56 +46,40 @@ export function isBuiltCustomTool(value: unknown): value is ToolInstance {
  */
 export function checkCustomTool(
   fields: unknown,
-  origin: DefinitionOrigin,
+  origin: CustomToolOrigin,
   validator: SchemaValidator,
   sourceId?: string,
 ): ToolDescriptor {
-  const where = origin === 'defineTool' ? 'defineTool()' : origin === 'class' ? 'class-based custom tool' : 'custom tool instance';
+  const where = sourceId === undefined ? {} : { sourceId };
   if (typeof fields !== 'object' || fields === null) {
-    throw invalid(undefined, sourceId, `${where} expects an object with name, description, capability and execute; got ${describe(fields)}.`);
+    throw new CustomToolRegistrationError({ problem: 'not-an-object', origin, received: fields, ...where });
   }
   const definition = fields as Partial<Record<keyof CustomToolFields, unknown>>;
   const { name } = definition;
-  if (!isValidToolName(name)) {
-    throw invalid(
-      undefined,
-      sourceId,
-      `A ${where} has the name ${describe(name)}, which is not a valid tool name: use 1–200 letters, digits, '_', '.', ':' or '-', ` +
-        `starting with a letter, digit or '_'. A namespace such as 'custom.<team>.<tool>' keeps it unique across sources.`,
-    );
-  }
-  const fail = (message: string, cause?: unknown): never => {
-    throw invalid(name, sourceId, `Custom tool '${name}' ${message}`, cause);
+  if (!isValidToolName(name)) throw new CustomToolRegistrationError({ problem: 'invalid-name', origin, received: name, ...where });
+  const invalid = (field: CustomToolField, received: unknown): never => {
+    throw new CustomToolRegistrationError({ problem: 'invalid-field', toolName: name, field, received, ...where });
   };
-  if (typeof definition.description !== 'string' || definition.description.trim().length === 0) {
-    fail(`needs a non-empty description (what it does, for a model and a person); got ${describe(definition.description)}.`);
-  }
-  checkCapability(definition.capability, fail);
-  if (typeof definition.execute !== 'function') fail(`needs an execute(input, ctx) function; got ${describe(definition.execute)}.`);
+  if (typeof definition.description !== 'string' || definition.description.trim().length === 0) invalid('description', definition.description);
+  checkCapability(definition.capability, name, where);
+  if (typeof definition.execute !== 'function') invalid('execute', definition.execute);
   for (const method of ['activate', 'deactivate'] as const) {
-    if (definition[method] !== undefined && typeof definition[method] !== 'function') {
-      fail(`has a ${method} that is not a function (got ${describe(definition[method])}); make it a function or leave it out.`);
-    }
+    if (definition[method] !== undefined && typeof definition[method] !== 'function') invalid(method, definition[method]);
   }
   const { timeoutMs, strictOutput, version, annotations, inputSchema, outputSchema } = definition;
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
-    fail(`has timeoutMs ${describe(timeoutMs)}; use a positive number of milliseconds (at most ${MAX_TIMEOUT_MS}) or leave it out.`);
+    invalid('timeoutMs', timeoutMs);
   }
-  if (strictOutput !== undefined && typeof strictOutput !== 'boolean') fail(`has strictOutput ${describe(strictOutput)}; use true, false or leave it out.`);
-  if (version !== undefined && typeof version !== 'string') fail(`has version ${describe(version)}; use a string such as '1.2.0' or leave it out.`);
-  if (annotations !== undefined && (typeof annotations !== 'object' || annotations === null || Array.isArray(annotations))) {
-    fail(`has annotations ${describe(annotations)}; use a plain JSON-serialisable object or leave them out.`);
-  }
-  if (origin === 'defineTool' && inputSchema === undefined) {
-    fail(`needs an inputSchema (a JSON Schema; { type: 'object', properties: {} } for a tool without arguments).`);
-  }
+  if (strictOutput !== undefined && typeof strictOutput !== 'boolean') invalid('strictOutput', strictOutput);
+  if (version !== undefined && typeof version !== 'string') invalid('version', version);
+  if (annotations !== undefined && (typeof annotations !== 'object' || annotations === null || Array.isArray(annotations))) invalid('annotations', annotations);
+  if (origin === 'defineTool' && inputSchema === undefined) invalid('inputSchema', inputSchema);
   for (const [direction, schema] of [['input', inputSchema], ['output', outputSchema]] as const) {
     if (schema === undefined) continue;
     try {
       validator.compile(schema as JsonSchema, { toolName: name, direction, trust: 'trusted' });
     } catch (error) {
-      const detail = SchemaCompileError.isInstance(error) ? error.message : error instanceof Error ? error.message : String(error);
-      fail(`has an ${direction}Schema that cannot be compiled: ${detail} Fix the ${direction}Schema and register the tool again.`, error);
+      throw new CustomToolRegistrationError({ problem: 'schema-not-compiled', toolName: name, direction, cause: error, ...where });
     }
   }
   const descriptor: ToolDescriptor = {
@@ -121,7 +105,7 @@ export function checkCustomTool(
  */
 export function buildCustomTool(
   fields: CustomToolFields,
-  origin: DefinitionOrigin,
+  origin: CustomToolOrigin,
   validator: SchemaValidator,
   sourceId?: string,
 ): ToolInstance {
@@ -159,39 +143,14 @@ export function toToolResult(value: unknown): ToolResult {
   return { ok: true, output: value };
 }
 
-function checkCapability(capability: unknown, fail: (message: string) => never): void {
+function checkCapability(capability: unknown, toolName: string, where: { readonly sourceId?: string }): void {
   if (typeof capability !== 'object' || capability === null || Array.isArray(capability)) {
-    fail(
-      `needs a capability saying what it may do, e.g. { writes: false } for a tool that only reads; got ${describe(capability)}. ` +
-        'Fields left out fall on the conservative side (writes, not checkpointable).',
-    );
+    throw new CustomToolRegistrationError({ problem: 'invalid-field', toolName, field: 'capability', received: capability, ...where });
   }
-  for (const [key, value] of Object.entries(capability as Record<string, unknown>)) {
-    if (!CAPABILITY_FIELDS.includes(key)) {
-      fail(`has an unknown capability field '${key}'; the fields are ${CAPABILITY_FIELDS.join(', ')} (check the spelling).`);
-    }
+  for (const [field, value] of Object.entries(capability as Record<string, unknown>)) {
+    if (!CAPABILITY_FIELDS.includes(field)) throw new CustomToolRegistrationError({ problem: 'unknown-capability-field', toolName, field, ...where });
     if (value !== undefined && typeof value !== 'boolean') {
-      fail(`has capability.${key} = ${describe(value)}; use true or false (or leave it out for the conservative default).`);
+      throw new CustomToolRegistrationError({ problem: 'invalid-capability-value', toolName, field, received: value, ...where });
     }
   }
-}
-
-function invalid(toolName: string | undefined, sourceId: string | undefined, message: string, cause?: unknown): CustomToolRegistrationError {
-  return new CustomToolRegistrationError({
-    code: 'CUSTOM_TOOL_INVALID',
-    message,
-    ...(toolName === undefined ? {} : { toolName }),
-    ...(sourceId === undefined ? {} : { sourceId }),
-    ...(cause === undefined ? {} : { cause }),
-  });
-}
-
-/** A short description of any value for messages. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'string') return `'${value.length > 60 ? `${value.slice(0, 60)}…` : value}'`;
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
-  return `${typeof value} ${String(value)}`;
 }

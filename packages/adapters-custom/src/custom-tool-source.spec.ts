@@ -1,4 +1,4 @@
-import { ToolRuntime } from '@ca/tool-lifecycle';
+import { ToolNotFoundError, ToolRuntime } from '@ca/tool-lifecycle';
 import { TestTool, RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { CustomToolRegistrationError, CustomToolSource, createCustomAdapter, defineTool } from './index';
 
@@ -63,11 +63,27 @@ describe('CustomToolSource', () => {
     expect(await source.get('custom.hand')).toBe(handWritten);
   });
 
-  it('reports an unknown name with CUSTOM_TOOL_NOT_FOUND listing what it has', () => {
-    const source = createCustomAdapter({ tools: [tool('custom.a')] });
-    const error = captured(() => source.get('custom.z'));
-    expect(error.code).toBe('CUSTOM_TOOL_NOT_FOUND');
-    expect(error.message).toMatch(/has no tool 'custom\.z'\. Its tools are: 'custom\.a'/);
+  it('reports an unknown name with ToolNotFoundError, as every source does, suggesting the close names', () => {
+    const source = createCustomAdapter({ id: 'custom:team', tools: [tool('custom.alpha'), tool('custom.beta')] });
+    let thrown: unknown;
+    try {
+      source.get('custom.alhpa');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(ToolNotFoundError.isInstance(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ code: 'TOOL_NOT_FOUND', toolName: 'custom.alhpa', sourceId: 'custom:team', suggestions: ['custom.alpha'] });
+    expect((thrown as Error).message).toBe(
+      "Source 'custom:team' has no tool named 'custom.alhpa'. Did you mean 'custom.alpha'? List the available tools with runtime.listTools().",
+    );
+  });
+
+  it('serves a tool added later, and still refuses an unknown name after it', async () => {
+    const source = createCustomAdapter({ tools: [tool('custom.first')] });
+    source.add(tool('custom.second', 'late'));
+    expect((await source.discover()).map((descriptor) => descriptor.name)).toEqual(['custom.first', 'custom.second']);
+    await expect((await source.get('custom.second')).execute({}, {} as never)).resolves.toEqual({ ok: true, output: 'late' });
+    expect(() => source.get('custom.third')).toThrow(expect.objectContaining({ code: 'TOOL_NOT_FOUND', toolName: 'custom.third' }));
   });
 
   it('tells the runtime about added tools, which it then discovers', async () => {

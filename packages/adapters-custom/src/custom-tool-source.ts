@@ -1,16 +1,9 @@
 import type { SchemaValidator } from '@ca/schema';
-import type { ToolDescriptor, ToolInstance, ToolSource } from '@ca/tool-lifecycle';
+import { ToolSet, type ToolDescriptor, type ToolInstance, type ToolSource } from '@ca/tool-lifecycle';
 import type { DependencyContainer } from 'tsyringe';
-import {
-  buildCustomTool,
-  checkCustomTool,
-  defaultValidator,
-  describe,
-  isBuiltCustomTool,
-  type CustomToolFields,
-} from './build-custom-tool';
+import { buildCustomTool, checkCustomTool, defaultValidator, isBuiltCustomTool, type CustomToolFields } from './build-custom-tool';
 import { CUSTOM_TOOL, type CustomTool } from './custom-tool';
-import { CustomToolRegistrationError } from './custom-tool-registration-error';
+import { CustomToolRegistrationError, type CustomToolDuplicateOrigin } from './custom-tool-registration-error';
 
 /** Anything a {@link CustomToolSource} accepts: a `defineTool` result (or any `ToolInstance` of source kind `'custom'`) or a {@link CustomTool}. */
 export type CustomToolEntry = ToolInstance | CustomTool;
@@ -36,7 +29,9 @@ export interface CustomAdapterSettings {
  * `settings.tools`, those added with {@link CustomToolSource.add}, and the
  * class-based tools registered under `CUSTOM_TOOL` in `settings.container`.
  * Every tool is checked when it is registered (name, description, capability,
- * schemas compiled); names are unique within the source.
+ * schemas compiled); names are unique within the source. The tools are served
+ * through a `ToolSet`, so `get` of an unknown name throws `ToolNotFoundError`
+ * with suggestions, as every source does.
  */
 export class CustomToolSource implements ToolSource {
   /** Always `'custom'`. */
@@ -46,6 +41,8 @@ export class CustomToolSource implements ToolSource {
   /** Identifies the source in messages. */
   readonly id: string;
   private readonly tools = new Map<string, ToolInstance>();
+  /** What `discover` and `get` serve: the tools above, rebuilt whenever they change. */
+  private served: ToolSet;
   private readonly listeners = new Set<() => void>();
   private readonly container: DependencyContainer | undefined;
   private readonly validator: SchemaValidator;
@@ -58,28 +55,18 @@ export class CustomToolSource implements ToolSource {
    */
   constructor(settings: CustomAdapterSettings = {}) {
     if (typeof settings !== 'object' || settings === null) {
-      throw new CustomToolRegistrationError({
-        code: 'CUSTOM_TOOL_INVALID',
-        message: `createCustomAdapter expects a settings object like { tools: [...] }; got ${describe(settings)}.`,
-      });
+      throw new CustomToolRegistrationError({ problem: 'invalid-setting', setting: 'settings', received: settings });
     }
-    this.id = settings.id ?? 'custom';
-    if (typeof this.id !== 'string' || this.id.length === 0) {
-      throw new CustomToolRegistrationError({
-        code: 'CUSTOM_TOOL_INVALID',
-        message: `The id of a custom tool source must be a non-empty string; got ${describe(settings.id)}.`,
-      });
-    }
+    const id = settings.id ?? 'custom';
+    if (typeof id !== 'string' || id.length === 0) throw new CustomToolRegistrationError({ problem: 'invalid-setting', setting: 'id', received: settings.id });
+    this.id = id;
     this.container = settings.container;
     this.validator = settings.schemaValidator ?? defaultValidator();
     if (settings.tools !== undefined && !Array.isArray(settings.tools)) {
-      throw new CustomToolRegistrationError({
-        code: 'CUSTOM_TOOL_INVALID',
-        sourceId: this.id,
-        message: `Custom tool source '${this.id}' expects tools to be an array of defineTool() results or CustomTool instances; got ${describe(settings.tools)}.`,
-      });
+      throw new CustomToolRegistrationError({ problem: 'invalid-setting', setting: 'tools', received: settings.tools, sourceId: id });
     }
     for (const tool of settings.tools ?? []) this.register(tool);
+    this.served = this.serve();
   }
 
   /**
@@ -91,6 +78,7 @@ export class CustomToolSource implements ToolSource {
    */
   add(tool: CustomToolEntry): ToolInstance {
     const instance = this.register(tool);
+    this.served = this.serve();
     for (const listener of [...this.listeners]) listener();
     return instance;
   }
@@ -105,16 +93,17 @@ export class CustomToolSource implements ToolSource {
   async discover(signal?: AbortSignal): Promise<readonly ToolDescriptor[]> {
     signal?.throwIfAborted();
     await this.resolveInjected();
-    return [...this.tools.values()].map((tool) => tool.descriptor);
+    return this.served.discover(signal);
   }
 
   /**
    * The instance of one of the source's tools.
-   * @throws CustomToolRegistrationError (`CUSTOM_TOOL_NOT_FOUND`) for an unknown name.
+   * @throws ToolNotFoundError (`TOOL_NOT_FOUND`, with the closest names) for an unknown name;
+   *   CustomToolRegistrationError when the class-based tools, resolved first, cannot be.
    */
   get(name: string): ToolInstance | Promise<ToolInstance> {
-    if (!this.injectedDone && this.container !== undefined) return this.resolveInjected().then(() => this.lookup(name));
-    return this.lookup(name);
+    if (!this.injectedDone && this.container !== undefined) return this.resolveInjected().then(() => this.served.get(name));
+    return this.served.get(name);
   }
 
   /** Calls `listener` whenever {@link CustomToolSource.add} adds a tool; returns the unsubscribe function. */
@@ -123,19 +112,6 @@ export class CustomToolSource implements ToolSource {
     return () => {
       this.listeners.delete(listener);
     };
-  }
-
-  private lookup(name: string): ToolInstance {
-    const tool = this.tools.get(name);
-    if (tool !== undefined) return tool;
-    throw new CustomToolRegistrationError({
-      code: 'CUSTOM_TOOL_NOT_FOUND',
-      toolName: String(name),
-      sourceId: this.id,
-      message: `Custom tool source '${this.id}' has no tool '${String(name)}'. Its tools are: ${
-        [...this.tools.keys()].map((known) => `'${known}'`).join(', ') || 'none'
-      }. Add it with defineTool() and source.add(), or register a class under CUSTOM_TOOL.`,
-    });
   }
 
   private resolveInjected(): Promise<void> {
@@ -147,26 +123,20 @@ export class CustomToolSource implements ToolSource {
         try {
           resolved = container.isRegistered(CUSTOM_TOOL, true) ? container.resolveAll(CUSTOM_TOOL) : [];
         } catch (error) {
-          throw new CustomToolRegistrationError({
-            code: 'CUSTOM_TOOL_INVALID',
-            sourceId: this.id,
-            cause: error,
-            message: `Custom tool source '${this.id}' could not resolve the class-based tools registered under CUSTOM_TOOL: ${
-              error instanceof Error ? error.message : String(error)
-            }. Register every dependency they @inject in the container before the runtime discovers its tools.`,
-          });
+          throw new CustomToolRegistrationError({ problem: 'classes-not-resolved', sourceId: this.id, cause: error });
         }
         // All or nothing: check every class first, so a failed discovery leaves the source as it was.
         const seen = new Set<string>();
         const instances = resolved.map((tool) => {
           const instance = this.toInstance(tool);
           const name = instance.descriptor.name;
-          if (seen.has(name)) throw this.duplicate(name, 'two classes registered under CUSTOM_TOOL have');
+          if (seen.has(name)) throw this.duplicate(name, 'two-classes');
           seen.add(name);
-          if (this.tools.has(name)) throw this.duplicate(name, 'a class registered under CUSTOM_TOOL has');
+          if (this.tools.has(name)) throw this.duplicate(name, 'class');
           return instance;
         });
         for (const instance of instances) this.tools.set(instance.descriptor.name, instance);
+        this.served = this.serve();
         this.injectedDone = true;
       })
       .finally(() => {
@@ -178,7 +148,7 @@ export class CustomToolSource implements ToolSource {
   private register(tool: CustomToolEntry): ToolInstance {
     const instance = this.toInstance(tool);
     const name = instance.descriptor.name;
-    if (this.tools.has(name)) throw this.duplicate(name, 'another tool has');
+    if (this.tools.has(name)) throw this.duplicate(name, 'tool');
     this.tools.set(name, instance);
     return instance;
   }
@@ -189,12 +159,7 @@ export class CustomToolSource implements ToolSource {
       const instance = tool as ToolInstance;
       const descriptor = instance.descriptor as Partial<ToolDescriptor> | undefined;
       if (descriptor?.source !== 'custom') {
-        throw new CustomToolRegistrationError({
-          code: 'CUSTOM_TOOL_INVALID',
-          sourceId: this.id,
-          ...(typeof descriptor?.name === 'string' ? { toolName: descriptor.name } : {}),
-          message: `Tool ${describe(descriptor?.name)} has source kind ${describe(descriptor?.source)}, not 'custom'; a custom tool source serves only custom tools. Serve it from its own source, or wrap it with wrapTool() from @ca/adapters-wrapped.`,
-        });
+        throw new CustomToolRegistrationError({ problem: 'wrong-source-kind', toolName: descriptor?.name, kind: descriptor?.source, sourceId: this.id });
       }
       checkCustomTool({ ...descriptor, execute: instance.execute, activate: instance.activate, deactivate: instance.deactivate }, 'instance', this.validator, this.id);
       return instance;
@@ -202,13 +167,12 @@ export class CustomToolSource implements ToolSource {
     return buildCustomTool(tool as CustomToolFields, 'class', this.validator, this.id);
   }
 
-  private duplicate(name: string, what: string): CustomToolRegistrationError {
-    return new CustomToolRegistrationError({
-      code: 'CUSTOM_TOOL_DUPLICATE',
-      toolName: name,
-      sourceId: this.id,
-      message: `Custom tool source '${this.id}' cannot register tool '${name}': ${what} that name. Tool names must be unique; rename one of them (e.g. 'custom.<team>.${name}').`,
-    });
+  private duplicate(name: string, origin: CustomToolDuplicateOrigin): CustomToolRegistrationError {
+    return new CustomToolRegistrationError({ problem: 'duplicate', toolName: name, sourceId: this.id, origin });
+  }
+
+  private serve(): ToolSet {
+    return new ToolSet({ id: this.id, kind: this.kind, schemaTrust: this.schemaTrust, tools: this.tools.values() });
   }
 }
 

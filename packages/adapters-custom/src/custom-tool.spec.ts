@@ -125,6 +125,18 @@ describe('class-based custom tools through dependency injection', () => {
     expect(constructed).toBe(1);
   });
 
+  it('answers an unknown name, once the classes are resolved, with ToolNotFoundError suggesting a class-based tool', async () => {
+    child.register(GREETING_SERVICE, { useValue: { greet: (name: string) => name } });
+    child.register(CUSTOM_TOOL, { useClass: GreetTool });
+    const source = registerCustomAdapter(child, { id: 'custom:di' });
+    await expect(source.get('custom.di.gret')).rejects.toMatchObject({
+      name: 'ToolNotFoundError',
+      code: 'TOOL_NOT_FOUND',
+      sourceId: 'custom:di',
+      suggestions: ['custom.di.greet'],
+    });
+  });
+
   it('reports a class whose dependency is not registered as a source error, and recovers once it is', async () => {
     child.register(CUSTOM_TOOL, { useClass: GreetTool });
     const source = registerCustomAdapter(child, { id: 'custom:di' });

@@ -108,7 +108,7 @@ describe('defineTool', () => {
     ['a non-boolean capability value', { capability: { writes: 'no' } }, /capability\.writes = 'no'; use true or false/],
     ['an input schema that does not compile', { inputSchema: { type: 'strnig' } }, /'custom\.bad' has an inputSchema that cannot be compiled/],
     ['an output schema with an unresolvable $ref', { outputSchema: { $ref: '#/$defs/missing' } }, /has an outputSchema that cannot be compiled/],
-    ['a bad timeout', { timeoutMs: -1 }, /timeoutMs number -1/],
+    ['a bad timeout', { timeoutMs: -1 }, /'custom\.bad' needs timeoutMs to be a positive number of milliseconds.*; got number -1\./],
     ['no execute function', { execute: undefined }, /needs an execute\(input, ctx\) function/],
   ])('refuses %s with CUSTOM_TOOL_INVALID naming the tool', (_label, override, message) => {
     const definition = {

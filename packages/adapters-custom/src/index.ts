@@ -7,6 +7,14 @@ export { CUSTOM_TOOL, CustomTool } from './custom-tool';
 export type { CustomAdapterSettings, CustomToolEntry } from './custom-tool-source';
 export { CustomToolSource, createCustomAdapter } from './custom-tool-source';
 export { registerCustomAdapter } from './register-custom-adapter';
-export type { CustomToolRegistrationErrorCode, CustomToolRegistrationErrorOptions } from './custom-tool-registration-error';
+export type {
+  CustomAdapterSetting,
+  CustomToolDuplicateOrigin,
+  CustomToolField,
+  CustomToolOrigin,
+  CustomToolRegistrationErrorCode,
+  CustomToolRegistrationErrorOptions,
+  CustomToolRegistrationProblem,
+} from './custom-tool-registration-error';
 export { CustomToolRegistrationError } from './custom-tool-registration-error';
 export type { FromSchema } from 'json-schema-to-ts';

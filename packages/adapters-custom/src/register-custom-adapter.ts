@@ -1,6 +1,5 @@
 import { TOOL_SOURCE } from '@ca/tool-lifecycle';
 import type { DependencyContainer } from 'tsyringe';
-import { describe } from './build-custom-tool';
 import { CustomToolRegistrationError } from './custom-tool-registration-error';
 import { createCustomAdapter, type CustomAdapterSettings, type CustomToolSource } from './custom-tool-source';
 
@@ -24,10 +23,7 @@ import { createCustomAdapter, type CustomAdapterSettings, type CustomToolSource 
  */
 export function registerCustomAdapter(container: DependencyContainer, settings: CustomAdapterSettings = {}): CustomToolSource {
   if (typeof container?.register !== 'function' || typeof container.resolveAll !== 'function') {
-    throw new CustomToolRegistrationError({
-      code: 'CUSTOM_TOOL_INVALID',
-      message: `registerCustomAdapter(container, settings) needs a tsyringe DependencyContainer (e.g. container.createChildContainer()); got ${describe(container)}.`,
-    });
+    throw new CustomToolRegistrationError({ problem: 'invalid-setting', setting: 'container', received: container });
   }
   const source = createCustomAdapter({ ...settings, container: settings.container ?? container });
   container.register(TOOL_SOURCE, { useValue: source });

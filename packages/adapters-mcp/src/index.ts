@@ -1,7 +1,12 @@
 export { createMcpAdapter, registerMcpAdapter } from './mcp-adapter';
 export type { McpAdapterSettings } from './mcp-adapter-settings';
 export { McpToolSource } from './mcp-tool-source';
+export type { McpResourceUpdate } from './mcp-tool-source';
 export type { McpTool } from './mcp-tool';
+export { MCP_OPERATIONS } from './mcp-operations';
+export type { McpOperation } from './mcp-operations';
+export { MemoryTokenStore } from './mcp-oauth';
+export type { McpStoredCredentials, McpTokenStore } from './mcp-oauth';
 export {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -12,6 +17,7 @@ export {
 export type {
   McpCapabilityOverride,
   McpHttpServerConfig,
+  McpOAuthConfig,
   McpServerConfig,
   McpServerExtensions,
   McpServerScope,
@@ -19,6 +25,7 @@ export type {
   McpStdioServerConfig,
   ParseMcpConfigOptions,
   ParsedMcpConfig,
+  ParsedMcpOAuth,
   ParsedMcpServer,
 } from './mcp-config';
 export { DEFAULT_INHERITED_ENVIRONMENT } from './server-environment';

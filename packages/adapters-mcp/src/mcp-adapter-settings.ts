@@ -1,7 +1,7 @@
-import type { SchemaValidator } from '@ca/schema';
-import type { RuntimeLogger } from '@ca/tool-lifecycle';
+import type { InteractionHandler, RuntimeLogger, SamplingHandler } from '@ca/tool-lifecycle';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServersConfig } from './mcp-config';
+import type { McpTokenStore } from './mcp-oauth';
 import type { McpSpawn } from './process-stdio-transport';
 
 /** Settings of {@link createMcpAdapter} and {@link registerMcpAdapter}. */
@@ -15,13 +15,11 @@ export interface McpAdapterSettings {
   readonly id?: string;
   /** Starts stdio servers; default `child_process.spawn`. Must honour `detached` and `stdio`. */
   readonly spawn?: McpSpawn;
-  /** `fetch` for Streamable HTTP servers; default the global `fetch`. */
+  /** `fetch` for Streamable HTTP servers (and their OAuth authorization servers); default the global `fetch`. */
   readonly fetch?: FetchLike;
   /** Where the adapter logs (server stderr at debug, failures at warn/error); default the container's or the console's. */
   readonly logger?: RuntimeLogger;
-  /** Checks tool schemas at discovery; default `createSchemaValidator()` from `@ca/schema`. */
-  readonly schemaValidator?: SchemaValidator;
-  /** Most pages of `tools/list` followed per server (default 100). */
+  /** Most pages of `tools/list` followed per server (default 100); also bounds the resource and prompt lists. */
   readonly maxToolPages?: number;
   /**
    * How long, in ms, the session opened to discover a plan-scoped server is
@@ -42,4 +40,24 @@ export interface McpAdapterSettings {
    * tool). Either way the whole process group is gone when the close resolves.
    */
   readonly shutdown?: 'graceful' | 'prompt';
+  /**
+   * Asks a person when a server wants it: elicitation (a form, or a page to
+   * open) and the OAuth sign-in page. Default: the container's
+   * `INTERACTION_HANDLER`, else none — then the client declares no
+   * elicitation capability (servers list no tool that needs it), and a server
+   * that wants a person to sign in fails with `MCP_AUTH_REQUIRED`.
+   */
+  readonly interactionHandler?: InteractionHandler;
+  /**
+   * Generates messages when a server asks (sampling). Default: the
+   * container's `SAMPLING_HANDLER`, else none — then the client declares no
+   * sampling capability.
+   */
+  readonly samplingHandler?: SamplingHandler;
+  /** Most sampling requests one plan may make, across the source's servers (default 10); more are refused. */
+  readonly maxSamplingRequestsPerPlan?: number;
+  /** Where OAuth credentials are kept (default: in memory, for as long as the source lives). */
+  readonly tokenStore?: McpTokenStore;
+  /** How long a person has to complete an OAuth sign-in, in ms (default 300,000). */
+  readonly authorizationTimeoutMs?: number;
 }

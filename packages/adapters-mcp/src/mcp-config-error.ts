@@ -1,6 +1,4 @@
-import { McpAdapterError, hasBrand } from './mcp-adapter-error';
-
-const BRAND = Symbol.for('ca.error.McpConfigError');
+import { McpAdapterError } from './mcp-adapter-error';
 
 /** Options of {@link McpConfigError}. */
 export interface McpConfigErrorOptions {
@@ -33,18 +31,7 @@ export class McpConfigError extends McpAdapterError {
    */
   constructor(options: McpConfigErrorOptions) {
     super('MCP_CONFIG_INVALID', options);
-    this.name = 'McpConfigError';
     this.source = options.source;
     if (options.key !== undefined) this.key = options.key;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link McpConfigError} from any installed copy.
-   *
-   * @throws Never.
-   */
-  static override isInstance(value: unknown): value is McpConfigError {
-    return hasBrand(value, BRAND);
   }
 }

@@ -45,6 +45,8 @@ describe('parseMcpConfig', () => {
         include: ['*'],
         exclude: [],
         capabilities: {},
+        trustAnnotations: false,
+        roots: true,
       },
       expect.objectContaining({
         name: 'web',

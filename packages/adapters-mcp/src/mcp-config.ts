@@ -1,5 +1,7 @@
+import { describeValue, messageOf, type ToolCapabilityInput } from '@ca/domain';
 import { readFile } from 'node:fs/promises';
-import type { ToolCapabilityInput } from '@ca/domain';
+import { isAbsolute } from 'node:path';
+import { resolveSandboxSettings, SandboxSettingsError, type SandboxMode } from '@ca/tool-lifecycle/sandbox';
 import { McpConfigError } from './mcp-config-error';
 
 /**
@@ -50,6 +52,15 @@ export interface McpServerExtensions {
   readonly inheritEnv?: readonly string[];
   /** `true` leaves the server out entirely. */
   readonly disabled?: boolean;
+  // Protocol features and trust (the client side of MCP).
+  /**
+   * `true`: believe the server's tool annotations (`readOnlyHint`, …). Default
+   * `false`: annotations are a server's claims, so its tools write, are not
+   * checkpointable and are open-world unless `capabilities` says otherwise.
+   */
+  readonly trustAnnotations?: boolean;
+  /** `false`: do not offer the plan's resources as the server's roots (default `true`). */
+  readonly roots?: boolean;
 }
 
 /** A server started as a child process, spoken to over stdin/stdout. */
@@ -64,6 +75,40 @@ export interface McpStdioServerConfig extends McpServerExtensions {
   readonly env?: Readonly<Record<string, string>>;
   /** Working directory of the server (default: this process's). */
   readonly cwd?: string;
+  /** Run the server in the kernel sandbox (opt-in; default `'off'`); see {@link McpServerSandbox}. */
+  readonly sandbox?: McpServerSandbox;
+}
+
+/**
+ * The kernel sandbox of a stdio server (`@ca/tool-lifecycle/sandbox`:
+ * bubblewrap, Linux), opted in per server: `'required'` (the server does not
+ * start where the sandbox does not work), `'auto'` (where it works) or
+ * `'off'`, or the settings in full. A sandboxed server sees the file system
+ * read-only, except `writable`; a private `/tmp` (its `cwd` and `readable`
+ * stay visible there); a PID namespace (every process it started ends with
+ * it); and the network unless `network: false`.
+ */
+export type McpServerSandbox =
+  | SandboxMode
+  | {
+      readonly mode: SandboxMode;
+      /** `false`: no network at all (a loopback of its own). Default `true`. */
+      readonly network?: boolean;
+      /** Absolute paths the server may write, in place (a cache, a data folder). Default none. */
+      readonly writable?: readonly string[];
+      /** Absolute paths under `/tmp` the server must see, read-only (the rest of the file system is visible anyway). */
+      readonly readable?: readonly string[];
+      /** The `bwrap` program (absolute path); default `bwrap` on the `PATH`. */
+      readonly bwrapPath?: string;
+    };
+
+/** A server's sandbox after validation. */
+export interface ParsedMcpSandbox {
+  readonly mode: SandboxMode;
+  readonly network: boolean;
+  readonly writable: readonly string[];
+  readonly readable: readonly string[];
+  readonly bwrapPath?: string;
 }
 
 /** A server reached over Streamable HTTP. */
@@ -74,6 +119,32 @@ export interface McpHttpServerConfig extends McpServerExtensions {
   readonly url: string;
   /** Headers sent with every request (e.g. `Authorization`). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** OAuth 2.1 for this server: `true` for the defaults, or its settings. */
+  readonly oauth?: boolean | McpOAuthConfig;
+}
+
+/**
+ * OAuth 2.1 settings of a Streamable HTTP server. The authorization server
+ * is found from the MCP server (protected resource metadata); a client is
+ * registered dynamically when no `clientId` is given and the server offers it.
+ */
+export interface McpOAuthConfig {
+  /**
+   * `authorization_code` (default): a person signs in in a browser (PKCE,
+   * redirect to a loopback address); `client_credentials`: a service
+   * authenticates with `clientId` and `clientSecret`, no person involved.
+   */
+  readonly grant?: 'authorization_code' | 'client_credentials';
+  /** A client registered beforehand; required for `client_credentials`. */
+  readonly clientId?: string;
+  /** Its secret (confidential clients; required for `client_credentials`). */
+  readonly clientSecret?: string;
+  /** Scopes to ask for, space-separated (default: what the server advertises). */
+  readonly scope?: string;
+  /** Name shown on the consent page when registering dynamically (default `@ca/adapters-mcp`). */
+  readonly clientName?: string;
+  /** Loopback port of the redirect for `authorization_code` (default 0: any free port). */
+  readonly redirectPort?: number;
 }
 
 /** One entry of `mcpServers`. */
@@ -94,6 +165,8 @@ export interface ParsedMcpServer {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd?: string;
   readonly inheritEnv: readonly string[];
+  /** Present when the configuration sets `sandbox` (stdio servers only). */
+  readonly sandbox?: ParsedMcpSandbox;
   readonly url?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly scope: McpServerScope;
@@ -105,6 +178,20 @@ export interface ParsedMcpServer {
   readonly include: readonly string[];
   readonly exclude: readonly string[];
   readonly capabilities: Readonly<Record<string, McpCapabilityOverride>>;
+  readonly trustAnnotations: boolean;
+  readonly roots: boolean;
+  /** OAuth settings of a Streamable HTTP server, when it uses OAuth. */
+  readonly oauth?: ParsedMcpOAuth;
+}
+
+/** {@link McpOAuthConfig} with its defaults. */
+export interface ParsedMcpOAuth {
+  readonly grant: 'authorization_code' | 'client_credentials';
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly scope?: string;
+  readonly clientName: string;
+  readonly redirectPort: number;
 }
 
 /** A validated configuration: the enabled servers, in the order given. */
@@ -144,8 +231,11 @@ const COMMON_KEYS = [
   'capabilities',
   'disabled',
 ];
-const STDIO_KEYS = new Set([...COMMON_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv']);
-const HTTP_KEYS = new Set([...COMMON_KEYS, 'url', 'headers']);
+// Protocol features and trust.
+const CLIENT_KEYS = ['trustAnnotations', 'roots'];
+const OAUTH_KEYS = new Set(['grant', 'clientId', 'clientSecret', 'scope', 'clientName', 'redirectPort']);
+const STDIO_KEYS = new Set([...COMMON_KEYS, ...CLIENT_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv', 'sandbox']);
+const HTTP_KEYS = new Set([...COMMON_KEYS, ...CLIENT_KEYS, 'url', 'headers', 'oauth']);
 
 /**
  * Validates an `mcpServers` document and fills in the defaults.
@@ -170,11 +260,11 @@ export function parseMcpConfig(value: unknown, options: ParseMcpConfigOptions = 
     });
   };
   if (!isPlainObject(value)) {
-    fail(`expected an object like { "mcpServers": { "<name>": { "command": "…" } } }, got ${describe(value)}.`);
+    fail(`expected an object like { "mcpServers": { "<name>": { "command": "…" } } }, got ${describeValue(value)}.`);
   }
   const servers = (value as Record<string, unknown>)['mcpServers'];
   if (!isPlainObject(servers)) {
-    fail(`expected a "mcpServers" object mapping server names to their settings, got ${describe(servers)}.`);
+    fail(`expected a "mcpServers" object mapping server names to their settings, got ${describeValue(servers)}.`);
   }
   const parsed: ParsedMcpServer[] = [];
   for (const [name, entry] of Object.entries(servers as Record<string, unknown>)) {
@@ -225,7 +315,7 @@ function parseServer(
   entry: unknown,
   fail: (message: string, key?: string) => never,
 ): ParsedMcpServer | undefined {
-  if (!isPlainObject(entry)) fail(`expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${describe(entry)}.`);
+  if (!isPlainObject(entry)) fail(`expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${describeValue(entry)}.`);
   const raw = entry as Record<string, unknown>;
   const disabled = optionalBoolean(raw['disabled'], 'disabled', fail);
   const type = raw['type'];
@@ -243,7 +333,7 @@ function parseServer(
   } else if (type === 'sse') {
     fail('the legacy HTTP+SSE transport is not supported; point "url" at the server\'s Streamable HTTP endpoint.', 'type');
   } else {
-    fail(`expected "stdio" or "http", got ${describe(type)}.`, 'type');
+    fail(`expected "stdio" or "http", got ${describeValue(type)}.`, 'type');
   }
   const allowed = transport === 'stdio' ? STDIO_KEYS : HTTP_KEYS;
   for (const key of Object.keys(raw)) {
@@ -256,11 +346,11 @@ function parseServer(
   }
 
   const scope = raw['scope'];
-  if (scope !== undefined && scope !== 'plan' && scope !== 'shared') fail(`expected "plan" or "shared", got ${describe(scope)}.`, 'scope');
+  if (scope !== undefined && scope !== 'plan' && scope !== 'shared') fail(`expected "plan" or "shared", got ${describeValue(scope)}.`, 'scope');
   const callTimeoutMs = optionalTimeout(raw['callTimeoutMs'], 'callTimeoutMs', fail) ?? DEFAULT_CALL_TIMEOUT_MS;
   const resetTimeoutOnProgress = raw['resetTimeoutOnProgress'];
   if (resetTimeoutOnProgress !== undefined && typeof resetTimeoutOnProgress !== 'boolean') {
-    fail(`expected true or false, got ${describe(resetTimeoutOnProgress)}.`, 'resetTimeoutOnProgress');
+    fail(`expected true or false, got ${describeValue(resetTimeoutOnProgress)}.`, 'resetTimeoutOnProgress');
   }
   const common = {
     name,
@@ -274,15 +364,17 @@ function parseServer(
     include: optionalStrings(raw['include'], 'include', fail) ?? ['*'],
     exclude: optionalStrings(raw['exclude'], 'exclude', fail) ?? [],
     capabilities: parseCapabilities(raw['capabilities'], fail),
+    trustAnnotations: optionalBoolean(raw['trustAnnotations'], 'trustAnnotations', fail) ?? false,
+    roots: optionalBoolean(raw['roots'], 'roots', fail) ?? true,
   };
   let server: ParsedMcpServer;
   if (transport === 'stdio') {
     const command = raw['command'];
     if (typeof command !== 'string' || command.trim().length === 0) {
-      fail(`expected the program to run as a non-empty string, got ${describe(command)}.`, 'command');
+      fail(`expected the program to run as a non-empty string, got ${describeValue(command)}.`, 'command');
     }
     const cwd = raw['cwd'];
-    if (cwd !== undefined && (typeof cwd !== 'string' || cwd.length === 0)) fail(`expected a directory path, got ${describe(cwd)}.`, 'cwd');
+    if (cwd !== undefined && (typeof cwd !== 'string' || cwd.length === 0)) fail(`expected a directory path, got ${describeValue(cwd)}.`, 'cwd');
     const inheritEnv = optionalStrings(raw['inheritEnv'], 'inheritEnv', fail) ?? [];
     for (const variable of inheritEnv) {
       if (!ENV_NAME.test(variable)) fail(`'${variable}' is not an environment variable name.`, 'inheritEnv');
@@ -295,6 +387,7 @@ function parseServer(
       env: optionalStringRecord(raw['env'], 'env', fail) ?? {},
       ...(cwd === undefined ? {} : { cwd: cwd as string }),
       inheritEnv,
+      ...(raw['sandbox'] === undefined ? {} : { sandbox: parseSandbox(raw['sandbox'], fail) }),
       headers: {},
     };
   } else {
@@ -306,13 +399,14 @@ function parseServer(
       parsedUrl = undefined;
     }
     if (parsedUrl === undefined || (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:')) {
-      fail(`expected an http: or https: URL such as "http://127.0.0.1:3001/mcp", got ${describe(url)}.`, 'url');
+      fail(`expected an http: or https: URL such as "http://127.0.0.1:3001/mcp", got ${describeValue(url)}.`, 'url');
     }
     server = {
       ...common,
       transport: 'http',
       url: (parsedUrl as URL).href,
       headers: optionalStringRecord(raw['headers'], 'headers', fail) ?? {},
+      ...parseOAuth(raw['oauth'], fail),
       args: [],
       env: {},
       inheritEnv: [],
@@ -321,19 +415,89 @@ function parseServer(
   return disabled === true ? undefined : deepFreeze(server);
 }
 
+const SANDBOX_KEYS = new Set(['mode', 'network', 'writable', 'readable', 'bwrapPath']);
+
+function parseSandbox(value: unknown, fail: (message: string, key?: string) => never): ParsedMcpSandbox {
+  const record: Record<string, unknown> = typeof value === 'string' ? { mode: value } : isPlainObject(value) ? value : {};
+  if ((typeof value !== 'string' && !isPlainObject(value)) || (typeof value === 'string' && !['required', 'auto', 'off'].includes(value))) {
+    fail(`expected "required", "auto", "off" or an object such as { "mode": "required", "network": false }, got ${describeValue(value)}.`, 'sandbox');
+  }
+  for (const key of Object.keys(record)) {
+    if (!SANDBOX_KEYS.has(key)) fail(`unknown key; a sandbox has ${[...SANDBOX_KEYS].join(', ')}.`, `sandbox.${key}`);
+  }
+  const paths = (key: 'writable' | 'readable'): string[] => {
+    const list = optionalStrings(record[key], `sandbox.${key}`, fail) ?? [];
+    for (const path of list) if (!isAbsolute(path) || path.includes('\0')) fail(`expected absolute paths, got ${describeValue(path)}.`, `sandbox.${key}`);
+    return list;
+  };
+  const writable = paths('writable');
+  const readable = paths('readable');
+  let settings;
+  try {
+    settings = resolveSandboxSettings({ mode: record['mode'], ...(record['network'] === undefined ? {} : { network: record['network'] }), ...(record['bwrapPath'] === undefined ? {} : { bwrapPath: record['bwrapPath'] }) });
+  } catch (error) {
+    if (!SandboxSettingsError.isInstance(error)) throw error;
+    return fail(`${error.message.replace(/^The sandbox setting \S+ /, '')}`, error.setting);
+  }
+  return { mode: settings.mode, network: settings.network, writable, readable, ...(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath }) };
+}
+
+function parseOAuth(value: unknown, fail: (message: string, key?: string) => never): { oauth?: ParsedMcpOAuth } {
+  if (value === undefined || value === false) return {};
+  const raw: Record<string, unknown> = value === true ? {} : (value as Record<string, unknown>);
+  if (value !== true && !isPlainObject(value)) {
+    fail(`expected true or an object such as { "grant": "client_credentials", "clientId": "…", "clientSecret": "…" }, got ${describeValue(value)}.`, 'oauth');
+  }
+  for (const key of Object.keys(raw)) {
+    if (!OAUTH_KEYS.has(key)) fail(`unknown key; allowed keys are ${[...OAUTH_KEYS].join(', ')}.`, `oauth.${key}`);
+  }
+  const grant = raw['grant'] ?? 'authorization_code';
+  if (grant !== 'authorization_code' && grant !== 'client_credentials') {
+    fail(`expected "authorization_code" or "client_credentials", got ${describeValue(grant)}.`, 'oauth.grant');
+  }
+  const text = (key: string): string | undefined => {
+    const item = raw[key];
+    if (item === undefined) return undefined;
+    if (typeof item !== 'string' || item.length === 0) fail(`expected a non-empty string, got ${describeValue(item)}.`, `oauth.${key}`);
+    return item as string;
+  };
+  const clientId = text('clientId');
+  const clientSecret = text('clientSecret');
+  const scope = text('scope');
+  const clientName = text('clientName') ?? '@ca/adapters-mcp';
+  if (grant === 'client_credentials' && (clientId === undefined || clientSecret === undefined)) {
+    fail('the client_credentials grant needs "clientId" and "clientSecret" (a client registered with the authorization server).', 'oauth');
+  }
+  if (clientSecret !== undefined && clientId === undefined) fail('"clientSecret" needs the "clientId" it belongs to.', 'oauth.clientSecret');
+  const port = raw['redirectPort'] ?? 0;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535) {
+    fail(`expected a port number from 0 (any free port) to 65535, got ${describeValue(port)}.`, 'oauth.redirectPort');
+  }
+  return {
+    oauth: {
+      grant: grant as ParsedMcpOAuth['grant'],
+      ...(clientId === undefined ? {} : { clientId }),
+      ...(clientSecret === undefined ? {} : { clientSecret }),
+      ...(scope === undefined ? {} : { scope }),
+      clientName,
+      redirectPort: port as number,
+    },
+  };
+}
+
 function parseCapabilities(value: unknown, fail: (message: string, key?: string) => never): Record<string, McpCapabilityOverride> {
   if (value === undefined) return {};
   if (!isPlainObject(value)) {
-    fail(`expected an object mapping MCP tool names to capability overrides such as { "writes": false }, got ${describe(value)}.`, 'capabilities');
+    fail(`expected an object mapping MCP tool names to capability overrides such as { "writes": false }, got ${describeValue(value)}.`, 'capabilities');
   }
   const result: Record<string, McpCapabilityOverride> = {};
   for (const [tool, override] of Object.entries(value as Record<string, unknown>)) {
-    if (!isPlainObject(override)) fail(`expected an object such as { "writes": false }, got ${describe(override)}.`, `capabilities.${tool}`);
+    if (!isPlainObject(override)) fail(`expected an object such as { "writes": false }, got ${describeValue(override)}.`, `capabilities.${tool}`);
     for (const [field, flag] of Object.entries(override as Record<string, unknown>)) {
       if (!CAPABILITY_FIELDS.has(field)) {
         fail(`unknown capability field; use ${[...CAPABILITY_FIELDS].join(', ')}.`, `capabilities.${tool}.${field}`);
       }
-      if (typeof flag !== 'boolean') fail(`expected true or false, got ${describe(flag)}.`, `capabilities.${tool}.${field}`);
+      if (typeof flag !== 'boolean') fail(`expected true or false, got ${describeValue(flag)}.`, `capabilities.${tool}.${field}`);
     }
     result[tool] = { ...(override as McpCapabilityOverride) };
   }
@@ -342,13 +506,13 @@ function parseCapabilities(value: unknown, fail: (message: string, key?: string)
 
 function optionalBoolean(value: unknown, key: string, fail: (message: string, key?: string) => never): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value;
-  return fail(`expected true or false, got ${describe(value)}.`, key);
+  return fail(`expected true or false, got ${describeValue(value)}.`, key);
 }
 
 function optionalTimeout(value: unknown, key: string, fail: (message: string, key?: string) => never): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    fail(`expected a positive number of milliseconds (at most ${MAX_TIMER_MS}), got ${describe(value)}.`, key);
+    fail(`expected a positive number of milliseconds (at most ${MAX_TIMER_MS}), got ${describeValue(value)}.`, key);
   }
   return value as number;
 }
@@ -360,10 +524,10 @@ function optionalStrings(
   allowEmpty = false,
 ): string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value)) fail(`expected an array of strings, got ${describe(value)}.`, key);
+  if (!Array.isArray(value)) fail(`expected an array of strings, got ${describeValue(value)}.`, key);
   return (value as unknown[]).map((item, index) => {
     if (typeof item !== 'string' || (!allowEmpty && item.length === 0)) {
-      fail(`expected ${allowEmpty ? 'a string' : 'a non-empty string'} at index ${index}, got ${describe(item)}.`, key);
+      fail(`expected ${allowEmpty ? 'a string' : 'a non-empty string'} at index ${index}, got ${describeValue(item)}.`, key);
     }
     return item as string;
   });
@@ -375,10 +539,10 @@ function optionalStringRecord(
   fail: (message: string, key?: string) => never,
 ): Record<string, string> | undefined {
   if (value === undefined) return undefined;
-  if (!isPlainObject(value)) fail(`expected an object of string values, got ${describe(value)}.`, key);
+  if (!isPlainObject(value)) fail(`expected an object of string values, got ${describeValue(value)}.`, key);
   const result: Record<string, string> = {};
   for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
-    if (typeof item !== 'string') fail(`expected a string, got ${describe(item)}.`, `${key}.${name}`);
+    if (typeof item !== 'string') fail(`expected a string, got ${describeValue(item)}.`, `${key}.${name}`);
     result[name] = item as string;
   }
   return result;
@@ -394,20 +558,4 @@ function deepFreeze<T>(value: T): T {
     for (const item of Object.values(value)) deepFreeze(item);
   }
   return value;
-}
-
-/** @internal A short description of a value for messages. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
-}
-
-/** @internal The message of any thrown value. */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return typeof error === 'string' ? error : String(error);
 }

@@ -1,3 +1,4 @@
+import { CaError } from '@ca/domain';
 import { McpAdapterError } from './mcp-adapter-error';
 import { McpConfigError } from './mcp-config-error';
 import { McpServerError } from './mcp-server-error';
@@ -27,5 +28,11 @@ describe('error classes', () => {
     expect(McpToolError.isInstance(null)).toBe(false);
     const foreign = Object.assign(new Error('from another copy'), { [Symbol.for('ca.error.McpToolError')]: true });
     expect(McpToolError.isInstance(foreign)).toBe(true);
+  });
+
+  it('are errors of the @ca/domain base: CaError.isInstance, toJSON without stack or cause', () => {
+    for (const error of [config, server, tool]) expect(CaError.isInstance(error)).toBe(true);
+    expect(server.toJSON()).toEqual({ name: 'McpServerError', code: 'MCP_SERVER_EXITED', message: 'gone', planId: 'p' });
+    expect(JSON.stringify(tool)).not.toContain('stack');
   });
 });

@@ -118,6 +118,65 @@ export function startEverythingHttp(timeoutMs = 20_000): Promise<HttpServer> {
   });
 }
 
+/** The Streamable HTTP fixture server (see `__fixtures__/http-server.js`), running. */
+export interface FixtureHttpServer {
+  readonly url: string;
+  readonly pid: number;
+  /** Ends it at once (SIGKILL to its process group) and waits for it to be gone. */
+  kill(): Promise<void>;
+}
+
+/** Starts `__fixtures__/http-server.js` on 127.0.0.1 with `env`; resolves once it listens. */
+export function startFixtureHttp(env: Record<string, string> = {}, timeoutMs = 20_000): Promise<FixtureHttpServer> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(process.execPath, [join(__dirname, '__fixtures__', 'http-server.js')], {
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
+    let stderr = '';
+    const exited = new Promise<void>((done) => child.once('close', () => done()));
+    const kill = async (): Promise<void> => {
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      await exited;
+    };
+    const timer = setTimeout(() => {
+      void kill();
+      reject(new Error(`The HTTP fixture server did not start within ${timeoutMs} ms. stderr: ${stderr}`));
+    }, timeoutMs);
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+      const match = /FIXTURE_LISTENING (\d+)/.exec(stderr);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve({ url: `http://127.0.0.1:${match[1]}/mcp`, pid: child.pid as number, kill });
+      }
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+/**
+ * What a browser does with an authorization URL when the person approves:
+ * loads the authorization server's page, which redirects, and follows the
+ * redirect to the loopback address the adapter listens on.
+ */
+export async function followAuthorizationRedirect(url: string): Promise<number> {
+  const page = await fetch(url, { redirect: 'manual' });
+  const location = page.headers.get('location');
+  if (location === null) throw new Error(`The authorization page answered ${page.status} without a redirect.`);
+  const callback = await fetch(location);
+  await callback.text();
+  return callback.status;
+}
+
 /** The error `promise` rejects with; fails when it resolves. */
 export async function rejectionOf(promise: Promise<unknown>): Promise<Error & { code?: string; [key: string]: unknown }> {
   try {

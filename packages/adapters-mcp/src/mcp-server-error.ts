@@ -1,6 +1,4 @@
-import { McpAdapterError, hasBrand, type McpAdapterErrorOptions } from './mcp-adapter-error';
-
-const BRAND = Symbol.for('ca.error.McpServerError');
+import { McpAdapterError, type McpAdapterErrorOptions } from './mcp-adapter-error';
 
 /**
  * Stable codes of {@link McpServerError}:
@@ -12,14 +10,21 @@ const BRAND = Symbol.for('ca.error.McpServerError');
  * - `MCP_LIST_TOOLS_FAILED`: `tools/list` failed or paginated without end;
  * - `MCP_SESSION_NOT_ACTIVE`: a tool was executed in a plan without being
  *   activated first (call it through `ToolRuntime`);
- * - `MCP_SOURCE_DISPOSED`: the source was disposed.
+ * - `MCP_SOURCE_DISPOSED`: the source was disposed;
+ * - `MCP_AUTH_REQUIRED`: the server wants an OAuth authorization that nobody
+ *   could give (no interaction handler to take a person to the sign-in page,
+ *   the person declined, or the configuration has no `oauth`);
+ * - `MCP_AUTH_FAILED`: the server or its authorization server refused the
+ *   credentials (HTTP 401 or 403, with `status`), or the OAuth flow failed.
  */
 export type McpServerErrorCode =
   | 'MCP_SERVER_START_FAILED'
   | 'MCP_SERVER_EXITED'
   | 'MCP_LIST_TOOLS_FAILED'
   | 'MCP_SESSION_NOT_ACTIVE'
-  | 'MCP_SOURCE_DISPOSED';
+  | 'MCP_SOURCE_DISPOSED'
+  | 'MCP_AUTH_REQUIRED'
+  | 'MCP_AUTH_FAILED';
 
 /** Options of {@link McpServerError}. */
 export interface McpServerErrorOptions extends McpAdapterErrorOptions {
@@ -33,6 +38,8 @@ export interface McpServerErrorOptions extends McpAdapterErrorOptions {
   readonly exitCode?: number | null;
   /** The signal that ended the server process, when one did. */
   readonly signal?: string | null;
+  /** The HTTP status the server answered with (`MCP_AUTH_FAILED`: 401 or 403). */
+  readonly status?: number;
 }
 
 /**
@@ -49,6 +56,8 @@ export class McpServerError extends McpAdapterError {
   declare readonly exitCode?: number | null;
   /** The signal that ended the server process, when one did. */
   declare readonly signal?: string | null;
+  /** The HTTP status the server answered with, when that is the failure. */
+  declare readonly status?: number;
 
   /**
    * @param options - Code, server, message and the process details.
@@ -56,19 +65,9 @@ export class McpServerError extends McpAdapterError {
    */
   constructor(options: McpServerErrorOptions) {
     super(options.code, options);
-    this.name = 'McpServerError';
     if (options.stderr !== undefined) this.stderr = options.stderr;
     if (options.exitCode !== undefined) this.exitCode = options.exitCode;
     if (options.signal !== undefined) this.signal = options.signal;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link McpServerError} from any installed copy.
-   *
-   * @throws Never.
-   */
-  static override isInstance(value: unknown): value is McpServerError {
-    return hasBrand(value, BRAND);
+    if (options.status !== undefined) this.status = options.status;
   }
 }

@@ -1,17 +1,35 @@
+import { messageOf } from '@ca/domain';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   ErrorCode,
   McpError,
+  ElicitationCompleteNotificationSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
+  type ClientCapabilities,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Root,
   type Tool as McpToolDefinition,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { RuntimeLogger } from '@ca/tool-lifecycle';
-import { messageOf, type ParsedMcpServer } from './mcp-config';
+import type { InteractionHandler, RuntimeLogger } from '@ca/tool-lifecycle';
+import { answerElicitation, answerSampling, type SamplingGate } from './client-requests';
+import { type ParsedMcpServer } from './mcp-config';
+import { describeOAuthError, isOAuthError, OAuthSession, type McpTokenStore } from './mcp-oauth';
 import { McpServerError } from './mcp-server-error';
 import { ProcessStdioTransport, type McpSpawn } from './process-stdio-transport';
+import { sanitizeText } from './sanitize-text';
 
 /** Name and version the adapter announces to servers in `initialize`. */
 export const CLIENT_INFO = Object.freeze({ name: '@ca/adapters-mcp', version: '0.1.0' });
@@ -25,6 +43,38 @@ const ACCEPT_ALL: jsonSchemaValidator = {
   getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }),
 };
 
+/**
+ * How the Streamable HTTP transport retries a stream that broke: twice, 1 s
+ * then 1.5 s later (the SDK's defaults, fixed here because the adapter's
+ * promise depends on them): a server that is gone is reported about 3 s after
+ * it went away, not when the call's timeout runs out.
+ */
+const HTTP_RECONNECTION = Object.freeze({ initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 });
+
+/** How long the transport's attempts to reconnect take, plus a margin for a loaded machine. */
+const RECONNECTION_WINDOW_MS = HTTP_RECONNECTION.initialReconnectionDelay * (1 + HTTP_RECONNECTION.reconnectionDelayGrowFactor) + 2_000;
+
+/** Longest a plan waits for a server to fetch its new roots before its first call. */
+const ROOTS_FETCH_WAIT_MS = 5_000;
+/**
+ * How long after fetching its roots a server is given to apply them: servers
+ * apply them asynchronously (server-filesystem resolves each path first), and
+ * the protocol has no message that says they did.
+ */
+const ROOTS_SETTLE_MS = 100;
+/** Longest text of one server log message that reaches the logger. */
+const MAX_LOG_MESSAGE_CHARACTERS = 2_000;
+
+/** Callbacks of one session into its source. */
+export interface SessionEvents {
+  /** The server sent `notifications/{tools,resources,prompts}/list_changed`. */
+  readonly onListChanged?: (session: McpSession, list: 'tools' | 'resources' | 'prompts') => void;
+  /** The server sent `notifications/resources/updated` for a subscribed resource. */
+  readonly onResourceUpdated?: (session: McpSession, uri: string) => void;
+  /** The server fetched the roots (answered by the session). */
+  readonly onRootsFetched?: (session: McpSession) => void;
+}
+
 /** What opening a session needs. */
 export interface SessionOptions {
   readonly server: ParsedMcpServer;
@@ -33,17 +83,57 @@ export interface SessionOptions {
   readonly logger: RuntimeLogger;
   /** Aborts the start and handshake. */
   readonly signal?: AbortSignal;
-  /** Called when the server sends `notifications/tools/list_changed`. */
-  readonly onToolsChanged?: (session: McpSession) => void;
+  readonly events?: SessionEvents;
   /** Why the session is opened, for logs: `discovery`, `plan '<id>'`, `shared`. */
   readonly purpose: string;
   /** Stop a stdio server with SIGTERM at once when closing (see `McpAdapterSettings.shutdown`). */
   readonly promptShutdown?: boolean;
+  /**
+   * The session's roots, declared as the `roots` capability (with
+   * `listChanged`): `[]` for a discovery session, the plan's resources for a
+   * plan's. Absent: the capability is not declared (shared sessions, or the
+   * server's `roots: false`).
+   */
+  readonly roots?: readonly Root[];
+  /** The plan the session belongs to (plan scope). */
+  readonly planId?: string;
+  /** Asks a person (elicitation, OAuth sign-in); absent: no elicitation capability. */
+  readonly interaction?: InteractionHandler;
+  /** Generates messages (sampling) within the per-plan limit; absent: no sampling capability. */
+  readonly sampling?: SamplingGate;
+  /** Where OAuth credentials are kept (servers with `oauth`). */
+  readonly tokenStore?: McpTokenStore;
+  /** How long a person has to complete an OAuth sign-in, in ms. */
+  readonly authorizationTimeoutMs?: number;
+}
+
+/** One call in flight on a session, for telling which plan and tool a server's request belongs to. */
+export interface InFlightCall {
+  readonly planId: string;
+  readonly toolName: string;
+  /** Aborts when the call is cancelled (the execution's signal). */
+  readonly signal?: AbortSignal;
+}
+
+/** The plan and tool a server's request can be attributed to. */
+export interface Attribution {
+  readonly planId?: string;
+  readonly toolName?: string;
+  /** The signal of the one call the request belongs to, when there is one. */
+  readonly signal?: AbortSignal;
+}
+
+/** A list with more pages than fit, and whether it was cut. */
+export interface ListedPage<T> {
+  readonly items: readonly T[];
+  readonly complete: boolean;
 }
 
 /**
  * One MCP client session with one server: a connected SDK `Client` over a
- * stdio process (in its own process group) or a Streamable HTTP session.
+ * stdio process (in its own process group) or a Streamable HTTP session,
+ * with the client side of the protocol the configuration asks for (roots,
+ * elicitation, sampling, logging, list changes).
  *
  * @internal
  */
@@ -52,27 +142,75 @@ export class McpSession {
   readonly client: Client;
   readonly #transport: ProcessStdioTransport | StreamableHTTPClientTransport;
   readonly #logger: RuntimeLogger;
+  readonly #options: SessionOptions;
   #open = true;
   #closing: Promise<void> | undefined;
+  #lost: string | undefined;
+  #roots: readonly Root[] | undefined;
+  #planId: string | undefined;
+  #rootsFetches = 0;
+  readonly #rootsWaiters = new Set<() => void>();
+  /** Calls in flight, to attribute the server's requests; usually zero or one entry. */
+  readonly inFlight: InFlightCall[] = [];
+  /** True when the server may ask something of a call (elicitation, sampling): only then are calls tracked in {@link McpSession.inFlight}. */
+  readonly tracksCalls: boolean;
+  #holds = 0;
+  #holdTimer: ReturnType<typeof setInterval> | undefined;
 
-  private constructor(server: ParsedMcpServer, client: Client, transport: ProcessStdioTransport | StreamableHTTPClientTransport, logger: RuntimeLogger) {
-    this.server = server;
+  private constructor(options: SessionOptions, client: Client, transport: ProcessStdioTransport | StreamableHTTPClientTransport) {
+    this.server = options.server;
     this.client = client;
     this.#transport = transport;
-    this.#logger = logger;
+    this.#logger = options.logger;
+    this.#options = options;
+    this.#roots = options.roots;
+    this.#planId = options.planId;
+    this.tracksCalls = options.interaction !== undefined || options.sampling !== undefined;
   }
 
   /**
    * Starts (stdio) or reaches (HTTP) the server and completes the MCP
-   * handshake within `connectTimeoutMs`.
+   * handshake within `connectTimeoutMs` — after an OAuth sign-in, when the
+   * server wants one and a person can give it.
    *
    * @throws {McpServerError} `MCP_SERVER_START_FAILED`, naming the server,
-   *   with the tail of its stderr; the process is gone when it is thrown.
+   *   with the tail of its stderr (the process is gone when it is thrown);
+   *   `MCP_AUTH_REQUIRED` / `MCP_AUTH_FAILED` for an HTTP server that wants
+   *   credentials it did not get.
    * @throws The abort reason of `options.signal`, when it aborts first.
    */
   static async open(options: SessionOptions): Promise<McpSession> {
+    const { server } = options;
+    if (server.transport === 'stdio' || server.oauth === undefined) return McpSession.#connect(options, undefined, false);
+    const oauth = await OAuthSession.start({
+      server,
+      store: options.tokenStore,
+      logger: options.logger,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.interaction === undefined ? {} : { interaction: options.interaction }),
+      ...(options.authorizationTimeoutMs === undefined ? {} : { timeoutMs: options.authorizationTimeoutMs }),
+    });
+    try {
+      try {
+        return await McpSession.#connect(options, oauth, true);
+      } catch (error) {
+        if (!oauth.wantsSignIn(error)) throw error;
+      }
+      // The server wants a person to sign in: once they did, connect again with the tokens.
+      await oauth.signIn(options.signal);
+      return await McpSession.#connect(options, oauth, false);
+    } finally {
+      await oauth.finish();
+    }
+  }
+
+  static async #connect(options: SessionOptions, oauth: OAuthSession | undefined, mayAskToSignIn: boolean): Promise<McpSession> {
     const { server, logger } = options;
-    const client = new Client({ ...CLIENT_INFO }, { capabilities: {}, jsonSchemaValidator: ACCEPT_ALL });
+    const capabilities: ClientCapabilities = {};
+    if (options.roots !== undefined) capabilities.roots = { listChanged: true };
+    if (options.interaction !== undefined) capabilities.elicitation = { form: {}, url: {} };
+    if (options.sampling !== undefined) capabilities.sampling = {};
+    const client = new Client({ ...CLIENT_INFO }, { capabilities, jsonSchemaValidator: ACCEPT_ALL });
     const transport =
       server.transport === 'stdio'
         ? new ProcessStdioTransport({
@@ -84,6 +222,7 @@ export class McpSession {
             ...(options.spawn === undefined ? {} : { spawn: options.spawn }),
             shutdownGraceMs: server.shutdownGraceMs,
             promptShutdown: options.promptShutdown === true,
+            ...(server.sandbox === undefined ? {} : { sandbox: server.sandbox, serverName: server.name }),
             onStderr: (text) => logger.debug(`MCP server '${server.name}' stderr: ${text.trimEnd()}`, { server: server.name }),
             onInvalidLine: (line) =>
               logger.warn(`MCP server '${server.name}' wrote a stdout line that is not a JSON-RPC message; it was ignored: ${line}`, {
@@ -92,17 +231,12 @@ export class McpSession {
           })
         : new StreamableHTTPClientTransport(new URL(server.url as string), {
             requestInit: { headers: { ...server.headers } },
+            reconnectionOptions: HTTP_RECONNECTION,
             ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+            ...(oauth === undefined ? {} : { authProvider: oauth.provider }),
           });
-    const session = new McpSession(server, client, transport, logger);
-    client.onclose = () => {
-      session.#open = false;
-    };
-    client.onerror = (error) => logger.debug(`MCP server '${server.name}': ${error.message}`, { server: server.name });
-    if (options.onToolsChanged !== undefined) {
-      const onToolsChanged = options.onToolsChanged;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsChanged(session));
-    }
+    const session = new McpSession(options, client, transport);
+    session.#listen();
     try {
       await client.connect(transport, {
         timeout: server.connectTimeoutMs,
@@ -112,7 +246,8 @@ export class McpSession {
       session.#open = false;
       await session.#closeTransport();
       if (options.signal?.aborted) throw options.signal.reason;
-      throw session.#startFailure(error);
+      if (mayAskToSignIn && oauth?.wantsSignIn(error)) throw error;
+      throw session.#startFailure(error, oauth);
     }
     logger.debug(`MCP server '${server.name}' connected (${options.purpose}).`, {
       server: server.name,
@@ -136,6 +271,107 @@ export class McpSession {
     return this.client.getServerVersion()?.version;
   }
 
+  /** The plan this session belongs to (plan scope), once it is known. */
+  get planId(): string | undefined {
+    return this.#planId;
+  }
+
+  /** How many times the server fetched the roots in this session. */
+  get rootsFetches(): number {
+    return this.#rootsFetches;
+  }
+
+  /** True when the server offers tool calls as tasks (`tasks.requests.tools.call`). */
+  get serverRunsToolTasks(): boolean {
+    return this.client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
+  }
+
+  /**
+   * Hands the session to a plan: it now belongs to `planId`, and its roots are
+   * that plan's; the server is told (`notifications/roots/list_changed`) when
+   * they changed. Used when a plan takes over the session that discovered.
+   */
+  async assignPlan(planId: string, roots: readonly Root[] | undefined): Promise<void> {
+    this.#planId = planId;
+    if (this.#roots === undefined || roots === undefined || sameRoots(this.#roots, roots)) return;
+    this.#roots = roots;
+    try {
+      await this.client.sendRootsListChanged();
+    } catch (error) {
+      this.#logger.debug(`MCP server '${this.server.name}': telling it the roots changed failed: ${messageOf(error)}`, { server: this.server.name });
+    }
+  }
+
+  /**
+   * Resolves once the server has fetched the roots more than `fetchesBefore`
+   * times, or after `timeoutMs`; for a server known to confine itself to its
+   * roots, so that a plan's first call does not race the new roots.
+   */
+  waitForRootsFetch(fetchesBefore: number, timeoutMs = Math.min(ROOTS_FETCH_WAIT_MS, this.server.connectTimeoutMs)): Promise<boolean> {
+    const settled = (fetched: boolean): Promise<boolean> => (fetched ? new Promise((resolve) => setTimeout(() => resolve(true), ROOTS_SETTLE_MS)) : Promise.resolve(false));
+    if (this.#rootsFetches > fetchesBefore || !this.#open) return settled(this.#rootsFetches > fetchesBefore);
+    return new Promise<boolean>((resolve) => {
+      const done = (): void => {
+        if (this.#rootsFetches <= fetchesBefore && this.#open) return;
+        clearTimeout(timer);
+        this.#rootsWaiters.delete(done);
+        resolve(this.#rootsFetches > fetchesBefore);
+      };
+      const timer = setTimeout(() => {
+        this.#rootsWaiters.delete(done);
+        resolve(false);
+      }, timeoutMs);
+      this.#rootsWaiters.add(done);
+    }).then(settled);
+  }
+
+  /**
+   * After a request failed without an answer over HTTP (the connection was
+   * refused or reset): waits, at most as long as the transport's attempts to
+   * reconnect take, for the session to be found lost. True when it was: the
+   * server is gone, not just one request.
+   */
+  async lostAfterNetworkFailure(error: unknown): Promise<boolean> {
+    if (!(this.#transport instanceof StreamableHTTPClientTransport) || !this.#open) return !this.#open;
+    if (error instanceof McpError || error instanceof StreamableHTTPError || error instanceof UnauthorizedError) return false;
+    const deadline = Date.now() + RECONNECTION_WINDOW_MS;
+    while (this.#open && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    return !this.#open;
+  }
+
+  /** The plan and tool a request of the server belongs to: this session's plan, or the one plan of every call in flight. */
+  attribute(): Attribution {
+    const calls = this.inFlight;
+    const planId = this.#planId ?? (calls.length > 0 && calls.every((call) => call.planId === calls[0]?.planId) ? calls[0]?.planId : undefined);
+    const tools = calls.filter((call) => call.planId === planId);
+    return {
+      ...(planId === undefined ? {} : { planId }),
+      ...(tools.length === 1 ? { toolName: (tools[0] as InFlightCall).toolName } : {}),
+      ...(tools.length === 1 && tools[0]?.signal !== undefined ? { signal: tools[0].signal } : {}),
+    };
+  }
+
+  /**
+   * Keeps the no-progress timeouts of the calls in flight from running out
+   * while a person answers (or a model samples) for the server, until the
+   * returned function is called. `maxTotalTimeoutMs` still holds.
+   */
+  holdTimeouts(): () => void {
+    this.#holds++;
+    this.#holdTimer ??= setInterval(() => this.#renewTimeouts(), Math.max(50, Math.floor(this.server.callTimeoutMs / 2)));
+    this.#holdTimer.unref?.();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#renewTimeouts();
+      if (--this.#holds === 0 && this.#holdTimer !== undefined) {
+        clearInterval(this.#holdTimer);
+        this.#holdTimer = undefined;
+      }
+    };
+  }
+
   /**
    * Lists every tool, following `nextCursor` page after page.
    *
@@ -144,49 +380,61 @@ export class McpSession {
    *   `MCP_SERVER_EXITED` when the server goes away meanwhile.
    */
   async listAllTools(maxPages: number, signal?: AbortSignal): Promise<McpToolDefinition[]> {
-    const tools: McpToolDefinition[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; ; page++) {
-      if (page >= maxPages) {
+    try {
+      const pages = await this.#listPages('tools/list', maxPages, signal, async (cursor, options) => {
+        const result = await this.client.listTools(cursor === undefined ? undefined : { cursor }, options);
+        return { items: result.tools, next: result.nextCursor };
+      });
+      if (!pages.complete) {
         throw this.#listFailure(`it returned more than ${maxPages} pages of tools/list; raise maxToolPages if the server really has that many tools.`);
       }
-      let result;
-      try {
-        result = await this.client.listTools(cursor === undefined ? undefined : { cursor }, {
-          timeout: this.server.callTimeoutMs,
-          ...(signal === undefined ? {} : { signal }),
-        });
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (!this.#open) throw this.exitedError();
-        throw this.#listFailure(`tools/list failed: ${messageOf(error)}.`, error);
-      }
-      tools.push(...result.tools);
-      const next = result.nextCursor;
-      if (next === undefined || next === null || next === '') return tools;
-      if (seen.has(next)) {
-        throw this.#listFailure(`tools/list returned the cursor ${JSON.stringify(next)} twice; the server's pagination loops.`);
-      }
-      seen.add(next);
-      cursor = next;
+      return [...pages.items];
+    } catch (error) {
+      if (signal?.aborted || McpServerError.isInstance(error)) throw error;
+      throw this.#listFailure(`${messageOf(error)}.`, error);
     }
+  }
+
+  /** Every resource the server lists (at most `maxPages` pages; `complete: false` beyond). */
+  listResources(maxPages: number, signal?: AbortSignal): Promise<ListedPage<Resource>> {
+    return this.#listPages('resources/list', maxPages, signal, async (cursor, options) => {
+      const result = await this.client.listResources(cursor === undefined ? undefined : { cursor }, options);
+      return { items: result.resources, next: result.nextCursor };
+    });
+  }
+
+  /** Every resource template the server lists (at most `maxPages` pages). */
+  listResourceTemplates(maxPages: number, signal?: AbortSignal): Promise<ListedPage<ResourceTemplate>> {
+    return this.#listPages('resources/templates/list', maxPages, signal, async (cursor, options) => {
+      const result = await this.client.listResourceTemplates(cursor === undefined ? undefined : { cursor }, options);
+      return { items: result.resourceTemplates, next: result.nextCursor };
+    });
+  }
+
+  /** Every prompt the server lists (at most `maxPages` pages). */
+  listPrompts(maxPages: number, signal?: AbortSignal): Promise<ListedPage<Prompt>> {
+    return this.#listPages('prompts/list', maxPages, signal, async (cursor, options) => {
+      const result = await this.client.listPrompts(cursor === undefined ? undefined : { cursor }, options);
+      return { items: result.prompts, next: result.nextCursor };
+    });
   }
 
   /**
    * The error that describes a session that ended while in use: exit code or
-   * signal, the tail of stderr, non-JSON stdout.
+   * signal, the tail of stderr, non-JSON stdout — or, over HTTP, that the
+   * server could no longer be reached.
    */
   exitedError(details: { readonly toolName?: string; readonly planId?: string } = {}): McpServerError {
     const name = this.server.name;
     const transport = this.#transport;
     const where = describeCall(details);
     if (!(transport instanceof ProcessStdioTransport)) {
+      const why = this.#lost === undefined ? 'was closed' : `was lost: ${this.#lost}`;
       return new McpServerError({
         code: 'MCP_SERVER_EXITED',
         server: name,
         ...details,
-        message: `The session with MCP server '${name}' (${this.server.url}) was closed${where}. Start a new plan to open a new session.`,
+        message: `The session with MCP server '${name}' (${this.server.url}) ${why}${where}. Check that the server runs; a new plan opens a new session.`,
       });
     }
     const exit = transport.exit;
@@ -224,8 +472,10 @@ export class McpSession {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#open = false;
+      this.#wakeRootsWaiters();
+      if (this.#holdTimer !== undefined) clearInterval(this.#holdTimer);
       const transport = this.#transport;
-      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined && this.#lost === undefined) {
         try {
           await withDeadline(transport.terminateSession(), this.server.shutdownGraceMs);
         } catch (error) {
@@ -244,6 +494,135 @@ export class McpSession {
     return this.#closing;
   }
 
+  // ---------------------------------------------------------------------------
+
+  #listen(): void {
+    const { client } = this;
+    const server = this.server;
+    const logger = this.#logger;
+    const events = this.#options.events ?? {};
+    client.onclose = () => {
+      this.#open = false;
+      this.#wakeRootsWaiters();
+    };
+    client.onerror = (error) => {
+      logger.debug(`MCP server '${server.name}': ${error.message}`, { server: server.name });
+      // The Streamable HTTP transport retries a broken stream, then gives up and
+      // only says so: the calls waiting for an answer on it would wait for their timeout.
+      if (this.#open && /Maximum reconnection attempts \(\d+\) exceeded/.test(error.message)) {
+        this.#lost = `it stopped answering and ${HTTP_RECONNECTION.maxRetries} attempts to reconnect failed`;
+        logger.warn(`MCP server '${server.name}' (${server.url}) can no longer be reached; its session is closed.`, { server: server.name });
+        void this.close();
+      }
+    };
+    const onListChanged = events.onListChanged;
+    if (onListChanged !== undefined) {
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged(this, 'tools'));
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => onListChanged(this, 'resources'));
+      client.setNotificationHandler(PromptListChangedNotificationSchema, () => onListChanged(this, 'prompts'));
+    }
+    const onResourceUpdated = events.onResourceUpdated;
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      logger.debug(`MCP server '${server.name}' updated resource ${sanitizeText(notification.params.uri, 500)}.`, { server: server.name });
+      onResourceUpdated?.(this, notification.params.uri);
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => this.#log(notification.params));
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+      logger.info(`MCP server '${server.name}' completed the elicitation ${sanitizeText(notification.params.elicitationId, 200)}.`, { server: server.name });
+    });
+    if (this.#roots !== undefined) {
+      client.setRequestHandler(ListRootsRequestSchema, () => {
+        const roots = this.#roots ?? [];
+        this.#rootsFetches++;
+        // Answered first, counted as fetched on the next turn: the server has the list by then.
+        setImmediate(() => {
+          this.#wakeRootsWaiters();
+          events.onRootsFetched?.(this);
+        });
+        return { roots: roots.map((root) => ({ ...root })) };
+      });
+    }
+    const interaction = this.#options.interaction;
+    if (interaction !== undefined) {
+      client.setRequestHandler(ElicitRequestSchema, (request, extra) => answerElicitation(this, interaction, request.params, extra.signal, logger));
+    }
+    const sampling = this.#options.sampling;
+    if (sampling !== undefined) {
+      client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => answerSampling(this, sampling, request.params, extra.signal, logger));
+    }
+  }
+
+  #log(params: { readonly level: string; readonly logger?: string; readonly data?: unknown }): void {
+    const server = this.server.name;
+    const text = typeof params.data === 'string' ? params.data : safeJson(params.data);
+    const origin = params.logger === undefined ? '' : ` (${sanitizeText(params.logger, 100)})`;
+    const message = `MCP server '${server}'${origin}: ${sanitizeText(text, MAX_LOG_MESSAGE_CHARACTERS)}`;
+    const fields = { server, mcpLogLevel: params.level, ...(this.#planId === undefined ? {} : { planId: this.#planId }) };
+    switch (params.level) {
+      case 'debug':
+        this.#logger.debug(message, fields);
+        return;
+      case 'info':
+      case 'notice':
+        this.#logger.info(message, fields);
+        return;
+      case 'warning':
+        this.#logger.warn(message, fields);
+        return;
+      default:
+        this.#logger.error(message, fields);
+    }
+  }
+
+  #renewTimeouts(): void {
+    // The SDK keeps each request's no-progress timer here; re-arming it is what progress does.
+    const pending = (this.client as unknown as { _timeoutInfo?: Map<number, TimeoutInfo> })._timeoutInfo;
+    if (!(pending instanceof Map)) return;
+    const now = Date.now();
+    for (const info of pending.values()) {
+      if (info.maxTotalTimeout !== undefined && now - info.startTime >= info.maxTotalTimeout) continue;
+      clearTimeout(info.timeoutId);
+      info.timeoutId = setTimeout(info.onTimeout, info.timeout);
+    }
+  }
+
+  #wakeRootsWaiters(): void {
+    for (const waiter of [...this.#rootsWaiters]) waiter();
+  }
+
+  /**
+   * Follows `nextCursor` for at most `maxPages` pages. A failed request
+   * rejects with its own error (`MCP_SERVER_EXITED` when the server went
+   * away), a repeated cursor with an `Error`.
+   */
+  async #listPages<T>(
+    method: string,
+    maxPages: number,
+    signal: AbortSignal | undefined,
+    fetchPage: (cursor: string | undefined, options: { timeout: number; signal?: AbortSignal }) => Promise<{ items: readonly T[]; next?: string | null | undefined }>,
+  ): Promise<ListedPage<T>> {
+    const items: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < maxPages; page++) {
+      let result;
+      try {
+        result = await fetchPage(cursor, { timeout: this.server.callTimeoutMs, ...(signal === undefined ? {} : { signal }) });
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (!this.#open) throw this.exitedError();
+        throw error;
+      }
+      items.push(...result.items);
+      const next = result.next;
+      if (next === undefined || next === null || next === '') return { items, complete: true };
+      if (seen.has(next)) throw new Error(`${method} returned the cursor ${JSON.stringify(next)} twice; the server's pagination loops`);
+      seen.add(next);
+      cursor = next;
+    }
+    return { items, complete: false };
+  }
+
   async #closeTransport(): Promise<void> {
     try {
       await this.#transport.close();
@@ -252,10 +631,12 @@ export class McpSession {
     }
   }
 
-  #startFailure(error: unknown): McpServerError {
+  #startFailure(error: unknown, oauth: OAuthSession | undefined): McpServerError {
     const server = this.server;
     const transport = this.#transport;
     if (!(transport instanceof ProcessStdioTransport)) {
+      const auth = authFailure(server, error, oauth);
+      if (auth !== undefined) return auth;
       const reason =
         error instanceof McpError && error.code === ErrorCode.RequestTimeout
           ? `it did not complete the MCP handshake within ${server.connectTimeoutMs} ms`
@@ -304,6 +685,77 @@ export class McpSession {
       ...(cause === undefined ? {} : { cause }),
       message: `The tools of MCP server '${this.server.name}' could not be listed: ${reason}`,
     });
+  }
+}
+
+interface TimeoutInfo {
+  timeoutId: ReturnType<typeof setTimeout>;
+  readonly startTime: number;
+  readonly timeout: number;
+  readonly maxTotalTimeout?: number;
+  readonly onTimeout: () => void;
+}
+
+/**
+ * The authentication failure `error` stands for, as `MCP_AUTH_FAILED` (the
+ * server answered 401 or 403: its status is kept) or `MCP_AUTH_REQUIRED` (it
+ * wants an OAuth authorization the session could not get); undefined for
+ * any other error.
+ *
+ * @internal
+ */
+export function authFailure(server: ParsedMcpServer, error: unknown, oauth?: OAuthSession, details: { toolName?: string; planId?: string } = {}): McpServerError | undefined {
+  const where = describeCall(details);
+  const ownFailure = oauth?.failure;
+  if (ownFailure !== undefined) return ownFailure;
+  if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
+    const status = error.code;
+    const advice =
+      server.oauth === undefined
+        ? `Check the credentials in "headers" (a missing or expired token), or add "oauth" to the server's configuration if it uses OAuth.`
+        : `Its OAuth credentials were refused; sign in again, or check "oauth" in the server's configuration.`;
+    return new McpServerError({
+      code: 'MCP_AUTH_FAILED',
+      server: server.name,
+      status,
+      ...details,
+      cause: error,
+      message: `MCP server '${server.name}' at ${server.url} refused the request${where}: HTTP ${status} (${status === 401 ? 'not authenticated' : 'forbidden'}). ${advice}`,
+    });
+  }
+  if (isOAuthError(error)) {
+    return new McpServerError({
+      code: 'MCP_AUTH_FAILED',
+      server: server.name,
+      ...details,
+      cause: error,
+      message: `The authorization server of MCP server '${server.name}' (${server.url}) refused${where}: ${describeOAuthError(error)}. Check "oauth" in the server's configuration (client id and secret, scope).`,
+    });
+  }
+  if (error instanceof UnauthorizedError) {
+    return new McpServerError({
+      code: 'MCP_AUTH_REQUIRED',
+      server: server.name,
+      ...details,
+      cause: error,
+      message:
+        server.oauth === undefined
+          ? `MCP server '${server.name}' at ${server.url} wants an OAuth authorization${where}. Add "oauth" to the server's configuration, or pass a token in "headers".`
+          : `MCP server '${server.name}' at ${server.url} wants a new OAuth authorization${where}, which needs a person to sign in. Sign in again (with an interaction handler), then retry.`,
+    });
+  }
+  return undefined;
+}
+
+function sameRoots(a: readonly Root[], b: readonly Root[]): boolean {
+  return a.length === b.length && a.every((root, index) => root.uri === b[index]?.uri && JSON.stringify(root._meta) === JSON.stringify(b[index]?._meta));
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
   }
 }
 

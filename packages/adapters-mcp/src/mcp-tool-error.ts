@@ -1,6 +1,4 @@
-import { McpAdapterError, hasBrand, type McpAdapterErrorOptions } from './mcp-adapter-error';
-
-const BRAND = Symbol.for('ca.error.McpToolError');
+import { McpAdapterError, type McpAdapterErrorOptions } from './mcp-adapter-error';
 
 /**
  * Stable codes of {@link McpToolError}, each carried by a failed result:
@@ -11,14 +9,18 @@ const BRAND = Symbol.for('ca.error.McpToolError');
  *   error (unknown tool, invalid params, internal error);
  * - `MCP_STRUCTURED_CONTENT_MISSING`: the tool declares an `outputSchema` but
  *   returned no `structuredContent`;
- * - `MCP_INVALID_RESULT`: the answer is not a valid `CallToolResult`.
+ * - `MCP_INVALID_RESULT`: the answer is not a valid `CallToolResult`;
+ * - `MCP_URL_ELICITATION_REQUIRED`: the server wants a person to open a page
+ *   before it runs the tool (URL elicitation, error -32042), and nobody
+ *   could be asked or the person declined.
  */
 export type McpToolErrorCode =
   | 'MCP_TOOL_ERROR'
   | 'MCP_CALL_TIMEOUT'
   | 'MCP_REQUEST_FAILED'
   | 'MCP_STRUCTURED_CONTENT_MISSING'
-  | 'MCP_INVALID_RESULT';
+  | 'MCP_INVALID_RESULT'
+  | 'MCP_URL_ELICITATION_REQUIRED';
 
 /** Options of {@link McpToolError}. */
 export interface McpToolErrorOptions extends McpAdapterErrorOptions {
@@ -53,18 +55,7 @@ export class McpToolError extends McpAdapterError {
    */
   constructor(options: McpToolErrorOptions) {
     super(options.code, options);
-    this.name = 'McpToolError';
     this.mcpToolName = options.mcpToolName;
     if (options.rpcCode !== undefined) this.rpcCode = options.rpcCode;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  /**
-   * True when `value` is a {@link McpToolError} from any installed copy.
-   *
-   * @throws Never.
-   */
-  static override isInstance(value: unknown): value is McpToolError {
-    return hasBrand(value, BRAND);
   }
 }

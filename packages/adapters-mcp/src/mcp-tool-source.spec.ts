@@ -34,6 +34,7 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
               callTimeoutMs: 10_000,
               exclude: ['add-tool', 'touch-list'],
               capabilities: { 'write-note': { checkpointable: true } },
+              trustAnnotations: true,
             },
           ),
         },

@@ -1,71 +1,79 @@
-import { normalizeCapability, type ToolCapabilityInput } from '@ca/domain';
-import { createSchemaValidator, SchemaCompileError, type SchemaValidator } from '@ca/schema';
+import { messageOf, normalizeCapability, type ToolCapabilityInput } from '@ca/domain';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import {
   closestNames,
   createConsoleLogger,
   ToolNotFoundError,
+  type InteractionHandler,
   type RuntimeLogger,
+  type SamplingHandler,
   type ToolDescriptor,
+  type ToolInstance,
   type ToolSource,
   type UnavailableTool,
 } from '@ca/tool-lifecycle';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
-import { linkToken } from './cancellation-link';
+import type { Prompt, Resource, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
+import type { SamplingGate } from './client-requests';
 import type { McpAdapterSettings } from './mcp-adapter-settings';
-import { loadMcpConfig, messageOf, parseMcpConfig, type ParsedMcpConfig, type ParsedMcpServer } from './mcp-config';
+import { loadMcpConfig, parseMcpConfig, type ParsedMcpConfig, type ParsedMcpServer } from './mcp-config';
+import { McpConfigError } from './mcp-config-error';
+import { credentialsKey, DEFAULT_AUTHORIZATION_TIMEOUT_MS, MemoryTokenStore, type McpTokenStore } from './mcp-oauth';
+import { McpOperationTool, OPERATION_NAMES, operationDescriptors, type ServerOffer } from './mcp-operations';
 import { McpServerError } from './mcp-server-error';
-import { McpSession } from './mcp-session';
+import { McpSession, type SessionEvents } from './mcp-session';
 import { McpTool, type McpSessionProvider } from './mcp-tool';
 import type { McpSpawn } from './process-stdio-transport';
+import { SessionPool, type SessionRequest } from './session-pool';
 import { mapToolNames, matchesAnyGlob } from './tool-names';
+import { warnOnce } from './warn-once';
 
 const DEFAULT_MAX_TOOL_PAGES = 100;
+const DEFAULT_MAX_SAMPLING_REQUESTS_PER_PLAN = 10;
 const MAX_TIMER_MS = 2_147_483_647;
 
 interface ServerCatalog {
-  readonly tools: ReadonlyMap<string, McpTool>;
+  readonly tools: ReadonlyMap<string, ToolInstance>;
   readonly descriptors: readonly ToolDescriptor[];
   readonly unavailable: readonly UnavailableTool[];
-  /** Serialised tool list, to tell a real change from a repeated `list_changed`. */
+  /** Serialised lists, to tell a real change from a repeated `list_changed`. */
   readonly signature: string;
 }
 
-interface PlanSession {
-  readonly opening: Promise<McpSession>;
-  session: McpSession | undefined;
-  references: number;
-}
-
-interface SharedSession {
-  readonly opening: Promise<McpSession>;
-  session: McpSession | undefined;
-  leases: number;
-}
-
-/** A discovery session kept for the first plan of its server (see `discoverySessionReuseMs`). */
-interface ParkedSession {
-  readonly session: McpSession;
-  readonly timer: ReturnType<typeof setTimeout>;
+/** What one listing of a server found. */
+interface ServerListing {
+  readonly tools: readonly McpToolDefinition[];
+  readonly offer: ServerOffer;
+  readonly serverVersion: string | undefined;
+  readonly runsToolTasks: boolean;
 }
 
 interface ServerState {
   readonly config: ParsedMcpServer;
-  parked: ParkedSession | undefined;
+  readonly pool: SessionPool;
   catalog: ServerCatalog | undefined;
   discovering: Promise<ServerCatalog> | undefined;
   failure: UnavailableTool | undefined;
-  shared: SharedSession | undefined;
-  readonly plans: Map<string, PlanSession>;
   refreshing: Promise<void> | undefined;
   refreshAgain: boolean;
 }
 
+/** A resource a server said changed, on a session subscribed to it. */
+export interface McpResourceUpdate {
+  /** The configured server. */
+  readonly server: string;
+  /** The resource's URI. */
+  readonly uri: string;
+  /** The plan whose session received it (scope `plan`), when known. */
+  readonly planId?: string;
+}
+
 /**
  * The tools of the MCP servers of one configuration, as a `ToolSource` of
- * kind `mcp`. Names are `mcp.<server>.<tool>`; see the package README for
- * the lifecycle, the capability mapping and the errors.
+ * kind `mcp`. Names are `mcp.<server>.<tool>`, plus the resource and prompt
+ * operations of servers that offer them (`mcp.<server>.resources.read`, …);
+ * see the package README for the lifecycle, the capability mapping and the
+ * errors.
  */
 export class McpToolSource implements ToolSource, McpSessionProvider {
   /** Always `'mcp'`. */
@@ -74,35 +82,37 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   readonly schemaTrust = 'untrusted' as const;
   /** `mcp:<server names>` or `mcp:<file path>`, unless set in the settings. */
   readonly id: string;
+  /** @internal The service's interaction handler, if any (elicitation, OAuth sign-in). */
+  readonly interactionHandler: InteractionHandler | undefined;
   readonly #logger: RuntimeLogger;
-  readonly #validator: SchemaValidator;
   readonly #spawn: McpSpawn | undefined;
   readonly #fetch: FetchLike | undefined;
   readonly #maxToolPages: number;
   readonly #discoverySessionReuseMs: number;
   readonly #promptShutdown: boolean;
+  readonly #sampling: SamplingGate | undefined;
+  readonly #samplingCounts = new Map<string, number>();
+  readonly #planReferences = new Map<string, number>();
+  readonly #tokenStore: McpTokenStore;
+  readonly #authorizationTimeoutMs: number;
   readonly #listeners = new Set<() => void>();
+  readonly #resourceListeners = new Set<(update: McpResourceUpdate) => void>();
   readonly #loadPath: string | undefined;
   #config: ParsedMcpConfig | undefined;
   #loading: Promise<ParsedMcpConfig> | undefined;
   #servers: Map<string, ServerState> | undefined;
-  readonly #discoverySessions = new Set<McpSession>();
   #disposed = false;
 
   /**
    * @param settings - See {@link McpAdapterSettings}.
    * @throws {McpConfigError} When `servers` is an object and not a valid configuration.
+   * @throws {TypeError} For a setting of the wrong type or range.
    */
   constructor(settings: McpAdapterSettings) {
     this.#logger = settings.logger ?? createConsoleLogger();
-    this.#validator = settings.schemaValidator ?? createSchemaValidator();
     this.#spawn = settings.spawn;
     this.#fetch = settings.fetch;
-    const maxToolPages = settings.maxToolPages ?? DEFAULT_MAX_TOOL_PAGES;
-    if (!Number.isInteger(maxToolPages) || maxToolPages < 1) {
-      throw new TypeError(`maxToolPages must be a positive integer; got ${String(settings.maxToolPages)}.`);
-    }
-    this.#maxToolPages = maxToolPages;
+    this.#maxToolPages = positiveInteger(settings.maxToolPages, DEFAULT_MAX_TOOL_PAGES, 'maxToolPages');
     const reuseMs = settings.discoverySessionReuseMs ?? 0;
     if (!Number.isInteger(reuseMs) || reuseMs < 0 || reuseMs > MAX_TIMER_MS) {
       throw new TypeError(
@@ -114,6 +124,24 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       throw new TypeError(`shutdown must be 'graceful' or 'prompt'; got ${String(settings.shutdown)}.`);
     }
     this.#promptShutdown = settings.shutdown === 'prompt';
+    this.interactionHandler = checkHandler(settings.interactionHandler, 'interact', 'interactionHandler');
+    const samplingHandler: SamplingHandler | undefined = checkHandler(settings.samplingHandler, 'createMessage', 'samplingHandler');
+    const maxSampling = positiveInteger(settings.maxSamplingRequestsPerPlan, DEFAULT_MAX_SAMPLING_REQUESTS_PER_PLAN, 'maxSamplingRequestsPerPlan');
+    this.#sampling =
+      samplingHandler === undefined
+        ? undefined
+        : {
+            handler: samplingHandler,
+            maxRequestsPerPlan: maxSampling,
+            take: (planId) => {
+              const used = this.#samplingCounts.get(planId) ?? 0;
+              if (used >= maxSampling) return false;
+              this.#samplingCounts.set(planId, used + 1);
+              return true;
+            },
+          };
+    this.#tokenStore = settings.tokenStore ?? new MemoryTokenStore();
+    this.#authorizationTimeoutMs = positiveInteger(settings.authorizationTimeoutMs, DEFAULT_AUTHORIZATION_TIMEOUT_MS, 'authorizationTimeoutMs');
     if (typeof settings.servers === 'string') {
       this.id = settings.id ?? `mcp:${settings.servers}`;
       this.#loadPath = settings.servers;
@@ -127,7 +155,9 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   /**
    * Lists the tools of every server (cached; refreshed after a
    * `list_changed`). A plan-scoped server is started for a short discovery
-   * session and stopped again; a shared one keeps its session.
+   * session and stopped again; a shared one keeps its session. The schemas
+   * are not compiled here: the runtime compiles each once, when it registers
+   * the tool.
    *
    * A server that fails is reported by {@link McpToolSource.unavailable} and
    * logged, and the others' tools are still listed.
@@ -154,7 +184,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
    * @throws {ToolNotFoundError} When no configured server offers it.
    * @throws {McpServerError} When its server cannot be listed.
    */
-  async get(name: string): Promise<McpTool> {
+  async get(name: string): Promise<ToolInstance> {
     const servers = await this.#states();
     const serverName = typeof name === 'string' && name.startsWith('mcp.') ? name.slice(4, name.indexOf('.', 4)) : undefined;
     const state = serverName === undefined ? undefined : servers.get(serverName);
@@ -167,9 +197,9 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   }
 
   /**
-   * Tools the servers listed but that cannot be offered (a schema that does
-   * not compile, a task-only tool), and servers that could not be listed
-   * (named `mcp.<server>`), each with the reason.
+   * Tools the servers listed but that cannot be offered (a task-only tool
+   * of a server that runs no tasks, a duplicate), and servers that could not
+   * be listed (named `mcp.<server>`), each with the reason.
    */
   unavailable(): readonly UnavailableTool[] {
     const result: UnavailableTool[] = [];
@@ -181,9 +211,9 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   }
 
   /**
-   * Calls `listener` when a server's tool list really changed (after a
-   * `notifications/tools/list_changed`, the list is fetched again on the same
-   * session and compared).
+   * Calls `listener` when what a server offers really changed (after a
+   * `notifications/{tools,resources,prompts}/list_changed`, the lists are
+   * fetched again on the same session and compared).
    *
    * @returns A function that unsubscribes.
    */
@@ -194,91 +224,77 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     };
   }
 
+  /**
+   * Calls `listener` for every `notifications/resources/updated` a server
+   * sends (for a resource a plan subscribed to with `mcp.<server>.resources.subscribe`).
+   *
+   * @returns A function that unsubscribes.
+   * @throws {TypeError} When `listener` is not a function.
+   */
+  onResourceUpdated(listener: (update: McpResourceUpdate) => void): () => void {
+    if (typeof listener !== 'function') throw new TypeError(`onResourceUpdated needs a function (update) => void; got ${typeof listener}.`);
+    this.#resourceListeners.add(listener);
+    return () => {
+      this.#resourceListeners.delete(listener);
+    };
+  }
+
+  /**
+   * Signs in to a server that uses OAuth, now: opens a session (taking a
+   * person to the sign-in page through the interaction handler when the
+   * server wants one), keeps the tokens in the token store, and closes it.
+   *
+   * @throws {McpServerError} `MCP_AUTH_REQUIRED` / `MCP_AUTH_FAILED`, or
+   *   `MCP_SERVER_START_FAILED` when the server cannot be reached.
+   * @throws {McpConfigError} When `server` is not a configured server with `oauth`.
+   */
+  async authorize(server: string, signal?: AbortSignal): Promise<void> {
+    const state = await this.#oauthServer(server);
+    const session = await this.#open(state, { purpose: 'sign-in', ...(signal === undefined ? {} : { signal }) });
+    await session.close();
+  }
+
+  /**
+   * Forgets what the token store keeps for a server that uses OAuth (its
+   * tokens and registered client): the next session signs in again.
+   *
+   * @throws {McpConfigError} When `server` is not a configured server with `oauth`.
+   */
+  async forgetAuthorization(server: string): Promise<void> {
+    const state = await this.#oauthServer(server);
+    await this.#tokenStore.delete(credentialsKey(state.config));
+  }
+
   /** Closes every session: shared ones and those of plans not yet ended. Idempotent. */
   async dispose(): Promise<void> {
     this.#disposed = true;
     this.#listeners.clear();
-    const closing: Promise<void>[] = [];
-    for (const session of this.#discoverySessions) closing.push(session.close());
-    for (const state of this.#servers?.values() ?? []) {
-      const parked = this.#takeParked(state);
-      if (parked !== undefined) closing.push(parked.close());
-      const shared = state.shared;
-      state.shared = undefined;
-      if (shared !== undefined) closing.push(shared.opening.then((session) => session.close(), () => undefined));
-      for (const entry of state.plans.values()) closing.push(entry.opening.then((session) => session.close(), () => undefined));
-      state.plans.clear();
-    }
-    await Promise.all(closing);
+    this.#resourceListeners.clear();
+    await Promise.all([...(this.#servers?.values() ?? [])].map((state) => state.pool.dispose()));
   }
 
   /** @internal Opens the server's session for the plan, or leases the shared one. */
   async acquire(server: string, ctx: ToolExecutionContext): Promise<void> {
     const state = this.#stateOf(server);
     this.#checkNotDisposed(state.config.name);
-    if (state.config.scope === 'shared') {
-      const shared = this.#sharedOf(state);
-      shared.leases++;
-      try {
-        await shared.opening;
-      } catch (error) {
-        shared.leases--;
-        throw error;
-      }
-      return;
-    }
-    let entry = state.plans.get(ctx.planId);
-    if (entry === undefined) {
-      const parked = this.#takeParked(state);
-      let opening: Promise<McpSession>;
-      if (parked !== undefined) {
-        this.#logger.debug(`MCP server '${state.config.name}': plan '${ctx.planId}' takes over the discovery session.`, { server: state.config.name });
-        opening = Promise.resolve(parked);
-      } else {
-        const link = linkToken(ctx.cancellationToken, { planId: ctx.planId });
-        opening = this.#open(state, `plan '${ctx.planId}'`, link.signal).finally(link.release);
-      }
-      const created: PlanSession = { opening, session: undefined, references: 0 };
-      opening.then(
-        (session) => (created.session = session),
-        () => {
-          if (state.plans.get(ctx.planId) === created) state.plans.delete(ctx.planId);
-        },
-      );
-      state.plans.set(ctx.planId, created);
-      entry = created;
-    }
-    entry.references++;
-    try {
-      await entry.opening;
-    } catch (error) {
-      entry.references--;
-      throw error;
-    }
+    await state.pool.acquire(ctx);
+    this.#planReferences.set(ctx.planId, (this.#planReferences.get(ctx.planId) ?? 0) + 1);
   }
 
   /** @internal Releases what {@link McpToolSource.acquire} took; closes a plan's session with its last tool. */
   async release(server: string, ctx: ToolExecutionContext): Promise<void> {
-    const state = this.#stateOf(server);
-    if (state.config.scope === 'shared') {
-      if (state.shared !== undefined && state.shared.leases > 0) state.shared.leases--;
-      return;
+    const references = (this.#planReferences.get(ctx.planId) ?? 1) - 1;
+    if (references > 0) this.#planReferences.set(ctx.planId, references);
+    else {
+      this.#planReferences.delete(ctx.planId);
+      this.#samplingCounts.delete(ctx.planId);
     }
-    const entry = state.plans.get(ctx.planId);
-    if (entry === undefined) return;
-    entry.references--;
-    if (entry.references > 0) return;
-    state.plans.delete(ctx.planId);
-    const session = await entry.opening.catch(() => undefined);
-    await session?.close();
+    await this.#stateOf(server).pool.release(ctx);
   }
 
   /** @internal The open session a plan uses for `server`, if activated. */
   sessionFor(server: string, planId: string): McpSession | undefined {
-    const state = this.#servers?.get(server);
-    if (state === undefined) return undefined;
-    if (state.config.scope === 'shared') return state.shared?.session;
-    return state.plans.get(planId)?.session;
+    return this.#servers?.get(server)?.pool.sessionFor(planId);
   }
 
   /**
@@ -286,12 +302,12 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
    * plan-scoped server or before first use). For monitoring and tests.
    */
   sharedLeases(server: string): number {
-    return this.#servers?.get(server)?.shared?.leases ?? 0;
+    return this.#servers?.get(server)?.pool.sharedLeases ?? 0;
   }
 
   /** How many plans currently hold a session with `server` (plan scope). For monitoring and tests. */
   openPlanSessions(server: string): number {
-    return this.#servers?.get(server)?.plans.size ?? 0;
+    return this.#servers?.get(server)?.pool.openPlanSessions ?? 0;
   }
 
   // ---------------------------------------------------------------------------
@@ -304,28 +320,50 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       });
       this.#config = await this.#loading;
     }
-    this.#servers ??= new Map(
-      this.#config.servers.map((config) => [
-        config.name,
-        {
-          config,
-          parked: undefined,
-          catalog: undefined,
-          discovering: undefined,
-          failure: undefined,
-          shared: undefined,
-          plans: new Map(),
-          refreshing: undefined,
-          refreshAgain: false,
-        },
-      ]),
-    );
+    this.#servers ??= new Map(this.#config.servers.map((config) => [config.name, this.#newState(config)]));
     return this.#servers;
+  }
+
+  #newState(config: ParsedMcpServer): ServerState {
+    const state: ServerState = {
+      config,
+      pool: new SessionPool({
+        server: config,
+        open: (request) => this.#open(state, request),
+        logger: this.#logger,
+        discoverySessionReuseMs: this.#discoverySessionReuseMs,
+        isDisposed: () => this.#disposed,
+      }),
+      catalog: undefined,
+      discovering: undefined,
+      failure: undefined,
+      refreshing: undefined,
+      refreshAgain: false,
+    };
+    return state;
   }
 
   #stateOf(server: string): ServerState {
     const state = this.#servers?.get(server);
     if (state === undefined) throw new Error(`MCP source '${this.id}' has no server '${server}' (internal error).`);
+    return state;
+  }
+
+  async #oauthServer(server: string): Promise<ServerState> {
+    const servers = await this.#states();
+    const state = servers.get(server);
+    if (state === undefined || state.config.oauth === undefined) {
+      const configured = [...servers.values()].filter((item) => item.config.oauth !== undefined).map((item) => item.config.name);
+      throw new McpConfigError({
+        source: this.#config?.source ?? 'settings',
+        server,
+        message:
+          state === undefined
+            ? `No MCP server '${server}' is configured${configured.length > 0 ? `; servers that use OAuth: ${configured.join(', ')}` : ''}.`
+            : `MCP server '${server}' does not use OAuth: add "oauth" to its entry (Streamable HTTP servers only).`,
+      });
+    }
+    this.#checkNotDisposed(server);
     return state;
   }
 
@@ -366,90 +404,99 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
 
   async #listServer(state: ServerState, signal?: AbortSignal): Promise<ServerCatalog> {
     this.#checkNotDisposed(state.config.name);
-    if (state.config.scope === 'shared') {
-      const session = await this.#sharedOf(state).opening;
-      return this.#catalogOf(state, await session.listAllTools(this.#maxToolPages, signal), session.serverVersion);
-    }
-    const session = await this.#open(state, 'discovery', signal);
-    this.#discoverySessions.add(session);
-    let keep = false;
-    try {
-      const catalog = this.#catalogOf(state, await session.listAllTools(this.#maxToolPages, signal), session.serverVersion);
-      keep = this.#discoverySessionReuseMs > 0 && !this.#disposed && session.isOpen;
-      return catalog;
-    } finally {
-      this.#discoverySessions.delete(session);
-      if (keep) this.#park(state, session);
-      else await session.close();
-    }
+    const listing = await state.pool.withListingSession(signal, (session) => this.#list(session, signal));
+    this.#checkCapabilityKeys(state.config, listing.tools, true);
+    return this.#catalogOf(state, listing);
   }
 
-  /** Keeps a discovery session for the first plan of its server, for at most `discoverySessionReuseMs`. */
-  #park(state: ServerState, session: McpSession): void {
-    void this.#takeParked(state)?.close();
-    const timer = setTimeout(() => {
-      if (state.parked?.session !== session) return;
-      state.parked = undefined;
-      void session.close();
-    }, this.#discoverySessionReuseMs);
-    // The server's pipes keep the process alive while the session is open; the timer need not.
-    timer.unref?.();
-    state.parked = { session, timer };
-  }
-
-  /** Removes the parked session of `state` and returns it when it is still open (closing it otherwise). */
-  #takeParked(state: ServerState): McpSession | undefined {
-    const parked = state.parked;
-    if (parked === undefined) return undefined;
-    state.parked = undefined;
-    clearTimeout(parked.timer);
-    if (parked.session.isOpen) return parked.session;
-    void parked.session.close();
-    return undefined;
-  }
-
-  /** The shared session of `state`, opening (or reopening, when it died) it as needed. */
-  #sharedOf(state: ServerState): SharedSession {
-    const current = state.shared;
-    if (current !== undefined && (current.session === undefined || current.session.isOpen)) return current;
-    if (current?.session !== undefined) {
-      this.#logger.warn(`The shared session with MCP server '${state.config.name}' had ended; opening a new one.`, { server: state.config.name });
-      void current.session.close();
-    }
-    return this.#openShared(state, current?.leases ?? 0);
-  }
-
-  #openShared(state: ServerState, leases: number): SharedSession {
-    const opening = this.#open(state, 'shared');
-    const shared: SharedSession = { opening, session: undefined, leases };
-    state.shared = shared;
-    opening.then(
-      (session) => {
-        shared.session = session;
-        if (this.#disposed || state.shared !== shared) void session.close();
+  /** Everything the server offers: every tool, and the first page of resources and prompts (for the descriptions). */
+  async #list(session: McpSession, signal?: AbortSignal): Promise<ServerListing> {
+    const capabilities = session.client.getServerCapabilities() ?? {};
+    const firstPage = async <T>(kind: string, list: () => Promise<{ items: readonly T[] }>): Promise<readonly T[] | undefined> => {
+      try {
+        return (await list()).items;
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        this.#logger.debug(`MCP server '${session.server.name}' could not list its ${kind}: ${messageOf(error)}`, { server: session.server.name });
+        return undefined;
+      }
+    };
+    const [tools, knownResources, knownPrompts] = await Promise.all([
+      session.listAllTools(this.#maxToolPages, signal),
+      capabilities.resources === undefined ? undefined : firstPage<Resource>('resources', () => session.listResources(1, signal)),
+      capabilities.prompts === undefined ? undefined : firstPage<Prompt>('prompts', () => session.listPrompts(1, signal)),
+    ]);
+    return {
+      tools,
+      offer: {
+        resources: capabilities.resources !== undefined,
+        subscribe: capabilities.resources?.subscribe === true,
+        prompts: capabilities.prompts !== undefined,
+        ...(knownResources === undefined ? {} : { knownResources }),
+        ...(knownPrompts === undefined ? {} : { knownPrompts }),
       },
-      () => {
-        if (state.shared === shared) state.shared = undefined;
-      },
-    );
-    return shared;
+      serverVersion: session.serverVersion,
+      runsToolTasks: session.serverRunsToolTasks,
+    };
   }
 
-  #open(state: ServerState, purpose: string, signal?: AbortSignal): Promise<McpSession> {
+  /**
+   * A `capabilities` key that names no tool of the server is a mistake in
+   * the (trusted) configuration: an override meant to tighten must not
+   * vanish through a typo. At discovery it fails the server; when the server
+   * later drops the tool, it is a warning.
+   */
+  #checkCapabilityKeys(config: ParsedMcpServer, tools: readonly McpToolDefinition[], fatal: boolean): void {
+    const names = new Set(tools.map((tool) => tool.name));
+    for (const key of Object.keys(config.capabilities)) {
+      if (names.has(key) || OPERATION_NAMES.has(key)) continue;
+      const suggestions = closestNames(key, [...names, ...OPERATION_NAMES]);
+      const message = `"capabilities" names '${key}', which MCP server '${config.name}' does not offer${suggestions.length > 0 ? ` (did you mean ${suggestions.map((name) => `'${name}'`).join(', ')}?)` : ''}; fix or remove that key, so that the override applies to the tool it was written for.`;
+      if (fatal) {
+        throw new McpConfigError({ source: this.#config?.source ?? 'settings', server: config.name, key: `capabilities.${key}`, message: `Invalid MCP configuration (${this.#config?.source ?? 'settings'}): MCP server '${config.name}', key 'capabilities.${key}': ${message}` });
+      }
+      warnOnce(this.#logger, `${this.id}\u0000${config.name}\u0000capabilities\u0000${key}`, message, { server: config.name });
+    }
+  }
+
+  #open(state: ServerState, request: SessionRequest): Promise<McpSession> {
+    const events: SessionEvents = {
+      onListChanged: (session, list) => this.#onListChanged(state, session, list),
+      onResourceUpdated: (session, uri) => this.#onResourceUpdated(state, session, uri),
+      onRootsFetched: () => state.pool.noteRootsFetched(),
+    };
     return McpSession.open({
       server: state.config,
       logger: this.#logger,
-      purpose,
+      purpose: request.purpose,
       promptShutdown: this.#promptShutdown,
+      events,
+      tokenStore: this.#tokenStore,
+      authorizationTimeoutMs: this.#authorizationTimeoutMs,
+      ...(request.planId === undefined ? {} : { planId: request.planId }),
+      ...(request.roots === undefined ? {} : { roots: request.roots }),
+      ...(request.signal === undefined ? {} : { signal: request.signal }),
       ...(this.#spawn === undefined ? {} : { spawn: this.#spawn }),
       ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
-      ...(signal === undefined ? {} : { signal }),
-      onToolsChanged: (session) => this.#onListChanged(state, session),
+      ...(this.interactionHandler === undefined ? {} : { interaction: this.interactionHandler }),
+      ...(this.#sampling === undefined ? {} : { sampling: this.#sampling }),
     });
   }
 
-  #onListChanged(state: ServerState, session: McpSession): void {
+  #onResourceUpdated(state: ServerState, session: McpSession, uri: string): void {
+    const update: McpResourceUpdate = { server: state.config.name, uri, ...(session.planId === undefined ? {} : { planId: session.planId }) };
+    for (const listener of [...this.#resourceListeners]) {
+      try {
+        listener(update);
+      } catch (error) {
+        this.#logger.warn(`A resource-updated listener of MCP source '${this.id}' threw: ${messageOf(error)}`, { server: state.config.name });
+      }
+    }
+  }
+
+  #onListChanged(state: ServerState, session: McpSession, list: 'tools' | 'resources' | 'prompts'): void {
     if (this.#disposed) return;
+    this.#logger.debug(`MCP server '${state.config.name}' announced that its ${list} changed.`, { server: state.config.name });
     if (state.refreshing !== undefined) {
       state.refreshAgain = true;
       return;
@@ -459,18 +506,25 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         state.refreshAgain = false;
         let changed: boolean;
         try {
-          const next = this.#catalogOf(state, await session.listAllTools(this.#maxToolPages), session.serverVersion);
+          const listing = await this.#list(session);
+          this.#checkCapabilityKeys(state.config, listing.tools, false);
+          const next = this.#catalogOf(state, listing);
           changed = state.catalog === undefined || state.catalog.signature !== next.signature;
           if (changed) state.catalog = next;
         } catch (error) {
-          this.#logger.warn(`MCP server '${state.config.name}' changed its tools, but they could not be listed again: ${messageOf(error)}`, {
+          if (!session.isOpen || this.#disposed) {
+            // The session ended while listing (its plan is over): the next session lists again.
+            this.#logger.debug(`MCP server '${state.config.name}': listing after a change stopped, the session ended: ${messageOf(error)}`, { server: state.config.name });
+            return;
+          }
+          this.#logger.warn(`MCP server '${state.config.name}' changed what it offers, but it could not be listed again: ${messageOf(error)}`, {
             server: state.config.name,
           });
           state.catalog = undefined;
           changed = true;
         }
         if (changed && !this.#disposed) {
-          this.#logger.info(`MCP server '${state.config.name}' changed its tools.`, { server: state.config.name });
+          this.#logger.info(`MCP server '${state.config.name}' changed what it offers.`, { server: state.config.name });
           for (const listener of [...this.#listeners]) {
             try {
               listener();
@@ -485,24 +539,29 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     });
   }
 
-  #catalogOf(state: ServerState, listed: readonly McpToolDefinition[], serverVersion: string | undefined): ServerCatalog {
+  #catalogOf(state: ServerState, listing: ServerListing): ServerCatalog {
     const config = state.config;
+    const listed = listing.tools;
     const offered = listed.filter(
       (tool) => typeof tool.name === 'string' && matchesAnyGlob(tool.name, config.include) && !matchesAnyGlob(tool.name, config.exclude),
     );
     const names = mapToolNames(
       config.name,
       offered.map((tool) => tool.name),
+      OPERATION_NAMES,
     );
-    const tools = new Map<string, McpTool>();
+    const tools = new Map<string, ToolInstance>();
     const descriptors: ToolDescriptor[] = [];
     const unavailable: UnavailableTool[] = [];
     const seen = new Set<string>();
     for (const definition of offered) {
       const name = names.get(definition.name) as string;
-      const refuse = (reason: string, error?: Error): void => {
-        this.#logger.warn(`Tool '${name}' of MCP server '${config.name}' is unavailable: ${reason}`, { server: config.name, toolName: name });
-        unavailable.push({ name, source: 'mcp', reason, ...(error === undefined ? {} : { error }) });
+      const refuse = (reason: string): void => {
+        warnOnce(this.#logger, `${this.id}\u0000${name}\u0000${reason}`, `Tool '${name}' of MCP server '${config.name}' is unavailable: ${reason}`, {
+          server: config.name,
+          toolName: name,
+        });
+        unavailable.push({ name, source: 'mcp', reason });
       };
       if (seen.has(definition.name)) {
         refuse(`the server listed the MCP tool '${definition.name}' more than once; only the first is offered.`);
@@ -513,36 +572,49 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         refuse('the server listed a tool with an empty name.');
         continue;
       }
-      if (definition.execution?.taskSupport === 'required') {
-        refuse(`MCP tool '${definition.name}' can only run as a task (execution.taskSupport: "required"), which this adapter does not support.`);
+      const taskSupport = definition.execution?.taskSupport;
+      if (taskSupport === 'required' && !listing.runsToolTasks) {
+        refuse(`MCP tool '${definition.name}' can only run as a task (execution.taskSupport: "required"), but the server does not declare that it runs tool calls as tasks.`);
         continue;
       }
-      try {
-        this.#validator.compile(definition.inputSchema as never, { toolName: name, direction: 'input', trust: this.schemaTrust });
-        if (definition.outputSchema !== undefined) {
-          this.#validator.compile(definition.outputSchema as never, { toolName: name, direction: 'output', trust: this.schemaTrust });
-        }
-      } catch (error) {
-        const reason = SchemaCompileError.isInstance(error) ? error.message : `its schema cannot be compiled: ${messageOf(error)}`;
-        refuse(reason, error instanceof Error ? error : undefined);
-        continue;
-      }
-      const descriptor = this.#describe(config, name, definition, serverVersion);
+      const descriptor = this.#describe(config, name, definition, listing.serverVersion);
       descriptors.push(descriptor);
-      tools.set(name, new McpTool({ descriptor, mcpName: definition.name, server: config, provider: this, logger: this.#logger }));
+      tools.set(
+        name,
+        new McpTool({
+          descriptor,
+          mcpName: definition.name,
+          server: config,
+          provider: this,
+          logger: this.#logger,
+          runsAsTask: (taskSupport === 'required' || taskSupport === 'optional') && listing.runsToolTasks,
+        }),
+      );
     }
-    return { tools, descriptors, unavailable, signature: JSON.stringify(listed) };
+    for (const { operation, descriptor } of operationDescriptors(config, listing.offer, listing.serverVersion)) {
+      descriptors.push(descriptor);
+      tools.set(descriptor.name, new McpOperationTool({ descriptor, operation, server: config, provider: this, logger: this.#logger, maxPages: this.#maxToolPages }));
+    }
+    return {
+      tools,
+      descriptors,
+      unavailable,
+      signature: JSON.stringify([listed, listing.offer, listing.runsToolTasks]),
+    };
   }
 
   #describe(config: ParsedMcpServer, name: string, definition: McpToolDefinition, serverVersion: string | undefined): ToolDescriptor {
     const hints = definition.annotations ?? {};
-    const derived: ToolCapabilityInput = {
-      writes: hints.readOnlyHint !== true,
-      checkpointable: false,
-      ...(hints.destructiveHint === undefined ? {} : { destructive: hints.destructiveHint }),
-      ...(hints.idempotentHint === undefined ? {} : { idempotent: hints.idempotentHint }),
-      ...(hints.openWorldHint === undefined ? {} : { openWorld: hints.openWorldHint }),
-    };
+    // Annotations are the server's claims: believed only from a server the configuration trusts.
+    const derived: ToolCapabilityInput = config.trustAnnotations
+      ? {
+          writes: hints.readOnlyHint !== true,
+          checkpointable: false,
+          ...(hints.destructiveHint === undefined ? {} : { destructive: hints.destructiveHint }),
+          ...(hints.idempotentHint === undefined ? {} : { idempotent: hints.idempotentHint }),
+          ...(hints.openWorldHint === undefined ? {} : { openWorld: hints.openWorldHint }),
+        }
+      : { writes: true, checkpointable: false, destructive: true, idempotent: false, openWorld: true };
     const override = config.capabilities[definition.name];
     const title = definition.title ?? hints.title;
     return Object.freeze({
@@ -557,8 +629,21 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         mcpServer: config.name,
         mcpToolName: definition.name,
         ...(title === undefined ? {} : { title }),
-        ...(definition.annotations === undefined ? {} : { mcpAnnotations: definition.annotations }),
+        ...(definition.annotations === undefined ? {} : { mcpAnnotations: definition.annotations, mcpAnnotationsTrusted: config.trustAnnotations }),
+        ...(definition.execution?.taskSupport === undefined ? {} : { mcpTaskSupport: definition.execution.taskSupport }),
       }),
     });
   }
+}
+
+function positiveInteger(value: number | undefined, fallback: number, name: string): number {
+  const result = value ?? fallback;
+  if (!Number.isInteger(result) || result < 1 || result > MAX_TIMER_MS) throw new TypeError(`${name} must be a positive whole number; got ${String(value)}.`);
+  return result;
+}
+
+function checkHandler<T>(handler: T | undefined, method: string, name: string): T | undefined {
+  if (handler === undefined) return undefined;
+  if (typeof (handler as Record<string, unknown> | null)?.[method] !== 'function') throw new TypeError(`${name} must be an object with a ${method}() method; got ${String(handler)}.`);
+  return handler;
 }

@@ -1,6 +1,8 @@
+import { messageOf } from '@ca/domain';
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
 import {
   toolFailure,
+  type InteractionHandler,
   type RuntimeLogger,
   type ToolCallOptions,
   type ToolContent,
@@ -8,27 +10,31 @@ import {
   type ToolInstance,
   type ToolResult,
 } from '@ca/tool-lifecycle';
-import { ErrorCode, McpError, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { linkCall } from './cancellation-link';
-import { messageOf, type ParsedMcpServer } from './mcp-config';
+import { ErrorCode, McpError, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { linkCall, linkToken } from './cancellation-link';
+import { type ParsedMcpServer } from './mcp-config';
 import { McpServerError } from './mcp-server-error';
-import type { McpSession } from './mcp-session';
+import { authFailure, type InFlightCall, type McpSession } from './mcp-session';
 import { McpToolError, type McpToolErrorCode } from './mcp-tool-error';
+import { sanitizeText } from './sanitize-text';
+import { callToolAsTask, TaskCancelledByServerError } from './task-call';
 
 /** The `_meta` key of `tools/call` that carries the call's idempotency key. */
 export const IDEMPOTENCY_META_KEY = 'internal.ca/idempotency-key';
 
-/** What a tool needs from its source: the session of a plan. @internal */
+/** What a tool needs from its source: the session of a plan, and who to ask. @internal */
 export interface McpSessionProvider {
   acquire(server: string, ctx: ToolExecutionContext): Promise<void>;
   release(server: string, ctx: ToolExecutionContext): Promise<void>;
   sessionFor(server: string, planId: string): McpSession | undefined;
+  /** The service's interaction handler, for a server that asks a person to open a page before a call (URL elicitation). */
+  readonly interactionHandler: InteractionHandler | undefined;
 }
 
 /**
  * One tool of one MCP server, as a `ToolInstance`: `activate` opens (or
- * leases) the server's session for the plan, `execute` sends `tools/call`,
- * `deactivate` releases the session.
+ * leases) the server's session for the plan, `execute` sends `tools/call`
+ * (as a task when the tool asks for one), `deactivate` releases the session.
  *
  * @internal Obtained from `McpToolSource.get`.
  */
@@ -36,6 +42,8 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
   readonly descriptor: ToolDescriptor;
   /** The tool's name on its server. */
   readonly mcpName: string;
+  /** True when the tool runs as an MCP task (`execution.taskSupport` required, or optional on a server that runs tasks). */
+  readonly runsAsTask: boolean;
   readonly #server: ParsedMcpServer;
   readonly #provider: McpSessionProvider;
   readonly #logger: RuntimeLogger;
@@ -47,9 +55,11 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     readonly server: ParsedMcpServer;
     readonly provider: McpSessionProvider;
     readonly logger: RuntimeLogger;
+    readonly runsAsTask?: boolean;
   }) {
     this.descriptor = options.descriptor;
     this.mcpName = options.mcpName;
+    this.runsAsTask = options.runsAsTask === true;
     this.#server = options.server;
     this.#provider = options.provider;
     this.#logger = options.logger;
@@ -71,20 +81,17 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
    * progress. Every answer of the server (an error included) is a result;
    * only cancellation and a missing activation throw.
    */
-  async execute(input: Record<string, unknown>, ctx: ToolExecutionContext, options?: ToolCallOptions): Promise<ToolResult> {
+  execute(input: Record<string, unknown>, ctx: ToolExecutionContext, options?: ToolCallOptions): Promise<ToolResult> {
+    return this.#execute(input, ctx, options, false);
+  }
+
+  async #execute(input: Record<string, unknown>, ctx: ToolExecutionContext, options: ToolCallOptions | undefined, afterPages: boolean): Promise<ToolResult> {
     const toolName = this.descriptor.name;
     const planId = ctx.planId;
     const session = this.#provider.sessionFor(this.#server.name, planId);
-    if (session === undefined) {
-      throw new McpServerError({
-        code: 'MCP_SESSION_NOT_ACTIVE',
-        server: this.#server.name,
-        toolName,
-        planId,
-        message: `Tool '${toolName}' has no session with MCP server '${this.#server.name}' in plan '${planId}': it was not activated. Run it through ToolRuntime.execute (which activates it), or call activate(ctx) first.`,
-      });
-    }
+    if (session === undefined) throw notActivated(this.#server.name, toolName, planId);
     if (!session.isOpen) return toolFailure(session.exitedError({ toolName, planId }));
+    if (this.runsAsTask) return this.#executeAsTask(session, input, ctx, options);
     const link = linkCall(ctx.cancellationToken, { toolName, planId });
     const onProgress = options?.onProgress;
     const server = this.#server;
@@ -96,11 +103,11 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
         : server.resetTimeoutOnProgress
           ? ignoreProgress
           : undefined;
+    // Only a session whose server may ask something of the call needs to know which calls run.
+    const call: InFlightCall | undefined = session.tracksCalls ? { planId, toolName, signal: ctx.signal } : undefined;
+    if (call !== undefined) session.inFlight.push(call);
     try {
-      // A call that may change something carries the execution's idempotency key, the same on every retry of the call.
-      const key = this.descriptor.capability.writes ? ctx.idempotencyKey : undefined;
-      const params = key === undefined ? { name: this.mcpName, arguments: input ?? {} } : { name: this.mcpName, arguments: input ?? {}, _meta: { [IDEMPOTENCY_META_KEY]: key } };
-      const result = (await session.client.callTool(params, undefined, {
+      const result = (await session.client.callTool(this.#params(input, ctx), undefined, {
         signal: link.signal,
         timeout: server.callTimeoutMs,
         maxTotalTimeout: server.maxTotalTimeoutMs,
@@ -117,13 +124,97 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
         // The SDK sends notifications/cancelled on a plain timeout but not on this one; aborting makes it send one.
         link.abort(error);
       }
-      if (!session.isOpen || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
-        return toolFailure(session.exitedError({ toolName, planId }));
-      }
+      if (isUrlElicitationRequired(error)) return this.#afterUrlElicitation(error, input, ctx, options, afterPages);
+      // A request that got no answer over HTTP: the server may be gone; the transport finds out soon.
+      if (await session.lostAfterNetworkFailure(error)) return toolFailure(session.exitedError({ toolName, planId }));
       return toolFailure(this.#callFailure(error, session, planId));
     } finally {
+      if (call !== undefined) forget(session.inFlight, call);
       link.release();
     }
+  }
+
+  /** The `tools/call` parameters: a call that may change something carries the execution's idempotency key, the same on every retry of the call. */
+  #params(input: Record<string, unknown>, ctx: ToolExecutionContext): { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } {
+    const key = this.descriptor.capability.writes ? ctx.idempotencyKey : undefined;
+    return key === undefined ? { name: this.mcpName, arguments: input ?? {} } : { name: this.mcpName, arguments: input ?? {}, _meta: { [IDEMPOTENCY_META_KEY]: key } };
+  }
+
+  /** A task-based call: created, polled, its result fetched; cancelled on the server when the plan gives up. */
+  async #executeAsTask(session: McpSession, input: Record<string, unknown>, ctx: ToolExecutionContext, options: ToolCallOptions | undefined): Promise<ToolResult> {
+    const toolName = this.descriptor.name;
+    const planId = ctx.planId;
+    const link = linkToken(ctx.cancellationToken, { toolName, planId });
+    const onProgress = options?.onProgress;
+    let step = 0;
+    const call: InFlightCall = { planId, toolName, signal: ctx.signal };
+    session.inFlight.push(call);
+    try {
+      const result = await callToolAsTask(
+        session.client,
+        this.#params(input, ctx),
+        {
+          signal: link.signal,
+          callTimeoutMs: this.#server.callTimeoutMs,
+          maxTotalTimeoutMs: this.#server.maxTotalTimeoutMs,
+          onStatus: (task: Task) => {
+            step++;
+            this.#logger.debug(`Tool '${toolName}' in plan '${planId}': task ${task.taskId} is ${task.status}.`, { toolName, planId, taskId: task.taskId });
+            if (onProgress !== undefined) {
+              const message = task.statusMessage === undefined ? task.status : `${task.status}: ${task.statusMessage}`;
+              this.#forwardProgress(onProgress, { progress: step, message }, planId);
+            }
+          },
+        },
+      );
+      return this.#toResult(result, planId);
+    } catch (error) {
+      if (link.signal.aborted) {
+        const reason = link.signal.reason;
+        throw ToolCancelledError.isInstance(reason) ? reason : new ToolCancelledError({ toolName, planId, cause: error });
+      }
+      if (error instanceof TaskCancelledByServerError) return toolFailure(this.#error('MCP_TOOL_ERROR', planId, `ran as a task that ${error.message}`, error));
+      if (await session.lostAfterNetworkFailure(error)) return toolFailure(session.exitedError({ toolName, planId }));
+      return toolFailure(this.#callFailure(error, session, planId));
+    } finally {
+      forget(session.inFlight, call);
+      link.release();
+    }
+  }
+
+  /**
+   * The server refused the call until a person opens one or more pages (URL
+   * elicitation, error -32042): asks through the interaction handler, and
+   * calls once more when every page was accepted.
+   */
+  async #afterUrlElicitation(error: McpError, input: Record<string, unknown>, ctx: ToolExecutionContext, options: ToolCallOptions | undefined, afterPages: boolean): Promise<ToolResult> {
+    const planId = ctx.planId;
+    const toolName = this.descriptor.name;
+    const handler = this.#provider.interactionHandler;
+    const pages = ((error.data as { elicitations?: unknown } | undefined)?.elicitations ?? []) as readonly { url?: unknown; message?: unknown; elicitationId?: unknown }[];
+    const refuse = (why: string): ToolResult =>
+      toolFailure(this.#error('MCP_URL_ELICITATION_REQUIRED', planId, `needs a person to open ${pages.length === 1 ? 'a page' : `${pages.length} pages`} first, and ${why}`, error, error.code));
+    if (afterPages) return refuse('it asked again after the person opened the pages it named');
+    if (handler === undefined) return refuse('no interaction handler was given to ask one');
+    for (const page of pages) {
+      const url = httpUrl(page.url);
+      if (url === undefined) return refuse(`the server sent a page that is not an http(s) URL: ${sanitizeText(String(page.url), 200)}`);
+      let action: string;
+      try {
+        const answer = await handler.interact(
+          { kind: 'url', purpose: 'elicitation', url, message: typeof page.message === 'string' ? page.message : '', ...(typeof page.elicitationId === 'string' ? { id: page.elicitationId } : {}) },
+          { source: 'mcp', origin: this.#server.name, planId, toolName, signal: ctx.signal },
+        );
+        action = answer?.action;
+      } catch (cause) {
+        if (ctx.cancellationToken.isCancelled) throw new ToolCancelledError({ toolName, planId, cause, reason: ctx.cancellationToken.reason ?? 'cancelled' });
+        this.#logger.warn(`The interaction handler failed for tool '${toolName}' in plan '${planId}': ${messageOf(cause)}`, { toolName, planId });
+        action = 'cancel';
+      }
+      this.#logger.info(`MCP server '${this.#server.name}' (tool '${toolName}', plan '${planId}') asked a person to open ${sanitizeText(url, 300)}: ${action}.`, { server: this.#server.name, toolName, planId, interaction: 'url', action });
+      if (action !== 'accept') return refuse(`the person ${action === 'cancel' ? 'cancelled' : 'declined'}`);
+    }
+    return this.#execute(input, ctx, options, true);
   }
 
   #forwardProgress(onProgress: NonNullable<ToolCallOptions['onProgress']>, progress: Progress, planId: string): void {
@@ -169,46 +260,114 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     return success;
   }
 
-  #callFailure(error: unknown, session: McpSession, planId: string): McpToolError {
-    if (error instanceof McpError) {
-      if (error.code === ErrorCode.RequestTimeout) {
-        const total = isMaxTotalTimeout(error);
-        return this.#error(
-          'MCP_CALL_TIMEOUT',
-          planId,
-          total
-            ? `kept reporting progress past maxTotalTimeoutMs (${this.#server.maxTotalTimeoutMs} ms) and was cancelled. Raise maxTotalTimeoutMs for this server if the tool needs longer`
-            : `did not answer within callTimeoutMs (${this.#server.callTimeoutMs} ms) and was cancelled.${session.describeInvalidOutput()} Raise callTimeoutMs for this server if the tool needs longer`,
-          error,
-          error.code,
-        );
-      }
-      return this.#error('MCP_REQUEST_FAILED', planId, `was refused by the server (JSON-RPC error ${error.code}): ${error.message}`, error, error.code);
-    }
-    if (isZodError(error)) {
-      return this.#error('MCP_INVALID_RESULT', planId, `returned something that is not a valid CallToolResult: ${truncate(messageOf(error), 500)}`, error);
-    }
-    return this.#error('MCP_REQUEST_FAILED', planId, `could not be called: ${messageOf(error)}`, error);
-  }
-
-  #error(code: McpToolErrorCode, planId: string, what: string, cause?: unknown, rpcCode?: number): McpToolError {
+  #callFailure(error: unknown, session: McpSession, planId: string): McpToolError | McpServerError {
     const toolName = this.descriptor.name;
-    return new McpToolError({
-      code,
-      server: this.#server.name,
+    if (!session.isOpen || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) return session.exitedError({ toolName, planId });
+    const auth = authFailure(this.#server, error, undefined, { toolName, planId });
+    if (auth !== undefined) return auth;
+    return callFailure(error, {
+      server: this.#server,
       toolName,
       mcpToolName: this.mcpName,
       planId,
-      ...(cause === undefined ? {} : { cause }),
-      ...(rpcCode === undefined ? {} : { rpcCode }),
-      message: `Tool '${toolName}' (MCP tool '${this.mcpName}' of server '${this.#server.name}') in plan '${planId}' ${what}.`,
+      describeInvalidOutput: () => session.describeInvalidOutput(),
     });
   }
+
+  #error(code: McpToolErrorCode, planId: string, what: string, cause?: unknown, rpcCode?: number): McpToolError {
+    return toolError({ server: this.#server, toolName: this.descriptor.name, mcpToolName: this.mcpName, planId }, code, what, cause, rpcCode);
+  }
+}
+
+/** Who an error of a call is about. @internal */
+export interface CallSubject {
+  readonly server: ParsedMcpServer;
+  readonly toolName: string;
+  /** The tool's name on the server, or the MCP method for an operation (`resources/read`). */
+  readonly mcpToolName: string;
+  readonly planId: string;
+  readonly describeInvalidOutput?: () => string;
+}
+
+/** `McpToolError` about `subject`, with the standard wording. @internal */
+export function toolError(subject: CallSubject, code: McpToolErrorCode, what: string, cause?: unknown, rpcCode?: number): McpToolError {
+  const { server, toolName, mcpToolName, planId } = subject;
+  return new McpToolError({
+    code,
+    server: server.name,
+    toolName,
+    mcpToolName,
+    planId,
+    ...(cause === undefined ? {} : { cause }),
+    ...(rpcCode === undefined ? {} : { rpcCode }),
+    message: `Tool '${toolName}' (MCP ${mcpToolName.includes('/') ? 'method' : 'tool'} '${mcpToolName}' of server '${server.name}') in plan '${planId}' ${what}.`,
+  });
+}
+
+/** The coded failure of a request that did not get an answer it could use. @internal */
+export function callFailure(error: unknown, subject: CallSubject): McpToolError {
+  const { server } = subject;
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      const total = isMaxTotalTimeout(error);
+      return toolError(
+        subject,
+        'MCP_CALL_TIMEOUT',
+        total
+          ? `kept running past maxTotalTimeoutMs (${server.maxTotalTimeoutMs} ms) and was cancelled. Raise maxTotalTimeoutMs for this server if the tool needs longer`
+          : `did not answer within callTimeoutMs (${server.callTimeoutMs} ms) and was cancelled.${subject.describeInvalidOutput?.() ?? ''} Raise callTimeoutMs for this server if the tool needs longer`,
+        error,
+        error.code,
+      );
+    }
+    return toolError(subject, 'MCP_REQUEST_FAILED', `was refused by the server (JSON-RPC error ${error.code}): ${error.message}`, error, error.code);
+  }
+  const issues = zodIssuesOf(error);
+  if (issues !== undefined) {
+    const what = subject.mcpToolName.includes('/') ? 'result' : 'CallToolResult';
+    return toolError(subject, 'MCP_INVALID_RESULT', `returned something that is not a valid ${what}: ${truncate(issues, 500)}. Fix the server`, error);
+  }
+  return toolError(subject, 'MCP_REQUEST_FAILED', `could not be called: ${messageOf(error)}`, error);
+}
+
+/** `MCP_SESSION_NOT_ACTIVE` for a tool executed without activation. @internal */
+export function notActivated(server: string, toolName: string, planId: string): McpServerError {
+  return new McpServerError({
+    code: 'MCP_SESSION_NOT_ACTIVE',
+    server,
+    toolName,
+    planId,
+    message: `Tool '${toolName}' has no session with MCP server '${server}' in plan '${planId}': it was not activated. Run it through ToolRuntime.execute (which activates it), or call activate(ctx) first.`,
+  });
+}
+
+/** Removes `call` from the calls in flight. @internal */
+export function forget(inFlight: InFlightCall[], call: InFlightCall): void {
+  const index = inFlight.indexOf(call);
+  if (index >= 0) inFlight.splice(index, 1);
 }
 
 /** The listener given when only the progress token matters (progress resets the timeout). */
 function ignoreProgress(): void {
   // Nothing to forward: no caller listens.
+}
+
+/** The normalised `http:`/`https:` URL in `value`, or undefined. */
+function httpUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Error -32042 naming the pages to open; without them it is an ordinary refusal. */
+function isUrlElicitationRequired(error: unknown): error is McpError {
+  if (!(error instanceof McpError) || error.code !== ErrorCode.UrlElicitationRequired) return false;
+  const pages = (error.data as { elicitations?: unknown } | undefined)?.elicitations;
+  return Array.isArray(pages) && pages.length > 0;
 }
 
 /** `extra` with `metadata: { _meta }` when the result has `_meta`. */
@@ -221,8 +380,22 @@ function isMaxTotalTimeout(error: McpError): boolean {
   return typeof data === 'object' && data !== null && data.maxTotalTimeout !== undefined;
 }
 
-function isZodError(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'ZodError';
+/**
+ * The issues of the error the SDK rejects with when an answer does not parse
+ * as a result, as `path: message` lines; undefined for any other error. The
+ * SDK parses with zod's core (`$ZodError`) or classic API (`ZodError`),
+ * depending on its version, so both names count.
+ */
+function zodIssuesOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { name, issues } = error as { name?: unknown; issues?: unknown };
+  if ((name !== 'ZodError' && name !== '$ZodError') || !Array.isArray(issues)) return undefined;
+  return issues
+    .map((issue: { path?: unknown; message?: unknown }) => {
+      const path = Array.isArray(issue?.path) && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the result)';
+      return `${path}: ${typeof issue?.message === 'string' ? issue.message : 'invalid'}`;
+    })
+    .join('; ');
 }
 
 /** The text of the `text` blocks, joined by newlines. */

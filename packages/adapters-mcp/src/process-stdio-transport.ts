@@ -1,8 +1,10 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { MINIMAL_ENVIRONMENT_VARIABLES, ProcessStartError, startProcess, type RunningProcess } from '@ca/tool-lifecycle/process';
+import { createSandbox, type SandboxLauncher } from '@ca/tool-lifecycle/sandbox';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ParsedMcpSandbox } from './mcp-config';
 
 /**
  * Starts a process, with the signature of `child_process.spawn` restricted to
@@ -42,6 +44,10 @@ export interface ProcessStdioTransportOptions {
   readonly onStderr?: (text: string) => void;
   /** Called with each stdout line that is not a JSON-RPC message. */
   readonly onInvalidLine?: (line: string, error: unknown) => void;
+  /** The server's kernel sandbox, when its configuration opts in. */
+  readonly sandbox?: ParsedMcpSandbox;
+  /** The server's name, for messages of the sandbox. */
+  readonly serverName?: string;
 }
 
 const STDERR_TAIL_BYTES = 8_192;
@@ -56,6 +62,8 @@ const EXIT_TO_CLOSE_MS = 250;
  *   plus the declared one, its own process group, and closing ends the whole
  *   group (see {@link ProcessStdioTransport.close}): grandchildren die with it,
  *   and when the server dies on its own, what it left in its group is killed;
+ * - with `sandbox`, in the kernel sandbox of `@ca/tool-lifecycle/sandbox`,
+ *   whose PID namespace also ends what left the group;
  * - stderr is always read and its tail kept for error messages;
  * - a stdout line that is not JSON-RPC is reported and skipped, and the
  *   last one is kept for error messages.
@@ -120,7 +128,7 @@ export class ProcessStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.#starting !== undefined) return Promise.reject(new Error('ProcessStdioTransport was already started.'));
     const { command, args, env, inheritEnv = [], cwd, spawn } = this.#options;
-    this.#starting = startProcess({
+    this.#starting = this.#launcher().then((launcher) => startProcess({
       command,
       args,
       env,
@@ -133,7 +141,8 @@ export class ProcessStdioTransport implements Transport {
       maxStderrBytes: STDERR_TAIL_BYTES,
       onStderr: (text) => this.#options.onStderr?.(text),
       onError: (error) => this.onerror?.(error),
-    }).then(
+      ...(launcher === undefined ? {} : { launcher }),
+    })).then(
       (running) => {
         this.#running = running;
         running.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
@@ -149,6 +158,25 @@ export class ProcessStdioTransport implements Transport {
       },
     );
     return this.#starting;
+  }
+
+  /**
+   * The launcher of the server's sandbox, or `undefined` without one. The
+   * server is not tied to a plan (a session may serve several, or discovery):
+   * it writes only what its configuration lists as `writable`.
+   * @throws {SandboxUnavailableError} When the sandbox is required and does not work here.
+   */
+  async #launcher(): Promise<SandboxLauncher | undefined> {
+    const sandbox = this.#options.sandbox;
+    if (sandbox === undefined || sandbox.mode === 'off') return undefined;
+    const { mode, network, bwrapPath } = sandbox;
+    const name = this.#options.serverName === undefined ? 'sandbox' : `mcpServers.${this.#options.serverName}.sandbox`;
+    return createSandbox({ mode, network, ...(bwrapPath === undefined ? {} : { bwrapPath }) }, { setting: name }).launcher({
+      writes: 'in-place',
+      network: true,
+      writablePaths: sandbox.writable,
+      readablePaths: sandbox.readable,
+    });
   }
 
   send(message: JSONRPCMessage): Promise<void> {

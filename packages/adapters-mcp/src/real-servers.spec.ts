@@ -20,7 +20,7 @@ describe('@modelcontextprotocol/server-everything over stdio, through DI', () =>
     const child = container.createChildContainer();
     child.register('unrelated', { useValue: 1 });
     source = registerMcpAdapter(child, {
-      servers: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] } } },
+      servers: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'], trustAnnotations: true } } },
       spawn: spawns.spawn,
       logger: new RecordingLogger(),
     });
@@ -34,13 +34,14 @@ describe('@modelcontextprotocol/server-everything over stdio, through DI', () =>
     for (const pid of spawns.pids) expect(isProcessAlive(pid)).toBe(false);
   });
 
-  it('lists its tools with their capabilities, leaving out the task-only one', async () => {
+  it('lists its tools with their capabilities, the task-only one included', async () => {
     const { tools, unavailable } = await runtime.discover();
     const echo = tools.find((tool) => tool.name === 'mcp.everything.echo');
     expect(echo).toMatchObject({ source: 'mcp', capability: { writes: false, idempotent: true, openWorld: false } });
     const gzip = tools.find((tool) => tool.name === 'mcp.everything.gzip-file-as-resource');
     expect(gzip?.capability).toMatchObject({ writes: true, destructive: false, openWorld: true, checkpointable: false });
-    expect(unavailable.map((tool) => tool.name)).toContain('mcp.everything.simulate-research-query');
+    expect(tools.map((tool) => tool.name)).toContain('mcp.everything.simulate-research-query');
+    expect(unavailable).toEqual([]);
   });
 
   it('echoes, returns structured content and reports progress in one plan on one process', async () => {
@@ -114,7 +115,7 @@ describe('@modelcontextprotocol/server-filesystem on a temporary directory', () 
     dir = await makeTempDir('ca-mcp-fs-');
     await writeFile(join(dir, 'notes.txt'), 'first line\nsecond line\n');
     const source = createMcpAdapter({
-      servers: { mcpServers: { files: { command: process.execPath, args: [FILESYSTEM_SERVER, dir] } } },
+      servers: { mcpServers: { files: { command: process.execPath, args: [FILESYSTEM_SERVER, dir], trustAnnotations: true } } },
       logger: new RecordingLogger(),
     });
     runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });

@@ -14,17 +14,20 @@ const HASH_LENGTH = 8;
  * - When two MCP names map to the same runtime name, every changed one gets
  *   `_` + 8 hex digits of the SHA-256 of its MCP name appended, so the
  *   mapping stays deterministic for a given tool list.
+ * - A name in `reserved` (after `mcp.<server>.`; the adapter's resource and
+ *   prompt operations) gets the same suffix.
  *
  * @returns A map from MCP tool name to runtime tool name.
  * @throws Never.
  */
-export function mapToolNames(server: string, mcpNames: readonly string[]): Map<string, string> {
+export function mapToolNames(server: string, mcpNames: readonly string[], reserved: ReadonlySet<string> = new Set()): Map<string, string> {
   const prefix = `mcp.${server}.`;
   const candidates = new Map<string, string>();
   const counts = new Map<string, number>();
   for (const mcpName of mcpNames) {
     const sanitised = `${prefix}${mcpName.replace(ALLOWED, '_')}`;
-    const name = sanitised.length > MAX_TOOL_NAME_LENGTH ? withHash(sanitised, mcpName) : sanitised;
+    const taken = reserved.has(sanitised.slice(prefix.length));
+    const name = sanitised.length > MAX_TOOL_NAME_LENGTH || taken ? withHash(sanitised, mcpName) : sanitised;
     candidates.set(mcpName, name);
     counts.set(name, (counts.get(name) ?? 0) + 1);
   }

@@ -183,8 +183,12 @@ async function probeFolder(
     handle = await fileSystem.open(skillFile, folder.path);
   } catch (error) {
     const code = errorCode(error);
-    if (code === 'PATH_NOT_FOUND' || code === 'PATH_IS_DIRECTORY' || code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
+    if (code === 'PATH_NOT_FOUND' || code === 'ENOENT' || code === 'ENOTDIR') {
       return { children: folder.depth < settings.maxDepth ? await subfolders(folder, settings) : [] };
+    }
+    if (code === 'PATH_IS_DIRECTORY' || code === 'EISDIR') {
+      // A folder named SKILL.md means a skill was meant here: say so rather than descend into it.
+      return fail('SKILL_READ_FAILED', `SKILL.md in '${folder.path}' could not be read (it is a folder, EISDIR). Check the file.`);
     }
     const refusal = openRefusal(error);
     if (refusal.code === 'SKILL_FILE_NOT_REGULAR') {

@@ -1,6 +1,9 @@
-import { CancellationToken, ToolCancelledError, createExecutionContext } from '@ca/tool-context';
+import { CancellationToken, ToolCancelledError, createExecutionContext, resourceFromPath } from '@ca/tool-context';
 import type { ToolFailure, ToolInstance, ToolSuccess } from '@ca/tool-lifecycle';
-import { waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
+import { ToolRuntime } from '@ca/tool-lifecycle';
+import { isProcessAlive, RecordingLogger, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { existsSync, promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { SkillError } from './skill-error';
@@ -60,7 +63,8 @@ describe('bundled scripts', () => {
   afterAll(() => removeTempDir(temp));
 
   async function source(settings: Partial<SkillsAdapterSettings> = {}) {
-    const adapter = createSkillsAdapter({ roots: [temp], allowScripts: true, ...settings });
+    // Pids the scripts write are the host's only without a PID namespace; the sandboxed scripts are below.
+    const adapter = createSkillsAdapter({ roots: [temp], allowScripts: true, sandbox: 'off', ...settings });
     const descriptors = await adapter.discover();
     return { adapter, names: descriptors.map((descriptor) => descriptor.name) };
   }
@@ -141,7 +145,7 @@ describe('bundled scripts', () => {
         'scripts/env.mjs': 'process.stdout.write(JSON.stringify(process.env));\n',
       });
       const environmentOf = async (settings: Partial<SkillsAdapterSettings>): Promise<Record<string, string>> => {
-        const adapter = createSkillsAdapter({ roots: [own], allowScripts: true, ...settings });
+        const adapter = createSkillsAdapter({ roots: [own], allowScripts: true, sandbox: 'off', ...settings });
         await adapter.discover();
         const tool = (await adapter.get('skill.env-skill.script.env')) as ScriptInstance;
         const result = (await tool.execute({}, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
@@ -258,5 +262,123 @@ describe('bundled scripts', () => {
     token.cancel('too late');
     const tool = await script('skill.tools-skill.script.count');
     await expect(tool.execute({}, createExecutionContext({ cancellationToken: token }))).rejects.toMatchObject({ code: 'TOOL_CANCELLED', reason: 'too late' });
+  });
+});
+
+const describeSandboxed = sandboxAvailableForTests('skill scripts in the kernel sandbox (bubblewrap)') ? describe : describe.skip;
+
+describe('bundled scripts: the sandbox setting', () => {
+  let temp: string;
+
+  beforeAll(async () => {
+    temp = await makeTempDir();
+    await writeSkill(temp, 'plain', skillMarkdown({ name: 'plain', description: 'A skill with a script.' }), { 'scripts/hello.sh': 'echo hello\n' });
+  });
+  afterAll(() => removeTempDir(temp));
+
+  it('describes a sandboxed script as writing nothing the plan does not allow, still not checkpointable', async () => {
+    const sandboxed = createSkillsAdapter({ roots: [temp], allowScripts: true, sandbox: 'required' });
+    await sandboxed.discover();
+    const under = (await sandboxed.get('skill.plain.script.hello')).descriptor;
+    expect(under.capability).toMatchObject({ writes: false, checkpointable: false, openWorld: false });
+    expect(under.description).toMatch(/It runs in a sandbox/);
+    const plain = createSkillsAdapter({ roots: [temp], allowScripts: true, sandbox: 'off' });
+    await plain.discover();
+    expect((await plain.get('skill.plain.script.hello')).descriptor.capability).toMatchObject({ writes: true, checkpointable: false });
+  });
+
+  it('required without a working bwrap: activation fails with SANDBOX_UNAVAILABLE, naming the install command', async () => {
+    const source = createSkillsAdapter({ roots: [temp], allowScripts: true, sandbox: { mode: 'required', bwrapPath: '/nonexistent/ca-bwrap' } });
+    const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
+    const ctx = runtime.createPlan();
+    const error = await runtime.execute('skill.plain.script.hello', {}, ctx).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'TOOL_ACTIVATION_FAILED', cause: { code: 'SANDBOX_UNAVAILABLE' } });
+    expect((error as Error).message).toMatch(/apt-get install bubblewrap/);
+    await runtime.dispose();
+  });
+
+  it('refuses a sandbox setting of the wrong shape with SKILL_INVALID_SETTINGS', () => {
+    expect(() => createSkillsAdapter({ roots: [temp], sandbox: 'yes' as never })).toThrow(expect.objectContaining({ code: 'SKILL_INVALID_SETTINGS', message: expect.stringMatching(/sandbox must be 'required', 'auto' or 'off'/) }));
+  });
+});
+
+describeSandboxed('bundled scripts in the kernel sandbox (real bwrap)', () => {
+  let temp: string;
+  let work: string;
+  let runtime: ToolRuntime;
+
+  beforeAll(async () => {
+    temp = await makeTempDir();
+    await writeSkill(temp, 'builder', skillMarkdown({ name: 'builder', description: 'Builds things.' }), {
+      'scripts/build.sh': 'cat "$1/input.txt"; echo built > "$1/output.txt"; echo "exit $?"\n',
+      'scripts/daemon.sh': 'setsid sleep "$1" < /dev/null > /dev/null 2>&1 &\nchild=$!\nsleep 0.2\nkill -0 $child && echo "daemon running"\n',
+      'scripts/env.sh': 'env\n',
+    });
+  });
+  afterAll(() => removeTempDir(temp));
+  beforeEach(async () => {
+    work = await makeTempDir();
+    await fs.writeFile(join(work, 'input.txt'), 'input\n');
+    runtime = new ToolRuntime({ sources: [createSkillsAdapter({ roots: [temp], allowScripts: true, sandbox: 'required' })], logger: new RecordingLogger() });
+  });
+  afterEach(async () => {
+    await runtime.dispose();
+    await removeTempDir(work);
+  });
+
+  const hashTree = async (root: string): Promise<string> => {
+    const hash = createHash('sha256');
+    const visit = async (folder: string): Promise<void> => {
+      for (const entry of (await fs.readdir(folder, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+        const path = join(folder, entry.name);
+        const stats = await fs.lstat(path);
+        hash.update(`${path} ${stats.mode}\n`);
+        if (entry.isDirectory()) await visit(path);
+        else if (entry.isFile()) hash.update(await fs.readFile(path));
+      }
+    };
+    await visit(root);
+    return hash.digest('hex');
+  };
+
+  it('runs in a read-only plan instead of being refused, reads the resource and changes zero bytes of it', async () => {
+    const before = await hashTree(work);
+    const ctx = runtime.createPlan({ policy: { readOnly: true }, resources: [resourceFromPath({ id: 'work', path: work, access: 'write' })] });
+    const result = (await runtime.execute('skill.builder.script.build', { args: [work] }, ctx)) as ToolSuccess<SkillScriptOutput>;
+    expect(result).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'input\nexit 1\n' } }); // bash: a failed redirection is status 1
+    expect(result.output.stderr).toMatch(/output\.txt: Read-only file system/);
+    expect(await hashTree(work)).toBe(before);
+    await runtime.endPlan(ctx);
+  });
+
+  it('writes a write-bound resource in an ordinary plan, and is still refused in a checkpoint plan', async () => {
+    const resources = [resourceFromPath({ id: 'work', path: work, access: 'write' })];
+    const ctx = runtime.createPlan({ resources });
+    expect(await runtime.execute('skill.builder.script.build', { args: [work] }, ctx)).toMatchObject({ ok: true, output: { stdout: 'input\nexit 0\n' } });
+    expect(await fs.readFile(join(work, 'output.txt'), 'utf8')).toBe('built\n');
+    const checkpoint = runtime.createPlan({ policy: { requireCheckpoint: true }, resources });
+    await expect(runtime.execute('skill.builder.script.build', { args: [work] }, checkpoint)).rejects.toMatchObject({ code: 'TOOL_CHECKPOINT_REQUIRED' });
+    await Promise.all([ctx, checkpoint].map((plan) => runtime.endPlan(plan)));
+  });
+
+  it('ends a setsid daemon the script started when the call ends, and passes only the minimal environment', async () => {
+    const ctx = runtime.createPlan();
+    const sleep = `45.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+    const result = await runtime.execute('skill.builder.script.daemon', { args: [sleep] }, ctx);
+    const left = readdirSync('/proc').filter((entry) => {
+      try {
+        return /^\d+$/.test(entry) && readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(sleep) && isProcessAlive(Number(entry));
+      } catch {
+        return false;
+      }
+    });
+    for (const pid of left) process.kill(Number(pid), 'SIGKILL');
+    expect(result).toMatchObject({ ok: true, output: { stdout: 'daemon running\n' } });
+    expect(left).toEqual([]);
+    const env = (await runtime.execute('skill.builder.script.env', {}, ctx)) as ToolSuccess<SkillScriptOutput>;
+    const names = env.output.stdout.trim().split('\n').map((line) => line.slice(0, line.indexOf('=')));
+    // bubblewrap sets PWD; the shell sets SHLVL and _.
+    expect(names.filter((name) => !['HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER', 'PWD', 'SHLVL', '_', 'OLDPWD'].includes(name))).toEqual([]);
+    await runtime.endPlan(ctx);
   });
 });

@@ -1,7 +1,8 @@
 import { normalizeCapability, type JsonSchema } from '@ca/domain';
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
 import { toolFailure, toolSuccess, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
-import { ProcessOptionsError, ProcessStartError, runProcess, type ProcessResult } from '@ca/tool-lifecycle/process';
+import { ProcessLaunchError, ProcessOptionsError, ProcessStartError, runProcess, type ProcessResult } from '@ca/tool-lifecycle/process';
+import { sandboxOptionsForPlan } from '@ca/tool-lifecycle/sandbox';
 import { basename } from 'node:path';
 import type { DiscoveredSkill, DiscoveredSkillScript } from './discover-skills';
 import { SkillError } from './skill-error';
@@ -41,6 +42,14 @@ const INPUT_SCHEMA: JsonSchema = Object.freeze({
 /** A script may do anything its interpreter can: it writes, and what it changes is not recorded for undo. */
 const SCRIPT_CAPABILITY = normalizeCapability({ writes: true, checkpointable: false });
 
+/**
+ * In the kernel sandbox a script writes only what the plan lets it write
+ * (nothing in a read-only plan), so the policy holds without refusing it; its
+ * changes are still not recorded, so a plan that requires checkpoints refuses it.
+ */
+// In the sandbox the kernel cuts the network of a plan that denies it, so the policy step need not refuse the script there.
+const SANDBOXED_SCRIPT_CAPABILITY = normalizeCapability({ writes: false, checkpointable: false, openWorld: false });
+
 /** How long a process group has to exit after SIGTERM before it gets SIGKILL. */
 const KILL_GRACE_MS = 2_000;
 
@@ -57,16 +66,29 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
     readonly skill: DiscoveredSkill,
     readonly script: DiscoveredSkillScript,
     private readonly settings: ResolvedSkillsSettings,
+    /** Whether the script runs in the kernel sandbox (decided by the source at discovery). */
+    readonly sandboxed = false,
   ) {
     const runner = script.commandArgs.length > 0 ? `${basename(script.command)} ${script.file}` : script.file;
+    const confinement = sandboxed
+      ? ' It runs in a sandbox: it can write only the resources bound with write access (nothing in a read-only plan); /tmp is private.'
+      : '';
     this.descriptor = Object.freeze({
       name: script.toolName,
-      description: `Runs the script ${script.file} bundled with the '${skill.name}' skill (${runner} [args]) in the skill folder and returns its exit code, stdout and stderr. Read the skill's instructions (${skill.toolName}) first.`,
+      description: `Runs the script ${script.file} bundled with the '${skill.name}' skill (${runner} [args]) in the skill folder and returns its exit code, stdout and stderr.${confinement} Read the skill's instructions (${skill.toolName}) first.`,
       source: 'skill',
-      capability: SCRIPT_CAPABILITY,
+      capability: sandboxed ? SANDBOXED_SCRIPT_CAPABILITY : SCRIPT_CAPABILITY,
       inputSchema: INPUT_SCHEMA,
       annotations: Object.freeze({ title: `${skill.name}: ${script.file}`, skill: skill.name, script: script.file, timeoutMs: settings.scriptTimeoutMs }),
     });
+  }
+
+  /**
+   * With `sandbox: 'required'`, fails when the sandbox does not work here.
+   * @throws {SandboxUnavailableError} `SANDBOX_UNAVAILABLE`, naming the reason and the install command.
+   */
+  async activate(): Promise<void> {
+    await this.settings.sandbox.ensureAvailable();
   }
 
   /**
@@ -84,6 +106,9 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
     const timeoutMs = this.settings.scriptTimeoutMs;
     const details = { toolName, planId, skillPath: this.skill.path };
 
+    const launcher = this.sandboxed
+      ? await this.settings.sandbox.launcher({ ...sandboxOptionsForPlan(ctx), readablePaths: [this.skill.path], toolName, planId })
+      : undefined;
     let result: ProcessResult;
     try {
       result = await runProcess({
@@ -97,6 +122,7 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
         killGraceMs: KILL_GRACE_MS,
         maxStdoutBytes: limit,
         maxStderrBytes: limit,
+        ...(launcher === undefined ? {} : { launcher }),
         toolName,
         planId,
       });
@@ -108,6 +134,16 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
             code: 'SKILL_SCRIPT_FAILED',
             cause: error,
             message: `Tool '${toolName}' in plan '${planId}' could not start '${this.script.command}': ${error.option} holds what the system cannot pass to a program (a NUL character). Remove it from the arguments.`,
+          }),
+        );
+      }
+      if (ProcessLaunchError.isInstance(error)) {
+        return toolFailure(
+          new SkillError({
+            ...details,
+            code: 'SKILL_SCRIPT_FAILED',
+            cause: error,
+            message: `Tool '${toolName}' in plan '${planId}' could not run '${this.script.command}' in the sandbox: ${(error.cause as { message?: unknown } | undefined)?.message ?? error.message}`,
           }),
         );
       }

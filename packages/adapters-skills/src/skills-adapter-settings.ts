@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/tool-lifecycle/sandbox';
 import { SkillError } from './skill-error';
 import { nodeSkillsFileSystem, type SkillsFileSystem } from './skills-file-system';
 
@@ -48,6 +49,15 @@ export interface SkillsAdapterSettings {
    * Nothing else of the service's environment reaches a script.
    */
   readonly scriptEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The kernel sandbox of `@ca/tool-lifecycle/sandbox` (bubblewrap, Linux) for
+   * scripts: `'required'`, `'auto'` (the default: used where it works) or
+   * `'off'`, or `{ mode, network?, bwrapPath? }`. A sandboxed script sees the
+   * file system read-only except the plan's write-bound resources (none in a
+   * read-only plan), its skill folder read-only, a private `/tmp`, no network
+   * when the plan denies it, and everything it started ends with it.
+   */
+  readonly sandbox?: SandboxSetting;
   /** How many `SKILL.md` files discovery reads at once (default 16). */
   readonly concurrency?: number;
   /** Injectable file system, for tests and virtual trees (default `node:fs/promises`). */
@@ -70,6 +80,7 @@ export interface ResolvedSkillsSettings {
   readonly scriptTimeoutMs: number;
   readonly maxScriptOutputBytes: number;
   readonly scriptEnv: Readonly<Record<string, string | undefined>> | undefined;
+  readonly sandbox: Sandbox;
   readonly concurrency: number;
   readonly fileSystem: SkillsFileSystem;
 }
@@ -127,6 +138,7 @@ export function resolveSkillsSettings(settings: SkillsAdapterSettings | undefine
     scriptTimeoutMs: integer(given.scriptTimeoutMs, 'scriptTimeoutMs', 60_000, 1),
     maxScriptOutputBytes: integer(given.maxScriptOutputBytes, 'maxScriptOutputBytes', 1024 * 1024, 0),
     scriptEnv: given.scriptEnv,
+    sandbox: sandboxOf(given.sandbox),
     concurrency: integer(given.concurrency, 'concurrency', 16, 1),
     fileSystem,
   };
@@ -138,6 +150,15 @@ function integer(value: unknown, name: string, fallback: number, minimum: number
     invalid(`${name} must be an integer of at least ${minimum}, got ${JSON.stringify(value)}.`);
   }
   return value as number;
+}
+
+function sandboxOf(setting: SandboxSetting | undefined): Sandbox {
+  try {
+    return createSandbox(setting);
+  } catch (error) {
+    if (!SandboxSettingsError.isInstance(error)) throw error;
+    return invalid(`${error.setting} ${error.message.replace(/^The sandbox setting \S+ /, '')}`);
+  }
 }
 
 function invalid(message: string): never {

@@ -32,7 +32,8 @@ describe('SkillsToolSource in a ToolRuntime', () => {
   afterAll(() => removeTempDir(temp));
   beforeEach(() => {
     logger = new RecordingLogger();
-    source = createSkillsAdapter({ roots: [realSkills, join(temp, 'invalid'), join(temp, 'own')], allowScripts: ['writer'] });
+    // Without the sandbox: the script writes outside any resource. skill-script-tool.spec.ts has it sandboxed.
+    source = createSkillsAdapter({ roots: [realSkills, join(temp, 'invalid'), join(temp, 'own')], allowScripts: ['writer'], sandbox: 'off' });
     runtime = new ToolRuntime({ sources: [source], logger });
   });
   afterEach(() => runtime.dispose());
@@ -107,7 +108,7 @@ describe('SkillsToolSource in a ToolRuntime', () => {
     await runtime.endPlan(ctx);
   });
 
-  it('refuses a script in a read-only plan and in a checkpoint plan before it runs, and runs it otherwise', async () => {
+  it('without the sandbox, refuses a script in a read-only plan and in a checkpoint plan before it runs, and runs it otherwise', async () => {
     const marker = join(temp, 'marker.txt');
     const readOnly = runtime.createPlan({ policy: { readOnly: true } });
     await expect(runtime.execute('skill.writer.script.mark', { args: [marker] }, readOnly)).rejects.toMatchObject({ code: 'TOOL_ACCESS_DENIED' });

@@ -50,14 +50,16 @@ export class SkillsToolSource implements ToolSource {
    */
   async discover(signal?: AbortSignal): Promise<readonly ToolDescriptor[]> {
     const result = await discoverResolved(this.settings, signal);
+    // Whether scripts run in the kernel sandbox decides their capability (with 'auto', probed once per process).
+    const sandboxed = result.skills.some((skill) => skill.scripts.length > 0) && (await this.settings.sandbox.isEnabled());
     const previous = this.tools;
     const tools = new Map<string, ToolInstance>();
     for (const skill of result.skills) {
       add(tools, reuse(previous.get(skill.toolName), skill) ?? new SkillTool(skill, this.settings));
       for (const script of skill.scripts) {
         const old = previous.get(script.toolName);
-        const same = old instanceof SkillScriptTool && JSON.stringify(old.script) === JSON.stringify(script) && old.skill.path === skill.path;
-        add(tools, same ? old : new SkillScriptTool(skill, script, this.settings));
+        const same = old instanceof SkillScriptTool && JSON.stringify(old.script) === JSON.stringify(script) && old.skill.path === skill.path && old.sandboxed === sandboxed;
+        add(tools, same ? old : new SkillScriptTool(skill, script, this.settings, sandboxed));
       }
     }
     this.tools = tools;

@@ -1,5 +1,6 @@
 import type { JsonSchema } from '@ca/domain';
-import { describe, fail, isPlainObject, messageOf } from './support';
+import { isPlainObject } from './support';
+import { WrappedToolError, type SchemaUnconvertibleReason } from './wrapped-tool-error';
 
 /**
  * Turns a foreign schema (a zod schema, say) into JSON Schema. Give one to the
@@ -34,16 +35,12 @@ const STANDARD_JSON_SCHEMA_TARGET = 'draft-2020-12';
  */
 export function toJsonSchema(schema: unknown, context: ForeignSchemaContext, converter?: JsonSchemaConverter): JsonSchema {
   const { toolName, direction, library } = context;
-  const unconvertible = (detail: string, cause?: unknown): never =>
-    fail(
-      'WRAP_SCHEMA_UNCONVERTIBLE',
-      `The ${direction} schema of ${library} tool '${toolName}' ${detail} Pass a converter as options.toJsonSchema (e.g. toJsonSchema from '@langchain/core/utils/json_schema', or z.toJSONSchema), or give options.${direction}Schema as JSON Schema.`,
-      toolName,
-      cause,
-    );
+  const unconvertible = (reason: SchemaUnconvertibleReason): never => {
+    throw new WrappedToolError({ problem: 'schema-unconvertible', toolName, library, direction, ...reason });
+  };
   const checked = (value: unknown, via: string): JsonSchema => {
-    if (isThenable(value)) unconvertible(`is only available asynchronously (${via} returned a promise).`);
-    if (typeof value !== 'boolean' && !isPlainObject(value)) unconvertible(`was converted (${via}) into ${describe(value)}, not a JSON Schema.`);
+    if (isThenable(value)) unconvertible({ reason: 'asynchronous', via });
+    if (typeof value !== 'boolean' && !isPlainObject(value)) unconvertible({ reason: 'not-json-schema', via, received: value });
     return value as JsonSchema;
   };
   const attempt = (via: string, convert: () => unknown): JsonSchema => {
@@ -51,13 +48,13 @@ export function toJsonSchema(schema: unknown, context: ForeignSchemaContext, con
     try {
       value = convert();
     } catch (error) {
-      return unconvertible(`cannot be converted to JSON Schema (${via} failed: ${messageOf(error)}).`, error);
+      return unconvertible({ reason: 'conversion-failed', via, cause: error });
     }
     return checked(value, via);
   };
 
   if (converter !== undefined) {
-    if (typeof converter !== 'function') unconvertible(`came with options.toJsonSchema ${describe(converter)}, which is not a function.`);
+    if (typeof converter !== 'function') unconvertible({ reason: 'converter-not-function', received: converter });
     return attempt('options.toJsonSchema', () => converter(schema));
   }
   let current = schema;
@@ -67,7 +64,7 @@ export function toJsonSchema(schema: unknown, context: ForeignSchemaContext, con
     if (typeof current === 'boolean') return current;
   }
   if (typeof current === 'boolean') return current;
-  if (!isPlainObject(current) && !(typeof current === 'object' && current !== null)) unconvertible(`is ${describe(current)}.`);
+  if (!isPlainObject(current) && !(typeof current === 'object' && current !== null)) unconvertible({ reason: 'not-a-schema', received: current });
   const candidate = current as Record<string | symbol, unknown>;
   if ('jsonSchema' in candidate && !('~standard' in candidate)) return attempt('its jsonSchema property', () => candidate['jsonSchema']);
   const standard = candidate['~standard'];
@@ -83,7 +80,7 @@ export function toJsonSchema(schema: unknown, context: ForeignSchemaContext, con
     return attempt('its toJSONSchema()', () => method.call(candidate, { io: direction }));
   }
   if ('~standard' in candidate || '_def' in candidate || '_zod' in candidate) {
-    return unconvertible('is a validation-library schema this package cannot convert by itself (no jsonSchema, ~standard.jsonSchema or toJSONSchema()).');
+    return unconvertible({ reason: 'unsupported-library' });
   }
   return checked(candidate, 'as given');
 }

@@ -2,7 +2,8 @@ import { isValidToolName, type JsonSchema, type ToolCapabilityInput } from '@ca/
 import type { SchemaValidator } from '@ca/schema';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import type { ToolCallOptions, ToolDescriptor, ToolInstance } from '@ca/tool-lifecycle';
-import { capabilityOf, checkTimeout, compileSchema, defaultValidator, describe, fail, isPlainObject } from './support';
+import { capabilityOf, checkTimeout, compileSchema, defaultValidator, invalidOption, isPlainObject } from './support';
+import { WrappedToolError, type WrapSubject } from './wrapped-tool-error';
 
 /** Which kind of foreign tool an adapter made; recorded as `annotations.foreignKind`. */
 export type ForeignToolKind = 'function' | 'ai-sdk' | 'langchain';
@@ -47,29 +48,18 @@ export interface ForeignToolParts {
  */
 export function buildForeignTool(parts: ForeignToolParts): ToolInstance {
   const { kind, library, name, description, inputSchema, outputSchema, options, run } = parts;
-  if (!isValidToolName(name)) {
-    fail(
-      'WRAP_FOREIGN_TOOL_INVALID',
-      `A ${library} tool needs a valid name; got ${describe(name)}. Use 1–200 letters, digits, '_', '.', ':' or '-' (e.g. 'ai.weather'), given as options.name.`,
-    );
-  }
-  if (typeof description !== 'string' || description.trim().length === 0) {
-    fail('WRAP_FOREIGN_TOOL_INVALID', `${library} tool '${name}' has no description; give one as options.description (models choose tools by it).`, name);
-  }
-  const subject = `${library} tool '${name}'`;
-  if (!isPlainObject(options)) fail('WRAP_INVALID_OPTIONS', `${subject} needs an options object with at least { capability }; got ${describe(options)}.`, name);
-  const capability = capabilityOf(options.capability, subject, name);
-  const timeoutMs = checkTimeout(options.timeoutMs, subject, name);
-  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean') {
-    fail('WRAP_INVALID_OPTIONS', `${subject} has strictOutput ${describe(options.strictOutput)}; use true or false.`, name);
-  }
-  if (options.version !== undefined && typeof options.version !== 'string') fail('WRAP_INVALID_OPTIONS', `${subject} has version ${describe(options.version)}; use a string.`, name);
-  if (options.annotations !== undefined && !isPlainObject(options.annotations)) {
-    fail('WRAP_INVALID_OPTIONS', `${subject} has annotations ${describe(options.annotations)}; use a plain object.`, name);
-  }
+  if (!isValidToolName(name)) throw new WrappedToolError({ problem: 'invalid-foreign-name', library, received: name });
+  if (typeof description !== 'string' || description.trim().length === 0) throw new WrappedToolError({ problem: 'no-description', library, toolName: name });
+  const subject: WrapSubject = { library, toolName: name };
+  if (!isPlainObject(options)) invalidOption(subject, 'options', 'an object with at least { capability }', options);
+  const capability = capabilityOf(options.capability, subject);
+  const timeoutMs = checkTimeout(options.timeoutMs, subject);
+  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean') invalidOption(subject, 'strictOutput', 'true or false', options.strictOutput);
+  if (options.version !== undefined && typeof options.version !== 'string') invalidOption(subject, 'version', 'a string', options.version);
+  if (options.annotations !== undefined && !isPlainObject(options.annotations)) invalidOption(subject, 'annotations', 'a plain object', options.annotations);
   const validator = options.schemaValidator ?? defaultValidator();
-  if (inputSchema !== undefined) compileSchema(validator, inputSchema, name, 'input', 'its input schema');
-  if (outputSchema !== undefined) compileSchema(validator, outputSchema, name, 'output', 'its output schema');
+  if (inputSchema !== undefined) compileSchema(validator, inputSchema, 'input', { toolName: name });
+  if (outputSchema !== undefined) compileSchema(validator, outputSchema, 'output', { toolName: name });
   const descriptor: ToolDescriptor = Object.freeze({
     name,
     description,

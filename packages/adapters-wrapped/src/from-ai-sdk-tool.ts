@@ -3,7 +3,8 @@ import { createExecutionId } from '@ca/tool-context';
 import type { ToolInstance } from '@ca/tool-lifecycle';
 import { toJsonSchema, type JsonSchemaConverter } from './foreign-schema';
 import { buildForeignTool, type ForeignToolOptions } from './foreign-tool';
-import { describe, fail, isPlainObject } from './support';
+import { isPlainObject } from './support';
+import { WrappedToolError } from './wrapped-tool-error';
 
 /** The options the AI SDK passes to a tool's `execute` (structural copy of `ToolExecutionOptions`). */
 export interface AiSdkToolExecutionOptions {
@@ -59,11 +60,7 @@ export interface FromAiSdkToolOptions extends ForeignToolOptions {
  */
 export function fromAiSdkTool(name: string, tool: AiSdkToolLike, options: FromAiSdkToolOptions): ToolInstance {
   if (!isPlainObject(tool) || typeof tool.execute !== 'function') {
-    fail(
-      'WRAP_FOREIGN_TOOL_INVALID',
-      `AI SDK tool ${describe(name)} has no execute function (got ${isPlainObject(tool) ? 'a tool without execute' : describe(tool)}); only tools that run in this process can be wrapped, not provider-executed or client-side ones.`,
-      typeof name === 'string' ? name : undefined,
-    );
+    throw new WrappedToolError({ problem: 'not-callable', call: 'fromAiSdkTool', received: tool, ...(typeof name === 'string' ? { toolName: name } : {}) });
   }
   const safe = (isPlainObject(options) ? options : {}) as Partial<FromAiSdkToolOptions>;
   const toolName = typeof name === 'string' ? name : String(name);

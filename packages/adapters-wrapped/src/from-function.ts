@@ -2,7 +2,7 @@ import type { JsonSchema } from '@ca/domain';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import type { ToolInstance, ToolProgress } from '@ca/tool-lifecycle';
 import { buildForeignTool, type ForeignToolOptions } from './foreign-tool';
-import { describe, fail } from './support';
+import { WrappedToolError } from './wrapped-tool-error';
 
 /** The second argument of a function turned into a tool by {@link fromFunction}. */
 export interface FunctionToolContext {
@@ -46,7 +46,7 @@ export interface FromFunctionOptions extends ForeignToolOptions {
  * @throws WrappedToolError (`WRAP_FOREIGN_TOOL_INVALID`, `WRAP_INVALID_OPTIONS`, `WRAP_SCHEMA_INVALID`).
  */
 export function fromFunction<Input = unknown, Output = unknown>(fn: ToolFunction<Input, Output>, options: FromFunctionOptions): ToolInstance<Input, Output> {
-  if (typeof fn !== 'function') fail('WRAP_FOREIGN_TOOL_INVALID', `fromFunction(fn, options) expects a function; got ${describe(fn)}.`);
+  if (typeof fn !== 'function') throw new WrappedToolError({ problem: 'not-callable', call: 'fromFunction', received: fn });
   const safe = (typeof options === 'object' && options !== null ? options : {}) as Partial<FromFunctionOptions>;
   return buildForeignTool({
     kind: 'function',

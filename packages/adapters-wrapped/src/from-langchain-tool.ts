@@ -2,7 +2,7 @@ import type { JsonSchema } from '@ca/domain';
 import type { ToolInstance } from '@ca/tool-lifecycle';
 import { toJsonSchema, type JsonSchemaConverter } from './foreign-schema';
 import { buildForeignTool, type ForeignToolOptions } from './foreign-tool';
-import { describe, fail } from './support';
+import { WrappedToolError } from './wrapped-tool-error';
 
 /** The config this package passes to a LangChain tool's `invoke` (a subset of `RunnableConfig`). */
 export interface LangChainInvokeConfig {
@@ -50,7 +50,7 @@ export interface FromLangChainToolOptions extends ForeignToolOptions {
  */
 export function fromLangChainTool(tool: LangChainToolLike, options: FromLangChainToolOptions): ToolInstance {
   if (typeof tool !== 'object' || tool === null || typeof tool.invoke !== 'function') {
-    fail('WRAP_FOREIGN_TOOL_INVALID', `fromLangChainTool(tool, options) expects a LangChain tool with an invoke() method; got ${describe(tool)}.`);
+    throw new WrappedToolError({ problem: 'not-callable', call: 'fromLangChainTool', received: tool });
   }
   const safe = (typeof options === 'object' && options !== null ? options : {}) as Partial<FromLangChainToolOptions>;
   const name = safe.name ?? tool.name;

@@ -11,5 +11,14 @@ export { fromLangChainTool } from './from-langchain-tool';
 export type { WrappedAdapterSettings, WrappedToolFactory } from './wrapped-tool-source';
 export { WrappedToolSource, createWrappedAdapter } from './wrapped-tool-source';
 export { registerWrappedAdapter } from './register-wrapped-adapter';
-export type { WrappedToolErrorCode, WrappedToolErrorOptions } from './wrapped-tool-error';
+export type {
+  LoosenedCapability,
+  SchemaUnconvertibleReason,
+  WrapSchemaRole,
+  WrapSubject,
+  WrappedEntryPoint,
+  WrappedToolErrorCode,
+  WrappedToolErrorOptions,
+  WrappedToolProblem,
+} from './wrapped-tool-error';
 export { WrappedToolError } from './wrapped-tool-error';

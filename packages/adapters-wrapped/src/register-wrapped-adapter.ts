@@ -1,6 +1,6 @@
 import { TOOL_SOURCE } from '@ca/tool-lifecycle';
 import type { DependencyContainer } from 'tsyringe';
-import { describe, fail } from './support';
+import { invalidOption } from './support';
 import { createWrappedAdapter, type WrappedAdapterSettings, type WrappedToolSource } from './wrapped-tool-source';
 
 /**
@@ -18,7 +18,7 @@ import { createWrappedAdapter, type WrappedAdapterSettings, type WrappedToolSour
  */
 export function registerWrappedAdapter(container: DependencyContainer, settings: WrappedAdapterSettings): WrappedToolSource {
   if (typeof container?.register !== 'function') {
-    fail('WRAP_INVALID_OPTIONS', `registerWrappedAdapter(container, settings) needs a tsyringe DependencyContainer (e.g. container.createChildContainer()); got ${describe(container)}.`);
+    invalidOption({ call: 'registerWrappedAdapter' }, 'container', 'a tsyringe DependencyContainer (e.g. container.createChildContainer())', container);
   }
   const source = createWrappedAdapter(settings);
   container.register(TOOL_SOURCE, { useValue: source });

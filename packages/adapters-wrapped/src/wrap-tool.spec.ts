@@ -63,14 +63,20 @@ describe('wrapTool: identity', () => {
 
   it('refuses invalid names and options with WRAP_INVALID_OPTIONS', () => {
     const inner = readTool();
-    expect(thrownBy(() => wrapTool(inner, { name: 'has space' })).message).toMatch(/has the name 'has space'.*not a valid tool name/);
-    expect(thrownBy(() => wrapTool(inner, { namespace: '' })).code).toBe('WRAP_INVALID_OPTIONS');
-    expect(thrownBy(() => wrapTool(inner, { namespace: 'x'.repeat(200) })).message).toMatch(/longer than a tool name may be/);
-    expect(thrownBy(() => wrapTool({} as never)).message).toMatch(/expects a ToolInstance.*fromFunction/);
-    expect(thrownBy(() => wrapTool(inner, { wrapExecute: [async (next, input, ctx) => next(input, ctx), 'x' as never] })).message).toMatch(
-      /wrapExecute\[1\] 'x'; use a function/,
+    expect(thrownBy(() => wrapTool(inner, { name: 'has space' })).message).toBe(
+      "Wrapper of tool 'mcp.files.read': name must be a valid tool name (1–200 letters, digits, '_', '.', ':' or '-'); got 'has space'.",
     );
-    expect(thrownBy(() => wrapTool(inner, { timeoutMs: 0 })).message).toMatch(/timeoutMs number 0/);
+    expect(thrownBy(() => wrapTool(inner, { namespace: '' })).code).toBe('WRAP_INVALID_OPTIONS');
+    expect(thrownBy(() => wrapTool(inner, { namespace: 'x'.repeat(200) })).message).toMatch(/longer than a tool name may be \(200 characters\); choose a shorter name or namespace/);
+    const notATool = thrownBy(() => wrapTool({} as never));
+    expect(notATool).toMatchObject({ code: 'WRAP_INVALID_OPTIONS', problem: 'not-a-tool' });
+    expect(notATool.message).toMatch(/^wrapTool\(tool, options\) needs a ToolInstance .*; got an object\. Make one of a plain function with fromFunction\(\)/);
+    expect(thrownBy(() => wrapTool(inner, { wrapExecute: [async (next, input, ctx) => next(input, ctx), 'x' as never] })).message).toMatch(
+      /wrapExecute\[1\] must be a function \(next, input, ctx\) => Promise<ToolResult>; got 'x'\./,
+    );
+    const timeout = thrownBy(() => wrapTool(inner, { name: 'files.read', timeoutMs: 0 }));
+    expect(timeout).toMatchObject({ code: 'WRAP_INVALID_OPTIONS', problem: 'invalid-option', toolName: 'files.read' });
+    expect(timeout.message).toBe("Wrapper 'files.read' of tool 'mcp.files.read': timeoutMs must be a positive number of milliseconds (at most 2147483647); got number 0.");
   });
 });
 
@@ -190,7 +196,10 @@ describe('wrapTool: arguments and mapping', () => {
     const tool = wrapTool(inner, { name: 'any.fixed', fixedArguments: { a: 1 } });
     const result = await tool.execute('text', plan({ planId: 'plan-text' }));
     expect(result.ok).toBe(false);
-    expect((result as { error: WrappedToolError }).error).toMatchObject({ code: 'WRAP_INPUT_NOT_OBJECT', toolName: 'any.fixed', planId: 'plan-text' });
+    const error = (result as unknown as { error: WrappedToolError }).error;
+    expect(WrappedToolError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'WRAP_INPUT_NOT_OBJECT', toolName: 'any.fixed', planId: 'plan-text' });
+    expect(error.message).toBe("Tool 'any.fixed' in plan 'plan-text' got 'text' as input, but its fixed or default arguments need an object. Call it with an object.");
     await expect(tool.execute(undefined, plan())).resolves.toEqual({ ok: true, output: { a: 1 } });
   });
 
@@ -251,7 +260,7 @@ describe('wrapTool: retry', () => {
 
   it('validates its options', () => {
     const tool = new TestTool({ name: 'custom.get', capability: idempotent });
-    expect(thrownBy(() => wrapTool(tool, { retry: { attempts: 0 } })).message).toMatch(/retry\.attempts number 0/);
+    expect(thrownBy(() => wrapTool(tool, { retry: { attempts: 0 } })).message).toMatch(/retry\.attempts must be an integer from 1 to 100 .*; got number 0\./);
     expect(thrownBy(() => wrapTool(tool, { retry: { attempts: 2, backoffMs: -5 } })).message).toMatch(/retry\.backoffMs/);
   });
 

@@ -2,17 +2,8 @@ import { isCapabilityAtLeastAsStrict, isValidToolName, normalizeCapability, type
 import { ToolSchemaValidationError, type SchemaIssue, type SchemaValidator } from '@ca/schema';
 import { ToolCancelledError, type CancellationToken, type ToolExecutionContext } from '@ca/tool-context';
 import type { ToolCallOptions, ToolDescriptor, ToolFailure, ToolInstance, ToolResult } from '@ca/tool-lifecycle';
-import {
-  CAPABILITY_FIELDS,
-  checkCapabilityInput,
-  checkTimeout,
-  compileSchema,
-  defaultValidator,
-  describe,
-  fail,
-  isPlainObject,
-} from './support';
-import { WrappedToolError } from './wrapped-tool-error';
+import { CAPABILITY_FIELDS, checkCapabilityInput, checkTimeout, compileSchema, defaultValidator, invalidOption, isPlainObject } from './support';
+import { WrappedToolError, type WrapSubject } from './wrapped-tool-error';
 
 /** The rest of a wrapped call, as a middleware sees it: call it to run the tool. */
 export type WrapExecuteNext = (input: unknown, ctx: ToolExecutionContext, options?: ToolCallOptions) => Promise<ToolResult>;
@@ -111,6 +102,13 @@ export interface WrapToolOptions<Input = unknown, InnerInput = unknown, InnerOut
 }
 
 const MAX_ATTEMPTS = 100;
+const TOOL_NAME_RULE = "a valid tool name (1–200 letters, digits, '_', '.', ':' or '-')";
+
+/** A wrapper and the tool it wraps, named in its errors. */
+interface WrapperNames {
+  readonly toolName: string;
+  readonly wrappedToolName: string;
+}
 const DEFAULT_BACKOFF_MS = 100;
 
 /**
@@ -141,53 +139,39 @@ export function wrapTool<Input = unknown, Output = unknown, InnerInput = unknown
   const inner = checkInner(tool);
   const innerDescriptor = inner.descriptor;
   const innerName = innerDescriptor.name;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('WRAP_INVALID_OPTIONS', `wrapTool('${innerName}', options) expects an options object; got ${describe(options)}.`, innerName);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) invalidOption({ wrappedToolName: innerName }, 'options', 'an object', options);
   const name = wrapperName(innerName, options);
-  const subject = `Wrapper '${name}' of tool '${innerName}'`;
+  const subject: WrapperNames = { toolName: name, wrappedToolName: innerName };
   const validator = options.schemaValidator ?? defaultValidator();
 
   const description = options.description ?? innerDescriptor.description;
-  if (typeof description !== 'string') fail('WRAP_INVALID_OPTIONS', `${subject} has description ${describe(description)}; use a string.`, name);
-  if (options.version !== undefined && typeof options.version !== 'string') {
-    fail('WRAP_INVALID_OPTIONS', `${subject} has version ${describe(options.version)}; use a string.`, name);
-  }
-  if (options.annotations !== undefined && !isPlainObject(options.annotations)) {
-    fail('WRAP_INVALID_OPTIONS', `${subject} has annotations ${describe(options.annotations)}; use a plain object.`, name);
-  }
-  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean') {
-    fail('WRAP_INVALID_OPTIONS', `${subject} has strictOutput ${describe(options.strictOutput)}; use true or false.`, name);
-  }
+  if (typeof description !== 'string') invalidOption(subject, 'description', 'a string', description);
+  if (options.version !== undefined && typeof options.version !== 'string') invalidOption(subject, 'version', 'a string', options.version);
+  if (options.annotations !== undefined && !isPlainObject(options.annotations)) invalidOption(subject, 'annotations', 'a plain object', options.annotations);
+  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean') invalidOption(subject, 'strictOutput', 'true or false', options.strictOutput);
   for (const key of ['mapInput', 'mapOutput'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'function') {
-      fail('WRAP_INVALID_OPTIONS', `${subject} has a ${key} that is not a function (got ${describe(options[key])}).`, name);
-    }
+    if (options[key] !== undefined && typeof options[key] !== 'function') invalidOption(subject, key, 'a function', options[key]);
   }
-  const timeoutMs = checkTimeout(options.timeoutMs, subject, name) ?? innerDescriptor.timeoutMs;
-  const capability = wrapperCapability(innerDescriptor, options.capability, subject, name);
-  const retry = checkRetry(options.retry, capability, subject, name);
-  const middlewares = checkMiddlewares(options.wrapExecute, subject, name);
-  const fixed = checkArguments(options.fixedArguments, 'fixedArguments', subject, name);
-  const defaults = checkArguments(options.defaultArguments, 'defaultArguments', subject, name);
-  for (const key of Object.keys(defaults ?? {})) {
-    if (fixed !== undefined && key in fixed) {
-      fail('WRAP_INVALID_OPTIONS', `${subject} has '${key}' in both fixedArguments and defaultArguments; keep it in one of them.`, name);
-    }
+  const timeoutMs = checkTimeout(options.timeoutMs, subject) ?? innerDescriptor.timeoutMs;
+  const capability = wrapperCapability(innerDescriptor.capability, options.capability, subject);
+  const retry = checkRetry(options.retry, capability, subject);
+  const middlewares = checkMiddlewares(options.wrapExecute, subject);
+  const fixed = checkArguments(options.fixedArguments, 'fixedArguments', subject);
+  const defaults = checkArguments(options.defaultArguments, 'defaultArguments', subject);
+  for (const argument of Object.keys(defaults ?? {})) {
+    if (fixed !== undefined && argument in fixed) throw new WrappedToolError({ problem: 'argument-fixed-and-default', subject, argument });
   }
-  checkFixedAgainstSchema(innerDescriptor.inputSchema, fixed, defaults, subject, name);
+  checkFixedAgainstSchema(innerDescriptor.inputSchema, fixed, defaults, subject);
 
   const inputSchema = options.inputSchema ?? deriveInputSchema(innerDescriptor.inputSchema, fixed, defaults);
   const outputSchema = options.outputSchema ?? (options.mapOutput === undefined ? innerDescriptor.outputSchema : undefined);
-  if (options.inputSchema !== undefined) compileSchema(validator, options.inputSchema, name, 'input', 'its inputSchema');
-  else if (inputSchema !== undefined && inputSchema !== innerDescriptor.inputSchema) {
-    compileSchema(validator, inputSchema, name, 'input', 'the inputSchema derived from the inner tool (less fixed arguments)');
-  }
-  if (options.outputSchema !== undefined) compileSchema(validator, options.outputSchema, name, 'output', 'its outputSchema');
+  if (options.inputSchema !== undefined) compileSchema(validator, options.inputSchema, 'input', subject);
+  else if (inputSchema !== undefined && inputSchema !== innerDescriptor.inputSchema) compileSchema(validator, inputSchema, 'derived-input', subject);
+  if (options.outputSchema !== undefined) compileSchema(validator, options.outputSchema, 'output', subject);
   const changesInput = options.mapInput !== undefined || fixed !== undefined || defaults !== undefined || options.inputSchema !== undefined;
   // The runtime validates the wrapper's input only; an input the wrapper changed is checked against the inner tool's own schema.
   const innerInputCheck =
-    changesInput && innerDescriptor.inputSchema !== undefined
-      ? compileSchema(validator, innerDescriptor.inputSchema, innerName, 'input', "the inner tool's inputSchema")
-      : undefined;
+    changesInput && innerDescriptor.inputSchema !== undefined ? compileSchema(validator, innerDescriptor.inputSchema, 'inner-input', subject) : undefined;
 
   const strictOutput = options.strictOutput ?? innerDescriptor.strictOutput;
   const descriptor: ToolDescriptor = Object.freeze({
@@ -223,12 +207,7 @@ export function wrapTool<Input = unknown, Output = unknown, InnerInput = unknown
             if (!isPlainObject(innerInput)) {
               return {
                 ok: false,
-                error: new WrappedToolError({
-                  code: 'WRAP_INPUT_NOT_OBJECT',
-                  toolName: name,
-                  planId: ctx.planId,
-                  message: `Tool '${name}' in plan '${ctx.planId}' got ${describe(innerInput)} as input, but its fixed or default arguments need an object. Call it with an object${mapInput === undefined ? '' : ', or make mapInput return one'}.`,
-                }),
+                error: new WrappedToolError({ problem: 'input-not-object', toolName: name, planId: ctx.planId, received: innerInput, mapped: mapInput !== undefined }),
               };
             }
             innerInput = { ...defaults, ...innerInput, ...fixed };
@@ -257,81 +236,67 @@ export function wrapTool<Input = unknown, Output = unknown, InnerInput = unknown
 
 function checkInner<I, O>(tool: ToolInstance<I, O>): ToolInstance<I, O> {
   if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function' || !isPlainObject(tool.descriptor)) {
-    fail('WRAP_INVALID_OPTIONS', `wrapTool(tool, options) expects a ToolInstance (with a descriptor and execute()); got ${describe(tool)}. Turn a plain function into one with fromFunction().`);
+    throw new WrappedToolError({ problem: 'not-a-tool', subject: { call: 'wrapTool' }, received: tool });
   }
-  if (!isValidToolName(tool.descriptor.name)) {
-    fail('WRAP_INVALID_OPTIONS', `wrapTool(tool, options) got a tool whose descriptor has the name ${describe(tool.descriptor.name)}, which is not a valid tool name.`);
-  }
+  if (!isValidToolName(tool.descriptor.name)) invalidOption({ call: 'wrapTool' }, 'tool.descriptor.name', 'a valid tool name', tool.descriptor.name);
   return tool;
 }
 
 function wrapperName(innerName: string, options: { readonly name?: unknown; readonly namespace?: unknown }): string {
   const { name, namespace } = options;
-  if (name !== undefined && !isValidToolName(name)) {
-    fail('WRAP_INVALID_OPTIONS', `Wrapper of tool '${innerName}' has the name ${describe(name)}, which is not a valid tool name: use 1–200 letters, digits, '_', '.', ':' or '-'.`, innerName);
-  }
-  if (namespace !== undefined && (typeof namespace !== 'string' || !isValidToolName(namespace))) {
-    fail('WRAP_INVALID_OPTIONS', `Wrapper of tool '${innerName}' has the namespace ${describe(namespace)}; use letters, digits, '_', '.', ':' or '-' (e.g. 'team').`, innerName);
-  }
+  const subject: WrapSubject = { wrappedToolName: innerName };
+  if (name !== undefined && !isValidToolName(name)) invalidOption(subject, 'name', TOOL_NAME_RULE, name);
+  if (namespace !== undefined && (typeof namespace !== 'string' || !isValidToolName(namespace))) invalidOption(subject, 'namespace', `${TOOL_NAME_RULE}, e.g. 'team'`, namespace);
   const base = (name as string | undefined) ?? innerName;
   const full = namespace === undefined ? base : `${namespace as string}.${base}`;
-  const shown = full.slice(0, 80);
-  if (!isValidToolName(full)) {
-    fail('WRAP_INVALID_OPTIONS', `Wrapper of tool '${innerName}' would be named '${shown}…', longer than a tool name may be; choose a shorter name or namespace.`, innerName);
-  }
+  if (!isValidToolName(full)) throw new WrappedToolError({ problem: 'name-too-long', wrappedToolName: innerName, name: full });
   return full;
 }
 
-function wrapperCapability(inner: ToolDescriptor, change: unknown, subject: string, name: string): ToolCapability {
-  const base = normalizeCapability(inner.capability);
+function wrapperCapability(innerCapability: ToolCapability, change: unknown, subject: WrapperNames): ToolCapability {
+  const base = normalizeCapability(innerCapability);
   if (change === undefined) return base;
-  const candidate = normalizeCapability({ ...base, ...checkCapabilityInput(change, subject, name) });
+  const candidate = normalizeCapability({ ...base, ...checkCapabilityInput(change, subject) });
   if (!isCapabilityAtLeastAsStrict(candidate, base)) {
-    const loosened = CAPABILITY_FIELDS.filter((field) => candidate[field] !== base[field] && !isCapabilityAtLeastAsStrict({ ...base, [field]: candidate[field] }, base));
-    throw new WrappedToolError({
-      code: 'WRAP_CAPABILITY_LOOSENED',
-      toolName: name,
-      message: `${subject} would loosen its capability (${loosened.map((field) => `${field}: ${base[field]} → ${candidate[field]}`).join(', ')}). A wrapper may only make a capability stricter; a tool that writes stays a writing tool. Remove the change, or wrap a tool that really has that capability.`,
-    });
+    const loosened = CAPABILITY_FIELDS.filter((field) => candidate[field] !== base[field] && !isCapabilityAtLeastAsStrict({ ...base, [field]: candidate[field] }, base)).map(
+      (field) => ({ field, from: base[field], to: candidate[field] }),
+    );
+    throw new WrappedToolError({ problem: 'capability-loosened', ...subject, loosened });
   }
   return candidate;
 }
 
-function checkRetry(retry: unknown, capability: ToolCapability, subject: string, name: string): RetryOptions | undefined {
+function checkRetry(retry: unknown, capability: ToolCapability, subject: WrapperNames): RetryOptions | undefined {
   if (retry === undefined) return undefined;
-  if (!isPlainObject(retry)) fail('WRAP_INVALID_OPTIONS', `${subject} has retry ${describe(retry)}; use { attempts, backoffMs? }.`, name);
+  if (!isPlainObject(retry)) invalidOption(subject, 'retry', 'an object { attempts, backoffMs?, retryOn? }', retry);
   const { attempts, backoffMs, retryOn } = retry as Partial<RetryOptions>;
   if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS) {
-    fail('WRAP_INVALID_OPTIONS', `${subject} has retry.attempts ${describe(attempts)}; use an integer from 1 to ${MAX_ATTEMPTS} (the first attempt included).`, name);
+    invalidOption(subject, 'retry.attempts', `an integer from 1 to ${MAX_ATTEMPTS} (the first attempt included)`, attempts);
   }
   if (backoffMs !== undefined && typeof backoffMs !== 'function' && !(typeof backoffMs === 'number' && Number.isFinite(backoffMs) && backoffMs >= 0)) {
-    fail('WRAP_INVALID_OPTIONS', `${subject} has retry.backoffMs ${describe(backoffMs)}; use a number of milliseconds ≥ 0 or a function of the attempt.`, name);
+    invalidOption(subject, 'retry.backoffMs', 'a number of milliseconds ≥ 0 or a function of the attempt', backoffMs);
   }
-  if (retryOn !== undefined && typeof retryOn !== 'function') fail('WRAP_INVALID_OPTIONS', `${subject} has retry.retryOn ${describe(retryOn)}; use a function.`, name);
+  if (retryOn !== undefined && typeof retryOn !== 'function') invalidOption(subject, 'retry.retryOn', 'a function', retryOn);
   if (!capability.idempotent) {
-    throw new WrappedToolError({
-      code: 'WRAP_RETRY_NOT_IDEMPOTENT',
-      toolName: name,
-      message: `${subject} asks for retry, but the tool is not idempotent: a retry could repeat an effect that already happened. Only retry tools whose capability has idempotent: true (declare it where the tool is defined, if it is true).`,
-    });
+    throw new WrappedToolError({ problem: 'retry-not-idempotent', ...subject });
   }
   return retry as unknown as RetryOptions;
 }
 
-function checkMiddlewares(value: unknown, subject: string, name: string): readonly WrapExecuteMiddleware[] {
+function checkMiddlewares(value: unknown, subject: WrapSubject): readonly WrapExecuteMiddleware[] {
   if (value === undefined) return [];
   const list = Array.isArray(value) ? value : [value];
   for (const [index, middleware] of list.entries()) {
     if (typeof middleware !== 'function') {
-      fail('WRAP_INVALID_OPTIONS', `${subject} has wrapExecute${Array.isArray(value) ? `[${index}]` : ''} ${describe(middleware)}; use a function (next, input, ctx) => Promise<ToolResult>.`, name);
+      invalidOption(subject, `wrapExecute${Array.isArray(value) ? `[${index}]` : ''}`, 'a function (next, input, ctx) => Promise<ToolResult>', middleware);
     }
   }
   return Object.freeze([...list]) as readonly WrapExecuteMiddleware[];
 }
 
-function checkArguments(value: unknown, option: string, subject: string, name: string): Readonly<Record<string, unknown>> | undefined {
+function checkArguments(value: unknown, option: string, subject: WrapSubject): Readonly<Record<string, unknown>> | undefined {
   if (value === undefined) return undefined;
-  if (!isPlainObject(value)) fail('WRAP_INVALID_OPTIONS', `${subject} has ${option} ${describe(value)}; use an object of argument values.`, name);
+  if (!isPlainObject(value)) invalidOption(subject, option, 'an object of argument values', value);
   return Object.keys(value as object).length === 0 ? undefined : Object.freeze({ ...(value as Record<string, unknown>) });
 }
 
@@ -339,15 +304,14 @@ function checkFixedAgainstSchema(
   schema: JsonSchema | undefined,
   fixed: Readonly<Record<string, unknown>> | undefined,
   defaults: Readonly<Record<string, unknown>> | undefined,
-  subject: string,
-  name: string,
+  subject: WrapSubject,
 ): void {
   if (!isPlainObject(schema) || schema.additionalProperties !== false || !isPlainObject(schema.properties)) return;
   const properties = schema.properties;
   for (const [option, values] of [['fixedArguments', fixed], ['defaultArguments', defaults]] as const) {
-    for (const key of Object.keys(values ?? {})) {
-      if (!Object.prototype.hasOwnProperty.call(properties, key)) {
-        fail('WRAP_INVALID_OPTIONS', `${subject} has '${key}' in ${option}, but the tool accepts no such argument (its inputSchema allows only ${Object.keys(properties).map((known) => `'${known}'`).join(', ')}).`, name);
+    for (const argument of Object.keys(values ?? {})) {
+      if (!Object.prototype.hasOwnProperty.call(properties, argument)) {
+        throw new WrappedToolError({ problem: 'unknown-argument', subject, option, argument, accepted: Object.keys(properties) });
       }
     }
   }

@@ -1,4 +1,4 @@
-import { RUNTIME_LOGGER, TOOL_RUNTIME, TOOL_SOURCE, ToolRuntime, registerToolRuntime, type ToolRuntime as Runtime } from '@ca/tool-lifecycle';
+import { RUNTIME_LOGGER, TOOL_RUNTIME, TOOL_SOURCE, ToolNotFoundError, ToolRuntime, registerToolRuntime, type ToolRuntime as Runtime } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, RecordingLogger, TestTool } from '@ca/tool-lifecycle/testing';
 import { container } from 'tsyringe';
 import { WrappedToolError, WrappedToolSource, createWrappedAdapter, fromFunction, registerWrappedAdapter, wrapTool } from './index';
@@ -30,14 +30,44 @@ describe('WrappedToolSource', () => {
     expect(duplicate.message).toMatch(/already has a tool 'w\.same'/);
     const unwrapped = thrownBy(() => createWrappedAdapter({ tools: [new TestTool({ name: 'custom.raw' })] }));
     expect(unwrapped.message).toMatch(/of source kind 'custom'.*Wrap it first/);
-    expect(thrownBy(() => createWrappedAdapter({} as never)).message).toMatch(/expects \{ tools: \[\.\.\.\] \}/);
+    expect(thrownBy(() => createWrappedAdapter({} as never)).message).toBe(
+      'createWrappedAdapter(settings): tools must be an array of wrapped tools or factories of them; got undefined.',
+    );
+    expect(thrownBy(() => createWrappedAdapter('tools' as never)).message).toMatch(/^createWrappedAdapter\(settings\): settings must be \{ tools: \[\.\.\.\] \}/);
+    expect(thrownBy(() => createWrappedAdapter({ tools: [{ descriptor: 'x' } as never] })).message).toMatch(/^Wrapped tool source 'wrapped' needs a ToolInstance/);
     const source = createWrappedAdapter({ tools: [echo('w.one')] });
     expect(thrownBy(() => source.add(echo('w.one'))).code).toBe('WRAP_DUPLICATE_TOOL');
   });
 
-  it('reports an unknown name with WRAP_TOOL_NOT_FOUND', () => {
-    const source = createWrappedAdapter({ tools: [echo('w.one')] });
-    expect(thrownBy(() => source.get('w.two'))).toMatchObject({ code: 'WRAP_TOOL_NOT_FOUND', message: expect.stringContaining("Its tools are: 'w.one'") });
+  it('reports an unknown name with ToolNotFoundError, as every source does, suggesting the close names', () => {
+    const source = createWrappedAdapter({ id: 'wrapped:team', tools: [echo('w.lookup'), echo('w.other')] });
+    let thrown: unknown;
+    try {
+      source.get('w.lokup');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(ToolNotFoundError.isInstance(thrown)).toBe(true);
+    expect(thrown).toMatchObject({ code: 'TOOL_NOT_FOUND', toolName: 'w.lokup', sourceId: 'wrapped:team', suggestions: ['w.lookup'] });
+    expect((thrown as Error).message).toBe(
+      "Source 'wrapped:team' has no tool named 'w.lokup'. Did you mean 'w.lookup'? List the available tools with runtime.listTools().",
+    );
+  });
+
+  it('answers an unknown name after running its factories, suggesting a tool a factory made', async () => {
+    const source = createWrappedAdapter({ tools: [async () => echo('w.from-factory')] });
+    await expect(source.get('w.from-factroy')).rejects.toMatchObject({ name: 'ToolNotFoundError', code: 'TOOL_NOT_FOUND', suggestions: ['w.from-factory'] });
+  });
+
+  it('takes several tools, or none, from one factory', async () => {
+    const source = createWrappedAdapter({ tools: [() => [echo('w.first'), echo('w.second')], async () => [], echo('w.plain')] });
+    expect((await source.discover()).map((descriptor) => descriptor.name)).toEqual(['w.plain', 'w.first', 'w.second']);
+    const clash = createWrappedAdapter({ id: 'wrapped:clash', tools: [() => [echo('w.same'), echo('w.same')]] });
+    await expect(clash.discover()).rejects.toMatchObject({ code: 'WRAP_DUPLICATE_TOOL', toolName: 'w.same' });
+    const invalid = createWrappedAdapter({ id: 'wrapped:bad', tools: [() => [echo('w.ok'), 42 as never]] });
+    await expect(invalid.discover()).rejects.toMatchObject({ code: 'WRAP_INVALID_OPTIONS', problem: 'not-a-tool', message: expect.stringContaining('got number 42') });
+    // All or nothing: the valid tool of the failed factory is not served.
+    await expect(invalid.get('w.ok')).rejects.toMatchObject({ code: 'WRAP_INVALID_OPTIONS' });
   });
 
   it('tells the runtime about added tools', async () => {
@@ -109,6 +139,8 @@ describe('registerWrappedAdapter', () => {
   });
 
   it('refuses something that is not a container', () => {
-    expect(thrownBy(() => registerWrappedAdapter(null as never, { tools: [] })).message).toMatch(/needs a tsyringe DependencyContainer/);
+    expect(thrownBy(() => registerWrappedAdapter(null as never, { tools: [] })).message).toBe(
+      'registerWrappedAdapter(container, settings): container must be a tsyringe DependencyContainer (e.g. container.createChildContainer()); got null.',
+    );
   });
 });

@@ -1,13 +1,15 @@
-import type { ToolDescriptor, ToolInstance, ToolSource } from '@ca/tool-lifecycle';
-import { describe, fail, isPlainObject, messageOf } from './support';
+import { ToolSet, type ToolDescriptor, type ToolInstance, type ToolSource } from '@ca/tool-lifecycle';
+import { invalidOption, isPlainObject } from './support';
 import { WrappedToolError } from './wrapped-tool-error';
 
 /**
- * Builds a wrapped tool when the source first discovers its tools, for inner
+ * Builds wrapped tools when the source first discovers its tools, for inner
  * tools that only exist then (an MCP tool after its server was listed):
  * `async (signal) => wrapTool(await mcpSource.get('mcp.fs.read'), { … })`.
+ * It returns one tool, or a list of them — empty when there is nothing to
+ * wrap after all.
  */
-export type WrappedToolFactory = (signal?: AbortSignal) => ToolInstance | Promise<ToolInstance>;
+export type WrappedToolFactory = (signal?: AbortSignal) => ToolInstance | readonly ToolInstance[] | Promise<ToolInstance | readonly ToolInstance[]>;
 
 /** Settings of {@link createWrappedAdapter}. */
 export interface WrappedAdapterSettings {
@@ -24,7 +26,9 @@ export interface WrappedAdapterSettings {
 /**
  * A {@link ToolSource} of kind `'wrapped'` serving wrapped and foreign tools.
  * Names are unique within the source; factories run once, on the first
- * discovery (a failed run is retried by the next one).
+ * discovery (a failed run is retried by the next one). The tools are served
+ * through a `ToolSet`, so `get` of an unknown name throws `ToolNotFoundError`
+ * with suggestions, as every source does.
  */
 export class WrappedToolSource implements ToolSource {
   /** Always `'wrapped'`. */
@@ -38,6 +42,8 @@ export class WrappedToolSource implements ToolSource {
   /** Identifies the source in messages. */
   readonly id: string;
   private readonly tools = new Map<string, ToolInstance>();
+  /** What `discover` and `get` serve: the tools above, rebuilt whenever they change. */
+  private served: ToolSet;
   private readonly listeners = new Set<() => void>();
   private factories: WrappedToolFactory[];
   private resolving: Promise<void> | undefined;
@@ -47,17 +53,17 @@ export class WrappedToolSource implements ToolSource {
    *   invalid settings, a tool that is not of kind `'wrapped'`, or a repeated name.
    */
   constructor(settings: WrappedAdapterSettings) {
-    if (!isPlainObject(settings) || !Array.isArray(settings.tools)) {
-      fail('WRAP_INVALID_OPTIONS', `createWrappedAdapter expects { tools: [...] } (wrapped tools or factories of them); got ${describe(isPlainObject(settings) ? settings.tools : settings)} as ${isPlainObject(settings) ? 'tools' : 'settings'}.`);
-    }
+    if (!isPlainObject(settings)) invalidOption({ call: 'createWrappedAdapter' }, 'settings', '{ tools: [...] } (wrapped tools or factories of them)', settings);
+    if (!Array.isArray(settings.tools)) invalidOption({ call: 'createWrappedAdapter' }, 'tools', 'an array of wrapped tools or factories of them', settings.tools);
     const id = settings.id ?? 'wrapped';
-    if (typeof id !== 'string' || id.length === 0) fail('WRAP_INVALID_OPTIONS', `The id of a wrapped tool source must be a non-empty string; got ${describe(settings.id)}.`);
+    if (typeof id !== 'string' || id.length === 0) invalidOption({ call: 'createWrappedAdapter' }, 'id', 'a non-empty string', settings.id);
     this.id = id;
     this.factories = [];
     for (const entry of settings.tools) {
       if (typeof entry === 'function') this.factories.push(entry);
       else this.register(entry, this.tools);
     }
+    this.served = this.serve();
   }
 
   /**
@@ -66,6 +72,7 @@ export class WrappedToolSource implements ToolSource {
    */
   add(tool: ToolInstance): void {
     this.register(tool, this.tools);
+    this.served = this.serve();
     for (const listener of [...this.listeners]) listener();
   }
 
@@ -77,16 +84,17 @@ export class WrappedToolSource implements ToolSource {
   async discover(signal?: AbortSignal): Promise<readonly ToolDescriptor[]> {
     signal?.throwIfAborted();
     await this.runFactories(signal);
-    return [...this.tools.values()].map((tool) => tool.descriptor);
+    return this.served.discover(signal);
   }
 
   /**
    * The instance of one of the source's tools.
-   * @throws WrappedToolError (`WRAP_TOOL_NOT_FOUND`) for an unknown name.
+   * @throws ToolNotFoundError (`TOOL_NOT_FOUND`, with the closest names) for an unknown name;
+   *   WrappedToolError when the factories, run first, fail.
    */
   get(name: string): ToolInstance | Promise<ToolInstance> {
-    if (this.factories.length > 0) return this.runFactories().then(() => this.lookup(name));
-    return this.lookup(name);
+    if (this.factories.length > 0) return this.runFactories().then(() => this.served.get(name));
+    return this.served.get(name);
   }
 
   /** Calls `listener` whenever {@link WrappedToolSource.add} adds a tool; returns the unsubscribe function. */
@@ -95,16 +103,6 @@ export class WrappedToolSource implements ToolSource {
     return () => {
       this.listeners.delete(listener);
     };
-  }
-
-  private lookup(name: string): ToolInstance {
-    const tool = this.tools.get(name);
-    if (tool !== undefined) return tool;
-    throw new WrappedToolError({
-      code: 'WRAP_TOOL_NOT_FOUND',
-      toolName: String(name),
-      message: `Wrapped tool source '${this.id}' has no tool '${String(name)}'. Its tools are: ${[...this.tools.keys()].map((known) => `'${known}'`).join(', ') || 'none'}.`,
-    });
   }
 
   private runFactories(signal?: AbortSignal): Promise<void> {
@@ -117,18 +115,17 @@ export class WrappedToolSource implements ToolSource {
             return await factory(signal);
           } catch (error) {
             if (WrappedToolError.isInstance(error)) throw error;
-            throw new WrappedToolError({
-              code: 'WRAP_FACTORY_FAILED',
-              cause: error,
-              message: `Wrapped tool source '${this.id}': the factory at tools[${index}] failed: ${messageOf(error)}. Fix it (or the source it reads from); the next discovery runs it again.`,
-            });
+            throw new WrappedToolError({ problem: 'factory-failed', sourceId: this.id, index, cause: error });
           }
         }),
       );
       // All or nothing, so that a failed discovery leaves the source as it was.
       const staged = new Map(this.tools);
-      for (const tool of built) this.register(tool, staged);
+      for (const result of built) {
+        for (const tool of Array.isArray(result) ? (result as readonly unknown[]) : [result]) this.register(tool, staged);
+      }
       for (const [name, tool] of staged) this.tools.set(name, tool);
+      this.served = this.serve();
       this.factories = [];
     })().finally(() => {
       this.resolving = undefined;
@@ -138,20 +135,16 @@ export class WrappedToolSource implements ToolSource {
 
   private register(tool: unknown, into: Map<string, ToolInstance>): void {
     if (typeof tool !== 'object' || tool === null || typeof (tool as ToolInstance).execute !== 'function' || !isPlainObject((tool as ToolInstance).descriptor)) {
-      fail('WRAP_INVALID_OPTIONS', `Wrapped tool source '${this.id}' got ${describe(tool)} instead of a ToolInstance; build one with wrapTool(), fromFunction(), fromAiSdkTool() or fromLangChainTool().`);
+      throw new WrappedToolError({ problem: 'not-a-tool', subject: { sourceId: this.id }, received: tool });
     }
     const { name, source } = (tool as ToolInstance).descriptor;
-    if (source !== 'wrapped') {
-      fail(
-        'WRAP_INVALID_OPTIONS',
-        `Wrapped tool source '${this.id}' got tool ${describe(name)} of source kind ${describe(source)}; it serves only wrapped tools. Wrap it first: wrapTool(tool, { namespace: '…' }).`,
-        typeof name === 'string' ? name : undefined,
-      );
-    }
-    if (into.has(name)) {
-      fail('WRAP_DUPLICATE_TOOL', `Wrapped tool source '${this.id}' already has a tool '${name}'; give one of them another name (wrapTool's name or namespace option).`, name);
-    }
+    if (source !== 'wrapped') throw new WrappedToolError({ problem: 'wrong-source-kind', sourceId: this.id, toolName: name, kind: source });
+    if (into.has(name)) throw new WrappedToolError({ problem: 'duplicate-tool', sourceId: this.id, toolName: name });
     into.set(name, tool as ToolInstance);
+  }
+
+  private serve(): ToolSet {
+    return new ToolSet({ id: this.id, kind: this.kind, schemaTrust: this.schemaTrust, tools: this.tools.values() });
   }
 }
 

@@ -27,7 +27,7 @@ function setup(approval: Record<string, unknown> = { policy: { capabilities: ['w
 /** An io whose "terminal" is a stream the test types into. */
 function terminalIo(base: ReturnType<typeof captureIo>): ReturnType<typeof captureIo> & { type: (line: string) => void } {
   const input = new PassThrough();
-  return { ...base, input, canPrompt: true, type: (line: string) => void input.write(`${line}\n`) } as CliIo & ReturnType<typeof captureIo> & { type: (line: string) => void };
+  return { ...base, terminalInput: input, type: (line: string) => void input.write(`${line}\n`) } as CliIo & ReturnType<typeof captureIo> & { type: (line: string) => void };
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -182,16 +182,46 @@ describe('agents plan approve / deny from another terminal', () => {
     const done = main(['--state-dir', stateDir, 'plan', 'run', 'waits.yaml', '--await-approval', '--json'], run);
     await until(() => run.err().includes('approval needed: request 1 of plan waits'), 'the request');
     expect(run.err()).toContain("Answer with 'agents plan approve waits 1 [--for tool|call]' or 'agents plan deny waits 1 [--reason …]'.");
-    const ambiguous = io();
-    expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'waits', '7'], ambiguous)).toBe(EXIT_CODES.usage);
-    expect(ambiguous.err()).toContain("Plan 'waits' refused the answer: no pending request has id \"7\"; pending: 1 (builtin.fs.write).");
+    // The request is listed where plans are listed.
+    const list = io();
+    expect(await main(['--state-dir', stateDir, 'plan', 'list'], list)).toBe(EXIT_CODES.ok);
+    expect(list.out()).toMatch(/^plan\s+pid\s+host\s+started\s+steps\s+policy\s+tools\s+waits for\s+file\n/);
+    expect(list.out()).toMatch(/^waits\s+\d+\s+.*approval: writes\s+builtin\.fs\.write\s+approval 1 \(builtin\.fs\.write\)\s+.*waits\.yaml$/m);
+    const wrong = io();
+    expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'waits', '7'], wrong)).toBe(EXIT_CODES.notFound);
+    expect(wrong.err()).toBe("CLI_APPROVAL_NOT_FOUND: Plan 'waits' waits for no approval request '7'; it waits for 1 (builtin.fs.write).\n");
     const approve = io();
     expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'waits'], approve)).toBe(EXIT_CODES.ok);
     expect(approve.out()).toBe('Approved request 1 (builtin.fs.write) of plan waits.\n');
     expect(await done).toBe(EXIT_CODES.ok);
     const report = JSON.parse(run.out()) as { traces: { approval?: { decidedBy: string; requestId: string } }[] };
-    expect(report.traces[0]?.approval).toMatchObject({ decision: 'approved', requestId: '1', decidedBy: expect.stringMatching(/ \(agents plan approve\)$/) });
+    expect(report.traces[0]?.approval).toMatchObject({ decision: 'approved', requestId: '1', decidedBy: expect.stringMatching(/ \(agents plan approve on .+\)$/) });
     expect(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('approved\n');
+  });
+
+  it('an answer to a request that no longer waits is refused with the requests that do (exit 4)', async () => {
+    const { io, folder, stateDir } = setup({});
+    writeFixture(
+      folder,
+      'two.yaml',
+      [
+        'id: two',
+        'policy: { approval: { capabilities: [writes] } }',
+        'steps:',
+        '  - { id: first, tool: builtin.fs.write, input: { resource: work, path: a.txt, content: "a" } }',
+        '  - { id: second, tool: builtin.fs.write, input: { resource: work, path: b.txt, content: "b" } }',
+      ].join('\n'),
+    );
+    const run = io();
+    const done = main(['--state-dir', stateDir, 'plan', 'run', 'two.yaml', '--await-approval'], run);
+    await until(() => run.err().includes('approval needed: request 1 of plan two'), 'the first request');
+    expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'two', '1'], io())).toBe(EXIT_CODES.ok);
+    await until(() => run.err().includes('approval needed: request 2 of plan two'), 'the second request');
+    const stale = io();
+    expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'two', '1'], stale)).toBe(EXIT_CODES.notFound);
+    expect(stale.err()).toBe("CLI_APPROVAL_NOT_FOUND: Plan 'two' waits for no approval request '1'; it waits for 2 (builtin.fs.write).\n");
+    expect(await main(['--state-dir', stateDir, 'plan', 'deny', 'two'], io())).toBe(EXIT_CODES.ok);
+    expect(await done).toBe(EXIT_CODES.refused);
   });
 
   it('`plan deny` with a reason refuses the step (exit 3); a plan that is not running is not found (exit 4)', async () => {
@@ -204,7 +234,7 @@ describe('agents plan approve / deny from another terminal', () => {
     expect(await main(['--state-dir', stateDir, 'plan', 'deny', 'denied', '1', '--reason', 'wrong file'], deny)).toBe(EXIT_CODES.ok);
     expect(deny.out()).toBe('Denied request 1 (builtin.fs.write) of plan denied.\n');
     expect(await done).toBe(EXIT_CODES.refused);
-    expect(run.out()).toMatch(/write builtin\.fs\.write … refused .*TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan 'denied' was denied by .+ \(agents plan deny\): wrong file\./);
+    expect(run.out()).toMatch(/write builtin\.fs\.write … refused .*TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan 'denied' was denied by .+ \(agents plan deny on .+\): wrong file\./);
     expect(fs.existsSync(path.join(workspace, 'out.txt'))).toBe(false);
     const gone = io();
     expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'denied'], gone)).toBe(EXIT_CODES.notFound);
@@ -220,12 +250,31 @@ describe('agents plan approve / deny from another terminal', () => {
     expect(run.err()).toContain('(or from another terminal: agents plan approve both 1)');
     expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'both', '--for', 'tool'], io())).toBe(EXIT_CODES.ok);
     expect(await done).toBe(EXIT_CODES.ok);
-    expect(run.err()).toMatch(/request 1 was answered from another terminal: approved by .+ \(agents plan approve\)\n\(withdrawn\)\n/);
+    expect(run.err()).toMatch(/\(withdrawn: approval request 1 was answered through plan registry state folder .+ by .+ \(agents plan approve on .+\)\)\n/);
     // A line typed now answers nothing.
     run.type('y');
     const report = JSON.parse(run.out()) as { traces: { approval?: unknown }[] };
     expect(report.traces[0]?.approval).toMatchObject({ decision: 'approved', scope: 'tool' });
     expect(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('approved\n');
+  });
+
+  it('with approval.answersFromRegistry: false, a plan takes no answer through the registry: --await-approval is refused, nothing is listed', async () => {
+    const { io, folder, stateDir } = setup({ answersFromRegistry: false });
+    planFile(folder, 'closed');
+    const waiting = io();
+    expect(await main(['--state-dir', stateDir, 'plan', 'run', 'closed.yaml', '--await-approval'], waiting)).toBe(EXIT_CODES.usage);
+    expect(waiting.err()).toBe(
+      'CLI_USAGE: --await-approval waits for answers through the plan registry, but the configuration turns them off (approval.answersFromRegistry: false).\n',
+    );
+    const run = terminalIo(io());
+    const done = main(['--state-dir', stateDir, 'plan', 'run', 'closed.yaml', '--json'], run);
+    await until(() => run.err().includes('Approve?'), 'the question');
+    expect(run.err()).not.toContain('agents plan approve');
+    const answer = io();
+    expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'closed'], answer)).toBe(EXIT_CODES.notFound);
+    expect(answer.err()).toMatch(/^CLI_APPROVAL_NOT_FOUND: Plan 'closed' waits for no approval request: none is pending, or it takes no answers through the plan registry/);
+    run.type('n');
+    expect(await done).toBe(EXIT_CODES.refused);
   });
 
   it('an approval for the call is kept for a plan run again with the same id, until the plan succeeds', async () => {

@@ -1,12 +1,14 @@
 import path from 'node:path';
 import type { BuiltinAdapterSettings } from '@ca/adapters-builtin';
-import type { McpConfigError, McpServersConfig } from '@ca/adapters-mcp';
+import type { McpConfigError, McpServersConfig, McpTokenStore } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
+import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
 import {
   APPROVAL_HANDLER,
   APPROVAL_KEY,
   APPROVAL_STORE,
+  PLAN_REGISTRY,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
@@ -14,6 +16,8 @@ import {
   registerToolRuntime,
   type ApprovalHandler,
   type ApprovalStore,
+  type InteractionHandler,
+  type PlanRegistry,
   type RuntimeLogger,
   type ToolDescriptor,
   type ToolRuleDefinition,
@@ -55,7 +59,16 @@ export interface BuildRuntimeOptions {
     readonly store?: ApprovalStore;
     readonly key?: string;
     readonly rules?: readonly ToolRuleDefinition[];
+    /** Take answers through the plan registry (`agents plan approve|deny`): `plan run`. */
+    readonly registryApprovals?: boolean;
   };
+  /** What MCP servers need from the command: who answers their questions, where sign-ins are kept. */
+  readonly mcp?: {
+    readonly interactionHandler?: InteractionHandler;
+    readonly tokenStore?: McpTokenStore;
+  };
+  /** Where the runtime announces its plans (`agents plan run`); none by default. */
+  readonly planRegistry?: PlanRegistry;
 }
 
 /**
@@ -90,13 +103,15 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   if (approval?.handler !== undefined) container.register(APPROVAL_HANDLER, { useValue: approval.handler });
   if (approval?.store !== undefined) container.register(APPROVAL_STORE, { useValue: approval.store });
   if (approval?.key !== undefined) container.register(APPROVAL_KEY, { useValue: approval.key });
+  if (options.planRegistry !== undefined) container.register(PLAN_REGISTRY, { useValue: options.planRegistry });
   registerToolRuntime(container, {
     ...config.runtime,
     ...(approval?.rules === undefined || approval.rules.length === 0 ? {} : { rules: approval.rules }),
     ...(config.approval?.timeoutMs === undefined ? {} : { approvalTimeoutMs: config.approval.timeoutMs }),
+    ...(approval?.registryApprovals === true ? { registryApprovals: true } : {}),
   });
   if (selection.builtin) {
-    loadBuiltin().registerBuiltinAdapter(container, (config.builtin === true ? {} : config.builtin) as BuiltinAdapterSettings);
+    loadBuiltin().registerBuiltinAdapter(container, builtinSettings(config));
   }
   if (selection.custom && config.custom !== undefined) {
     const tools: ToolInstance[] = [];
@@ -113,6 +128,8 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
         discoverySessionReuseMs: KEEP_DISCOVERY_SESSION_MS,
         // The user waits for the command to end and sees nothing of a server's own shutdown.
         shutdown: 'prompt',
+        ...(options.mcp?.interactionHandler === undefined ? {} : { interactionHandler: options.mcp.interactionHandler }),
+        ...(options.mcp?.tokenStore === undefined ? {} : { tokenStore: options.mcp.tokenStore }),
       });
     } catch (error) {
       if (!mcp.McpConfigError.isInstance(error)) throw error;
@@ -120,7 +137,11 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
     }
   }
   if (selection.skills) {
-    loadSkills().registerSkillsAdapter(container, { ...(config.skills as SkillsAdapterSettings), cwd: config.baseDir });
+    loadSkills().registerSkillsAdapter(container, {
+      ...(config.skills as SkillsAdapterSettings),
+      cwd: config.baseDir,
+      ...(config.sandbox === undefined ? {} : { sandbox: config.sandbox }),
+    });
   }
   if (selection.wrapped.length > 0) {
     const others = container.isRegistered(TOOL_SOURCE, true) ? container.resolveAll(TOOL_SOURCE) : [];
@@ -139,7 +160,14 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   };
 }
 
-function mcpConfigProblem(error: McpConfigError, config: AgentsConfig): CliError {
+/** The built-in adapter's settings: the `builtin` entry, with the configuration's `sandbox` as the command tool's. */
+export function builtinSettings(config: AgentsConfig): BuiltinAdapterSettings {
+  const settings = (config.builtin === true || config.builtin === undefined || config.builtin === false ? {} : config.builtin) as BuiltinAdapterSettings;
+  return config.sandbox === undefined ? settings : { ...settings, command: { ...settings.command, sandbox: config.sandbox } };
+}
+
+/** @internal An MCP configuration error, as the command reports it: the key under mcpServers. */
+export function mcpConfigProblem(error: McpConfigError, config: AgentsConfig): CliError {
   const where = error.server === undefined ? '/mcpServers' : `/mcpServers/${error.server}${error.key === undefined ? '' : `/${error.key.replace(/\./g, '/')}`}`;
   return new CliError({
     code: 'CLI_CONFIG_INVALID',
@@ -192,40 +220,74 @@ function isToolInstance(value: unknown): value is ToolInstance {
 }
 
 /**
- * Serves the `wrapped` entries of a configuration: each wraps a tool of one
- * of the other sources, found by name when the runtime discovers. An entry
- * whose inner tool is unavailable (its MCP server could not be started, …)
- * is itself unavailable, with that reason; one whose inner tool no source
- * offers at all is a mistake in the configuration.
+ * Serves the `wrapped` entries of a configuration through a
+ * `WrappedToolSource`: one factory per entry wraps a tool of one of the other
+ * sources, found by name when the runtime discovers. An entry whose inner
+ * tool is unavailable (its MCP server could not be started, …) is itself
+ * unavailable, with that reason; one whose inner tool no source offers at
+ * all is a mistake in the configuration.
  */
-class ConfiguredWrappedSource implements ToolSource {
+export class ConfiguredWrappedSource implements ToolSource {
   readonly kind = 'wrapped' as const;
   readonly id = 'config:wrapped';
-  private instances: Map<string, ToolInstance> | undefined;
+  readonly schemaTrust = 'untrusted' as const;
+  private readonly wrapped: WrappedToolSource;
+  private owners: Promise<ReadonlyMap<string, ToolSource>> | undefined;
   private missing: UnavailableTool[] = [];
 
   constructor(
     private readonly entries: readonly WrappedEntry[],
     private readonly others: readonly ToolSource[],
-  ) {}
+  ) {
+    const { createWrappedAdapter, wrapTool } = loadWrapped();
+    this.wrapped = createWrappedAdapter({
+      id: this.id,
+      tools: entries.map((entry) => async (signal?: AbortSignal) => {
+        const owner = (await this.locate(signal)).get(entry.tool);
+        // An entry whose inner tool is unavailable is listed by unavailable(), not served.
+        if (owner === undefined) return [];
+        return wrapTool(await owner.get(entry.tool), {
+          name: entry.name,
+          ...(entry.description === undefined ? {} : { description: entry.description }),
+          ...(entry.fixedArguments === undefined ? {} : { fixedArguments: entry.fixedArguments }),
+          ...(entry.defaultArguments === undefined ? {} : { defaultArguments: entry.defaultArguments }),
+          ...(entry.timeoutMs === undefined ? {} : { timeoutMs: entry.timeoutMs }),
+          ...(entry.retry === undefined ? {} : { retry: entry.retry }),
+          ...(entry.capability === undefined ? {} : { capability: entry.capability }),
+        });
+      }),
+    });
+  }
 
   async discover(signal?: AbortSignal): Promise<readonly ToolDescriptor[]> {
-    this.instances ??= await this.build(signal);
-    return [...this.instances.values()].map((instance) => instance.descriptor);
+    // Located first, so that a configuration mistake surfaces as the CliError itself rather than inside a factory's failure.
+    await this.locate(signal);
+    return this.wrapped.discover(signal);
   }
 
   unavailable(): readonly UnavailableTool[] {
     return this.missing;
   }
 
-  async get(name: string): Promise<ToolInstance> {
-    this.instances ??= await this.build();
-    const instance = this.instances.get(name);
-    if (instance === undefined) throw new Error(`No wrapped tool named '${name}' is configured.`);
-    return instance;
+  get(name: string): ToolInstance | Promise<ToolInstance> {
+    return this.wrapped.get(name);
   }
 
-  private async build(signal?: AbortSignal): Promise<Map<string, ToolInstance>> {
+  /** The source of each entry's inner tool, found once (a failed search is tried again by the next call). */
+  private locate(signal?: AbortSignal): Promise<ReadonlyMap<string, ToolSource>> {
+    this.owners ??= this.findOwners(signal).catch((error: unknown) => {
+      this.owners = undefined;
+      throw error;
+    });
+    return this.owners;
+  }
+
+  /**
+   * Lists the other sources and maps each entry's inner tool to the source
+   * that offers it; records the entries whose inner tool is unavailable.
+   * @throws CliError (CLI_CONFIG_INVALID) for an entry whose inner tool no configured source offers.
+   */
+  private async findOwners(signal?: AbortSignal): Promise<ReadonlyMap<string, ToolSource>> {
     const owners = new Map<string, ToolSource>();
     const unavailable = new Map<string, string>();
     const failures: { source: ToolSource; error: unknown }[] = [];
@@ -238,40 +300,29 @@ class ConfiguredWrappedSource implements ToolSource {
       }
       for (const item of source.unavailable?.() ?? []) unavailable.set(item.name, item.reason);
     }
-    const built = new Map<string, ToolInstance>();
-    this.missing = [];
+    const found = new Map<string, ToolSource>();
+    const missing: UnavailableTool[] = [];
     for (const entry of this.entries) {
       const owner = owners.get(entry.tool);
-      if (owner === undefined) {
-        const server = entry.tool.startsWith('mcp.') ? `mcp.${entry.tool.slice(4).split('.')[0]}` : undefined;
-        const failure = failures.find(({ error }) => server !== undefined && `mcp.${(error as { server?: unknown }).server}` === server);
-        const reason =
-          unavailable.get(entry.tool) ??
-          (server === undefined ? undefined : unavailable.get(server)) ??
-          (failure === undefined ? undefined : (failure.error as Error).message);
-        if (reason !== undefined) {
-          this.missing.push({ name: entry.name, source: 'wrapped', reason: `it wraps '${entry.tool}', which is unavailable: ${reason}` });
-          continue;
-        }
+      if (owner !== undefined) {
+        found.set(entry.tool, owner);
+        continue;
+      }
+      const server = entry.tool.startsWith('mcp.') ? `mcp.${entry.tool.slice(4).split('.')[0]}` : undefined;
+      const failure = failures.find(({ error }) => server !== undefined && `mcp.${(error as { server?: unknown }).server}` === server);
+      const reason =
+        unavailable.get(entry.tool) ??
+        (server === undefined ? undefined : unavailable.get(server)) ??
+        (failure === undefined ? undefined : (failure.error as Error).message);
+      if (reason === undefined) {
         throw new CliError({
           code: 'CLI_CONFIG_INVALID',
           message: `wrapped tool '${entry.name}' wraps '${entry.tool}', which no configured source offers.${didYouMean(entry.tool, owners.keys())} Run 'agents tools list' to see the names.`,
         });
       }
-      const inner = await owner.get(entry.tool);
-      built.set(
-        entry.name,
-        loadWrapped().wrapTool(inner, {
-          name: entry.name,
-          ...(entry.description === undefined ? {} : { description: entry.description }),
-          ...(entry.fixedArguments === undefined ? {} : { fixedArguments: entry.fixedArguments }),
-          ...(entry.defaultArguments === undefined ? {} : { defaultArguments: entry.defaultArguments }),
-          ...(entry.timeoutMs === undefined ? {} : { timeoutMs: entry.timeoutMs }),
-          ...(entry.retry === undefined ? {} : { retry: entry.retry }),
-          ...(entry.capability === undefined ? {} : { capability: entry.capability }),
-        }),
-      );
+      missing.push({ name: entry.name, source: 'wrapped', reason: `it wraps '${entry.tool}', which is unavailable: ${reason}` });
     }
-    return built;
+    this.missing = missing;
+    return found;
   }
 }

@@ -44,6 +44,14 @@ describe('errors seen through the command give the flag or key to change', () =>
     expect(readOnly.err() + checkpoint.err()).not.toMatch(LIBRARY_ADVICE);
   });
 
+  it('a plan without network refuses an open-world tool and names --no-network', async () => {
+    const { io } = setup();
+    const offline = io();
+    expect(await main(['tools', 'run', 'test.echo', '--input', '{"text":"x"}', '--no-network'], offline)).toBe(EXIT_CODES.refused);
+    expect(offline.err()).toMatch(/^TOOL_ACCESS_DENIED: Tool 'test\.echo' reaches outside the plan .* Run it without --no-network, or choose a tool that is not openWorld\.\n$/);
+    expect(offline.err()).not.toMatch(LIBRARY_ADVICE);
+  });
+
   it('in a plan, a refusal names the plan file\'s "policy"', async () => {
     const { workspace, io } = setup();
     const file = writeFixture(workspace, 'plan.yaml', 'policy: { readOnly: true }\nsteps:\n  - { tool: test.unsafe-write, input: {}, continueOnError: true }\n');
@@ -83,6 +91,20 @@ describe('errors seen through the command give the flag or key to change', () =>
     const verbose = io();
     expect(await main(['--verbose', 'tools', 'run', 'test.throw'], verbose)).toBe(EXIT_CODES.failed);
     expect(verbose.err()).toMatch(/cause: Error: the disk is on fire\n\s+at /);
+  });
+
+  it('what a tool chose to say reaches the terminal without escapes or secrets, and capped', async () => {
+    const { io } = setup();
+    const hostile = `\u001b]0;owned\u0007\u001b[31mred https://alice:hunter2@api.example.com/v1?api_key=abc123 ${'x'.repeat(100_000)}`;
+    const run = io();
+    expect(await main(['tools', 'run', 'test.throw', '--input', JSON.stringify({ message: hostile })], run)).toBe(EXIT_CODES.failed);
+    const printed = run.err();
+    expect(printed.includes('\u001b') || printed.includes('\u0007')).toBe(false);
+    expect(printed).not.toContain('hunter2');
+    expect(printed).not.toContain('abc123');
+    expect(printed).toContain('https://***@api.example.com/v1?api_key=***');
+    expect(printed.length).toBeLessThan(5_000);
+    expect(printed).toMatch(/truncated, \d+ characters in all/);
   });
 
   it('an unknown tool: agents tools list, not runtime.listTools()', async () => {

@@ -1,4 +1,5 @@
 import { ToolSchemaValidationError, type SchemaIssue } from '@ca/schema';
+import { safeMessage } from '@ca/domain';
 import { didYouMean } from './suggest';
 import { knownKeysAt } from './validate-document';
 
@@ -56,12 +57,19 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
     );
   },
   TOOL_ACCESS_DENIED: (message, _error, context) =>
-    message.replace(
-      /Run it in a plan whose policy has readOnly: false, or choose a tool that does not write\./,
-      context.command === 'tools run'
-        ? 'Run it without --read-only, or choose a tool that does not write.'
-        : 'Set "policy": { "readOnly": false } in the plan file, or choose a tool that does not write (a step meant to be refused says "expect: refused").',
-    ),
+    message
+      .replace(
+        /Run it in a plan whose policy has readOnly: false, or choose a tool that does not write\./,
+        context.command === 'tools run'
+          ? 'Run it without --read-only, or choose a tool that does not write.'
+          : 'Set "policy": { "readOnly": false } in the plan file, or choose a tool that does not write (a step meant to be refused says "expect: refused").',
+      )
+      .replace(
+        /Run it in a plan whose policy has network: 'allow', or choose a tool that is not openWorld\./,
+        context.command === 'tools run'
+          ? 'Run it without --no-network, or choose a tool that is not openWorld.'
+          : 'Set "policy": { "network": "allow" } in the plan file, or choose a tool that is not openWorld (a step meant to be refused says "expect: refused").',
+      ),
   TOOL_CHECKPOINT_REQUIRED: (message, _error, context) =>
     message.replace(
       /Run it in a plan whose policy has requireCheckpoint: false, or choose a tool that records undoable changes\./,
@@ -83,7 +91,7 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
     message
       .replace(/but nobody can be asked: no approval handler is configured, so/, 'but nobody can be asked (the command is not on a terminal), so')
       .replace(
-        / Give the runtime an ApprovalHandler \(settings\.approvalHandler, or APPROVAL_HANDLER in the container\), add an allow rule for the call, or change the plan's policy\.approval\./,
+        / Give the runtime an ApprovalHandler \(settings\.approvalHandler, or APPROVAL_HANDLER in the container; an INTERACTION_HANDLER there answers approvals too\), add an allow rule for the call, or change the plan's policy\.approval\./,
         context.command === 'tools run'
           ? ` Run it on a terminal to be asked, pass --approve '${error.toolName ?? '<tool>'}' (a glob), or add an allow rule (approval.rules in ${configuration(context)}, or --rules <file>).`
           : ` Run it on a terminal to be asked, pass --approve '${error.toolName ?? '<tool>'}' (a glob), pass --await-approval and answer with 'agents plan approve <plan-id>' from another terminal, or add an allow rule (approval.rules in ${configuration(context)}, or --rules <file>).`,
@@ -100,6 +108,10 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
     message
       .replace(/ Start a new plan to open a new session\./, ' Run the command again to open a new session.')
       .replace(/; a new plan starts it again\./, '; running the command again starts it again.'),
+  MCP_AUTH_REQUIRED: (message, error) =>
+    message
+      .replace(/ Sign in ahead of time where one is \(McpToolSource\.authorize\), or use the client_credentials grant for a service\./, ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal, or give the server "oauth": { "grant": "client_credentials", … } for a service.`)
+      .replace(/ Sign in ahead of time \(McpToolSource\.authorize\) to use the server without asking\./, ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal.`),
   MCP_CALL_TIMEOUT: (message, error, context) =>
     message
       .replace(/Raise callTimeoutMs for this server/, `Raise ${serverKey(error, 'callTimeoutMs')} in ${configuration(context)}`)
@@ -134,6 +146,20 @@ const ISSUES_SHOWN = 10;
  * schema-invalid input listed issue by issue, each naming its field.
  */
 export function explainError(error: unknown, context: AdviceContext): { readonly code: string; readonly message: string } {
+  const { code, message } = adviseError(error, context);
+  return { code: printable(code), message: printable(safeMessage(message)) };
+}
+
+/**
+ * A server or a tool chose the text: no control characters (terminal escapes)
+ * reach the output; newlines and tabs stay.
+ */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD');
+}
+
+function adviseError(error: unknown, context: AdviceContext): { readonly code: string; readonly message: string } {
   if (!(error instanceof Error) && (typeof error !== 'object' || error === null)) return { code: 'UNKNOWN', message: String(error) };
   const coded = error as CodedError;
   const code = typeof coded.code === 'string' ? coded.code : 'UNKNOWN';

@@ -1,6 +1,5 @@
+import { CaError } from '@ca/domain';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
-
-const brand = Symbol.for('ca.error.CliError');
 
 /** Stable codes of {@link CliError}. */
 export type CliErrorCode =
@@ -11,7 +10,9 @@ export type CliErrorCode =
   | 'CLI_PLAN_NOT_FOUND'
   | 'CLI_PLAN_CHECK_FAILED'
   | 'CLI_INPUT_INVALID'
-  | 'CLI_MODULE_INVALID';
+  | 'CLI_MODULE_INVALID'
+  | 'CLI_STATE_UNSAFE'
+  | 'CLI_APPROVAL_NOT_FOUND';
 
 /** Options of {@link CliError}. */
 export interface CliErrorOptions {
@@ -24,22 +25,15 @@ export interface CliErrorOptions {
 /**
  * A problem with what the user gave the command: arguments, configuration,
  * plan file, input. Printed on stderr with its code; the process exits with
- * `exitCode` (2 by default).
+ * `exitCode` (2 by default). On the `@ca/domain` error base: `CliError.isInstance`
+ * recognises one from any copy of this package.
  */
-export class CliError extends Error {
-  readonly code: CliErrorCode;
+export class CliError extends CaError {
+  declare readonly code: CliErrorCode;
   readonly exitCode: ExitCode;
 
   constructor(options: CliErrorOptions) {
-    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
-    Object.defineProperty(this, brand, { value: true });
-    this.name = 'CliError';
-    this.code = options.code;
+    super(options.code, options.message, options);
     this.exitCode = options.exitCode ?? EXIT_CODES.usage;
-  }
-
-  /** True for a CliError from any copy of this package. */
-  static isInstance(value: unknown): value is CliError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
   }
 }

@@ -6,10 +6,12 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** True when stdout is a terminal (progress lines are rewritten in place). */
   readonly interactive: boolean;
-  /** Where a person types answers (approval requests); absent when nobody can be asked. */
-  readonly input?: NodeJS.ReadableStream;
-  /** True when `input` and stderr are a terminal: approval requests are asked there. */
-  readonly canPrompt?: boolean;
+  /**
+   * Where a person answers questions (an MCP server's elicitation, an OAuth
+   * sign-in), when stdin is a terminal; absent otherwise, and such questions
+   * are declined.
+   */
+  readonly terminalInput?: NodeJS.ReadableStream;
 }
 
 /** The real process's streams, directory and environment. */
@@ -20,7 +22,6 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     env: process.env,
     interactive: process.stdout.isTTY === true,
-    input: process.stdin,
-    canPrompt: process.stdin.isTTY === true && process.stderr.isTTY === true,
+    ...(process.stdin.isTTY === true && process.stderr.isTTY === true ? { terminalInput: process.stdin } : {}),
   };
 }

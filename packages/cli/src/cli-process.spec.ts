@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive, sandboxAvailableForTests } from '@ca/tool-lifecycle/testing';
 import { fixtures, removeTemporaryFolders, temporaryFolder, withMcpFixtures } from './cli.test-helper';
 
 // These tests run the built `agents` binary (the test target depends on the
@@ -125,7 +125,16 @@ describe("the README's quick start, as a new user runs it", () => {
     const output = `${result.stdout}\n${result.stderr}`;
     expect(output).toContain('Workspace after rollback is byte-identical to before.');
     expect(output).toMatch(/TOOL_ACCESS_DENIED: Tool 'builtin\.fs\.write' writes, but plan 'demo-read-only' is read-only/);
-    expect(output).toMatch(/TOOL_CHECKPOINT_REQUIRED: Tool 'builtin\.command\.run' is not checkpointable/);
+    expect(output).toMatch(/TOOL_CHECKPOINT_REQUIRED: Tool 'builtin\.http\.request' is not checkpointable/);
+    if (sandboxAvailableForTests('the demo plans of the kernel sandbox')) {
+      expect(output).toMatch(/read-and-try-to-write builtin\.command\.run … ok .*"stdout":"read 8 words; write: EROFS\\n"/);
+      expect(output).toContain('Workspace after the read-only plan is byte-identical to before.');
+      expect(output).toMatch(/line-after-sed builtin\.command\.run … ok .*"stdout":"Goodbye from the agents demo\."/);
+      expect(output).toMatch(/line-after-rollback builtin\.command\.run … ok .*"stdout":"Hello from the agents demo\."/);
+      expect(output).toContain('Workspace after the rollback of sed -i is byte-identical to before.');
+    } else {
+      expect(output.match(/skipped: the kernel sandbox does not work here .*apt-get install bubblewrap/g)).toHaveLength(2);
+    }
     expect(output).toMatch(/mcp\.everything\.echo … ok .*Echo: hello from a plan/);
     expect(output).toMatch(/skill\.release-notes … ok/);
     expect(output).toMatch(/demo\.word-count … ok .*"words":4/);

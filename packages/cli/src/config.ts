@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { BoundResource, PlanApprovalPolicy } from '@ca/tool-context';
 import { resourceFromPath } from '@ca/tool-context';
 import type { ToolRuleDefinition, ToolRuntimeOptions } from '@ca/tool-lifecycle';
+import type { SandboxSetting } from '@ca/tool-lifecycle/sandbox';
 import { CliError } from './cli-error';
 import { expandVariables } from './expand-variables';
 import { readDocument } from './read-document';
@@ -40,12 +41,31 @@ export interface ApprovalConfig {
   readonly rulesFiles?: readonly string[];
   /** How long a call waits for an approval, in ms. */
   readonly timeoutMs?: number;
+  /** `false`: `plan run` takes no answers through the plan registry (`agents plan approve|deny`); default true. */
+  readonly answersFromRegistry?: boolean;
 }
+
+/** The `registry` key: `local`, a Redis URL, or a Redis registry's settings. */
+export type RegistrySetting =
+  | string
+  | {
+      readonly url: string;
+      readonly keyPrefix?: string;
+      readonly ttlMs?: number;
+      readonly heartbeatIntervalMs?: number;
+      readonly pendingTtlMs?: number;
+      readonly connectTimeoutMs?: number;
+      readonly commandTimeoutMs?: number;
+      readonly tls?: { readonly caFile?: string; readonly servername?: string };
+    };
 
 /** `agents.config.json` as written (after `${VAR}` expansion). */
 export interface AgentsConfigFile {
   readonly runtime?: ToolRuntimeOptions;
   readonly approval?: ApprovalConfig;
+  /** The kernel sandbox of commands and skill scripts (see `@ca/tool-lifecycle/sandbox`). */
+  readonly sandbox?: SandboxSetting;
+  readonly registry?: RegistrySetting;
   readonly resources?: readonly ResourceEntry[];
   readonly builtin?: boolean | Record<string, unknown>;
   readonly custom?: { readonly modules: readonly string[] };
@@ -75,10 +95,7 @@ export function loadConfig(options: {
   readonly cwd: string;
   readonly env: Readonly<Record<string, string | undefined>>;
 }): AgentsConfig {
-  const file =
-    options.file === undefined
-      ? CONFIG_FILE_NAMES.map((name) => path.join(options.cwd, name)).find((candidate) => fs.existsSync(candidate))
-      : path.resolve(options.cwd, options.file);
+  const file = findConfigFile(options);
   if (file === undefined) {
     // No configuration: the built-in tools only, with no resource bound.
     return { file: undefined, baseDir: options.cwd, resources: [], builtin: true };
@@ -102,10 +119,44 @@ export function loadConfig(options: {
     ...(config.approval?.rulesFiles === undefined
       ? {}
       : { approval: { ...config.approval, rulesFiles: config.approval.rulesFiles.map((rules) => path.resolve(baseDir, rules)) } }),
+    ...(config.mcpServers === undefined ? {} : { mcpServers: resolveSandboxPaths(config.mcpServers, baseDir) }),
     ...(config.skills === undefined
       ? {}
       : { skills: { ...config.skills, ...(config.skills.roots === undefined ? {} : { roots: config.skills.roots.map((root) => path.resolve(baseDir, root)) }) } }),
   };
+}
+
+/** The configuration file: the one given, else the first of {@link CONFIG_FILE_NAMES} in `cwd`. */
+function findConfigFile(options: { readonly file?: string; readonly cwd: string }): string | undefined {
+  return options.file === undefined
+    ? CONFIG_FILE_NAMES.map((name) => path.join(options.cwd, name)).find((candidate) => fs.existsSync(candidate))
+    : path.resolve(options.cwd, options.file);
+}
+
+/**
+ * Only the `registry` key of the configuration, for the commands that run no
+ * tool (`plan list`, `plan cancel`): the other keys are neither expanded nor
+ * checked, so an operator's shell need not set the variables the tools' keys use.
+ * @throws CliError (CLI_CONFIG_NOT_FOUND, CLI_CONFIG_INVALID) for the file or its `registry` key.
+ */
+export function loadRegistryConfig(options: {
+  readonly file?: string;
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}): AgentsConfig {
+  const file = findConfigFile(options);
+  if (file === undefined) return { file: undefined, baseDir: options.cwd, resources: [] };
+  const raw = readDocument(file, { notFound: 'CLI_CONFIG_NOT_FOUND', invalid: 'CLI_CONFIG_INVALID' }, 'Configuration');
+  const registry = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>)['registry'] : undefined;
+  if (registry === undefined) return { file, baseDir: path.dirname(file), resources: [] };
+  let expanded: unknown;
+  try {
+    expanded = expandVariables(registry, options.env, '/registry');
+  } catch (error) {
+    throw new CliError({ code: 'CLI_CONFIG_INVALID', message: `Configuration ${file}: ${(error as Error).message}` });
+  }
+  validateDocument('config', { registry: expanded }, file, 'CLI_CONFIG_INVALID');
+  return { file, baseDir: path.dirname(file), resources: [], registry: expanded as RegistrySetting };
 }
 
 /**
@@ -132,6 +183,22 @@ export function bindResources(entries: readonly ResourceEntry[], baseDir: string
       ...(entry.metadata === undefined ? {} : { metadata: entry.metadata }),
     };
   });
+}
+
+/** Relative paths of an MCP server's sandbox (`writable`, `readable`) are resolved against `baseDir`, like every path of the file. */
+function resolveSandboxPaths(servers: Record<string, Record<string, unknown>>, baseDir: string): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.entries(servers).map(([name, server]) => {
+      const sandbox = server['sandbox'];
+      if (typeof sandbox !== 'object' || sandbox === null) return [name, server];
+      const resolved: Record<string, unknown> = { ...sandbox };
+      for (const key of ['writable', 'readable']) {
+        const paths = resolved[key];
+        if (Array.isArray(paths)) resolved[key] = paths.map((entry: unknown) => (typeof entry === 'string' ? path.resolve(baseDir, entry) : entry));
+      }
+      return [name, { ...server, sandbox: resolved }];
+    }),
+  );
 }
 
 function resolveModule(module: string, baseDir: string): string {

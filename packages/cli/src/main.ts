@@ -3,7 +3,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
 import { resourceFromPath, type BoundResource, type PlanApprovalPolicy, type ToolExecutionContext } from '@ca/tool-context';
-import { ToolRegistrationError, type DiscoveryResult, type ToolProgress } from '@ca/tool-lifecycle';
+import {
+  PlanRegistryError,
+  ToolRegistrationError,
+  createApprovalMessage,
+  createCancelMessage,
+  type DiscoveryResult,
+  type PlanRegistry,
+  type RegisteredPlan,
+  type RuntimeLogger,
+  type ToolProgress,
+} from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
 import { loadRules, type LoadedRules } from './approval-config';
 import { adviseMessage, type AdviceContext } from './cli-advice';
@@ -12,17 +22,20 @@ import { CliApprovals } from './cli-approvals';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
-import { loadConfig, type AgentsConfig } from './config';
+import { openPlanRegistry } from './cli-registry';
+import { loadConfig, loadRegistryConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
 import { FileApprovalStore, approvalKey } from './file-approval-store';
+import { FileTokenStore } from './file-token-store';
 import { formatTable } from './format-table';
+import { addMcpCommands } from './mcp-commands';
 import { checkPlanFile, formatProblems } from './plan-check';
 import { loadPlanFile, type PlanFile } from './plan-file';
-import { PlanRegistry, checkPlanId, resolveStateDir } from './plan-registry';
+import { inCommandSpan, resolveOtlpEndpoint, startTraceExport, type TraceExport } from './otel-export';
+import { checkPlanId, resolveStateDir } from './plan-registry';
 import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
-import { RemoteApprovals } from './remote-approvals';
 import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
 
@@ -30,6 +43,8 @@ interface GlobalOptions {
   readonly config?: string;
   readonly json?: boolean;
   readonly stateDir?: string;
+  readonly registry?: string;
+  readonly otelEndpoint?: string;
   readonly verbose?: boolean;
 }
 
@@ -61,16 +76,24 @@ folder. Without one, only the built-in tools are on. A configuration file turns
 on exactly the sources it names: "builtin" (true or its settings), "custom",
 "mcpServers", "skills", "wrapped". 'agents tools list' says which are on.
 
+Plans are announced in a plan registry: the state folder of this machine
+(--state-dir), or a Redis server every host shares (--registry redis://…, or
+"registry" in the configuration; user and password from REDIS_USERNAME and
+REDIS_PASSWORD). Spans go to an OTLP/HTTP collector with --otel-endpoint or
+OTEL_EXPORTER_OTLP_ENDPOINT.
+
 Exit codes:
   0    success (every plan step did what it expected; plan check: no problem)
-  1    a tool failed, a step did not do what it expected, or (tools list) a
-       source or MCP server could not be listed
+  1    a tool failed, a step did not do what it expected, (tools list) a
+       source or MCP server could not be listed, or the plan registry could
+       not be reached
   2    invalid usage, configuration, plan file or input; a plan whose check
        found a problem (nothing was run)
   3    the plan's policy or a rule refused a tool (read-only, checkpoint-required,
        a deny rule), or its call was not approved
-  4    a tool, plan or running plan was not found, or the tool is unavailable
-       (its MCP server could not be started, its schema does not compile)
+  4    a tool, plan, running plan or waiting approval request was not found,
+       or the tool is unavailable (its MCP server could not be started, its
+       schema does not compile)
   130  cancelled: Ctrl-C, 'agents plan cancel', or the plan's deadline
 `;
 
@@ -155,12 +178,16 @@ function describeCause(error: unknown): string {
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   let exitCode: ExitCode = EXIT_CODES.ok;
   let built: BuiltRuntime | undefined;
+  let registry: PlanRegistry | undefined;
+  let traceExport: TraceExport | undefined;
   const program = new Command('agents')
     .description('Run tools from MCP servers, Agent Skills, built-ins, custom and wrapped tools through one lifecycle, inside plans.')
     .version(packageVersion(), '-V, --version', 'print the version of @ca/cli')
     .option('-c, --config <file>', 'configuration file (default: agents.config.json|yaml|yml in the current folder)')
     .option('--json', 'machine-readable output')
     .option('--state-dir <dir>', 'where running plans are announced (default $AGENTS_STATE_DIR or ~/.local/state/agents)')
+    .option('--registry <local|redis://…>', "the plan registry: 'local' (the state folder) or a Redis server shared by every host (default: the configuration's \"registry\", else local)")
+    .option('--otel-endpoint <url>', 'send OpenTelemetry spans to this OTLP/HTTP collector (default $OTEL_EXPORTER_OTLP_ENDPOINT)')
     .option('-v, --verbose', 'log debug details to stderr, and say which sources the configuration turns on')
     .addHelpText('after', HELP_TAIL)
     .exitOverride()
@@ -171,7 +198,26 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   const verbose = (): boolean => globals().verbose === true;
   // --json may be given before the command or after it.
   const wantsJson = (local: { readonly json?: boolean }): boolean => local.json === true || globals().json === true;
-  const planRegistry = (): PlanRegistry => new PlanRegistry(resolveStateDir(globals().stateDir, io.env));
+  /** The plan registry (opened once per command, closed when it ends); the configuration is read only when --registry is not given. */
+  const planRegistry = async (config?: AgentsConfig): Promise<PlanRegistry> => {
+    registry ??= await openPlanRegistry({
+      option: globals().registry,
+      config:
+        config ??
+        (globals().registry === undefined
+          ? loadRegistryConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env })
+          : undefined),
+      stateDir: resolveStateDir(globals().stateDir, io.env),
+      env: io.env,
+      logger: createCliLogger(io.stderr, verbose()),
+    });
+    return registry;
+  };
+  /** Starts sending spans to a collector, when one is configured (before any span of the command). */
+  const startTracing = (): void => {
+    const endpoint = resolveOtlpEndpoint(globals().otelEndpoint, io.env);
+    if (endpoint !== undefined && traceExport === undefined) traceExport = startTraceExport(endpoint, { env: io.env, serviceVersion: packageVersion(), stderr: io.stderr });
+  };
   const loadConfiguration = (): AgentsConfig => {
     const options = globals();
     const config = loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env });
@@ -191,20 +237,38 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
    * every configured source is built after all, to find it elsewhere or to
    * suggest the closest names.
    */
+  // One person at one terminal: every question of the command (approvals, MCP forms and pages, sign-ins) goes through one prompter, in turn.
+  let prompter: TerminalPrompter | undefined;
+  /** True when the command's plan takes answers through the plan registry: the terminal says so under each request. */
+  let answersThroughRegistry = false;
+  const terminal = (logger: RuntimeLogger): TerminalPrompter =>
+    (prompter ??= new TerminalPrompter({
+      input: io.terminalInput,
+      write: io.stderr,
+      logger,
+      approvalHint: (request) => (answersThroughRegistry ? `(or from another terminal: agents plan approve ${request.planId} ${request.id})` : undefined),
+    }));
+  // MCP servers ask their questions on the terminal, and keep their sign-ins under the state folder.
+  const mcpSupport = (logger: RuntimeLogger) => ({
+    interactionHandler: terminal(logger),
+    tokenStore: new FileTokenStore(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-auth')),
+  });
   const open = async (
     config: AgentsConfig,
     tools?: readonly string[],
-    approval?: BuildRuntimeOptions['approval'],
+    settings: { readonly planRegistry?: PlanRegistry; readonly approval?: BuildRuntimeOptions['approval'] } = {},
   ): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
-    built = await buildRuntime(config, logger, { ...(tools === undefined ? {} : { tools }), ...(approval === undefined ? {} : { approval }) });
+    const mcp = mcpSupport(logger);
+    const everySource = { mcp, ...settings };
+    built = await buildRuntime(config, logger, tools === undefined ? everySource : { ...everySource, tools });
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
       !discovery.tools.some((tool) => tool.name === name) && describeMissingTool(name, discovery, config, io.cwd).code === 'TOOL_NOT_FOUND';
     if (tools !== undefined && built.partial && tools.some(notFound)) {
       await built.dispose();
       built = undefined; // not disposed twice if the next build throws
-      built = await buildRuntime(config, logger, approval === undefined ? {} : { approval });
+      built = await buildRuntime(config, logger, everySource);
       discovery = await built.runtime.discover();
     }
     // A wrapped entry that names no tool is a mistake in the configuration, not a failing source.
@@ -212,24 +276,25 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     if (misconfigured !== undefined) throw misconfigured.error;
     return { runtime: built.runtime, validator: built.validator, discovery };
   };
-  let prompter: TerminalPrompter | undefined;
   /**
-   * Who answers the approval requests of a command: `--approve` patterns,
-   * the person at the terminal, and (for `plan run`) another terminal
-   * through the plan's channel. Undefined when nobody can answer, so that the
-   * runtime refuses such calls (no handler) and the error says what to do.
+   * Who answers the approval requests of a command: `--approve` patterns, the
+   * person at the terminal (through the command's one prompter) and, for
+   * `plan run`, `agents plan approve|deny` through the plan registry — beside
+   * the terminal, or instead of it with `--await-approval`. Undefined when
+   * nobody can answer, so that the runtime refuses such calls (no handler)
+   * and the error says what to do.
    */
-  const approvalHandler = (flags: ApprovalFlags, remote: RemoteApprovals | undefined, planHint: boolean): CliApprovals | undefined => {
-    if (io.canPrompt === true && io.input !== undefined) {
-      prompter = new TerminalPrompter({
-        input: io.input,
-        write: io.stderr,
-        who: `${whoAmI(io.env)} (terminal)`,
-        ...(planHint ? { hint: (request) => `(or from another terminal: agents plan approve ${request.planId} ${request.id})` } : {}),
-      });
-    }
-    if (prompter === undefined && remote === undefined && flags.approve.length === 0) return undefined;
-    return new CliApprovals({ approve: flags.approve, ...(prompter === undefined ? {} : { prompter }), ...(remote === undefined ? {} : { remote }), notify: io.stderr });
+  const approvalHandler = (flags: ApprovalFlags & { readonly awaitApproval?: boolean }, planRun: boolean): CliApprovals | undefined => {
+    const onTerminal = io.terminalInput !== undefined;
+    answersThroughRegistry = planRun;
+    const awaitRegistry = planRun && !onTerminal && flags.awaitApproval === true;
+    if (!onTerminal && !awaitRegistry && flags.approve.length === 0) return undefined;
+    return new CliApprovals({
+      approve: flags.approve,
+      ...(onTerminal ? { terminal: { prompter: terminal(createCliLogger(io.stderr, verbose())), who: `${whoAmI(io.env)} (terminal)` } } : {}),
+      awaitRegistry,
+      notify: io.stderr,
+    });
   };
   /** Where approvals are kept: the state directory, signed with this user's key. */
   const approvalStore = (): { store: FileApprovalStore; key: string } => {
@@ -305,13 +370,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('-i, --input <json|@file>', `the input, as JSON or @file.json (at most 4 MiB)`, '{}')
     .option('--read-only', 'run in a read-only plan')
     .option('--require-checkpoint', 'run in a plan that requires checkpointable tools')
+    .option('--no-network', 'run in a plan that denies the network: open-world tools are refused')
     .option('--timeout <ms>', 'deadline of the execution in ms')
     .option('--resource <id=path[:read|write]>', 'bind a folder or file (repeatable)', (value: string, previous: BoundResource[]) => parseResource(value, io.cwd, previous), [] as BoundResource[])
     .option('--plan-id <id>', 'id of the plan')
     .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
     .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
-    .action(async (name: string, local: ApprovalFlags & { input: string; readOnly?: boolean; requireCheckpoint?: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
+    .action(async (name: string, local: ApprovalFlags & { input: string; readOnly?: boolean; requireCheckpoint?: boolean; network: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
       const input = parseInput(local.input, io.cwd);
       const timeoutMs = local.timeout === undefined ? undefined : Number(local.timeout);
       if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
@@ -324,11 +390,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       const asks = mayAsk(approvalPolicy, rules);
       // A one-step plan keeps its approvals only when it has an id to be run again with.
       const kept = asks && local.planId !== undefined ? approvalStore() : undefined;
-      const handler = asks ? approvalHandler(local, undefined, false) : undefined;
+      const handler = asks ? approvalHandler(local, false) : undefined;
+      startTracing();
       const { runtime: rt, discovery } = await open(config, [name], {
-        rules: rules.definitions,
-        ...(handler === undefined ? {} : { handler }),
-        ...(kept === undefined ? {} : kept),
+        approval: { rules: rules.definitions, ...(handler === undefined ? {} : { handler }), ...(kept === undefined ? {} : kept) },
       });
       const descriptor = requireTool(name, discovery, config);
       const advice = adviceFor('tools run', config, descriptor.inputSchema);
@@ -337,7 +402,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       const started = performance.now();
       const onProgress = (progress: ToolProgress) => io.stderr(`${name}: progress ${describeProgress(progress, performance.now() - started)}\n`);
       let planCtx: ToolExecutionContext | undefined;
-      await withInterrupt(
+      const runTool = () => withInterrupt(
         (reason) => planCtx?.cancellationToken.cancel(reason),
         () =>
           rt.runPlan(
@@ -346,6 +411,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
               policy: {
                 readOnly: local.readOnly === true,
                 requireCheckpoint: local.requireCheckpoint === true,
+                network: local.network === false ? 'deny' : 'allow',
                 ...(approvalPolicy === undefined ? {} : { approval: approvalPolicy }),
               },
               resources: [...resources.values()],
@@ -374,6 +440,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
             },
           ),
       );
+      await inCommandSpan('agents tools run', { 'gen_ai.tool.name': name }, async (span) => {
+        await runTool();
+        if (planCtx !== undefined) span.setAttribute('ca.plan.id', planCtx.planId);
+        span.setAttribute('ca.exit_code', exitCode);
+      });
     });
 
   const plan = program.command('plan').description('check, run, list and cancel plans, and answer their approval requests');
@@ -421,14 +492,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       const approvalPolicy = loaded.policy.approval ?? config.approval?.policy;
       const planFile: PlanFile = approvalPolicy === undefined ? loaded : { ...loaded, policy: { ...loaded.policy, approval: approvalPolicy } };
       const asks = mayAsk(approvalPolicy, rules);
-      // Answers from another terminal: always on a terminal, and off one with --await-approval.
-      const remote = asks && (io.canPrompt === true || local.awaitApproval === true) ? new RemoteApprovals() : undefined;
       const kept = asks ? approvalStore() : undefined;
-      const handler = asks ? approvalHandler(local, remote, true) : undefined;
+      // Answers through the plan registry (agents plan approve|deny): on a terminal beside the question there, and off one with --await-approval.
+      const fromRegistry = asks && config.approval?.answersFromRegistry !== false;
+      if (local.awaitApproval === true && !fromRegistry && asks) {
+        throw new CliError({ code: 'CLI_USAGE', message: '--await-approval waits for answers through the plan registry, but the configuration turns them off (approval.answersFromRegistry: false).' });
+      }
+      const handler = asks ? approvalHandler(local, fromRegistry) : undefined;
+      startTracing();
+      const plans = await planRegistry(config);
       const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile), {
-        rules: rules.definitions,
-        ...(handler === undefined ? {} : { handler }),
-        ...(kept === undefined ? {} : kept),
+        planRegistry: plans,
+        approval: { rules: rules.definitions, registryApprovals: fromRegistry, ...(handler === undefined ? {} : { handler }), ...(kept === undefined ? {} : kept) },
       });
       const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator, rules: rules.rules });
       const blocking = problems.filter((problem) => problem.blocking);
@@ -439,12 +514,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         });
       }
       for (const problem of problems) io.stderr(`warning: step ${problem.step} (${problem.id}) ${problem.tool}: ${problem.code}: ${problem.message}\n`);
-      const registry = planRegistry();
-      let withdraw: (() => Promise<void>) | undefined;
       let planCtx: ToolExecutionContext | undefined;
       const configFile = config.file === undefined ? undefined : describeConfigFile(config, io.cwd);
-      try {
-        const report = await withInterrupt(
+      // The runtime registers the plan in the registry before its first step
+      // and withdraws it when it ends; a cancel from the registry cancels its token.
+      const report = await inCommandSpan('agents plan run', { 'ca.plan.file': planFile.file }, async (span) => {
+        const ran = await withInterrupt(
           (reason) => planCtx?.cancellationToken.cancel(reason),
           () =>
             runPlanFile(rt, planFile, config.resources, io, {
@@ -453,76 +528,150 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
               ...(configFile === undefined ? {} : { configFile }),
               json: wantsJson(local),
               verbose: verbose(),
-              onStart: async (ctx) => {
+              labels: { file: planFile.file },
+              onStart: (ctx) => {
                 planCtx = ctx;
-                withdraw = await registry.announce(
-                  ctx.planId,
-                  planFile.file,
-                  (reason) => ctx.cancellationToken.cancel(reason),
-                  remote === undefined ? undefined : (answer) => remote.answer(answer),
-                );
+                span.setAttribute('ca.plan.id', ctx.planId);
               },
             }),
         );
-        exitCode = report.exitCode;
-        // A plan that did all it was to do is done: its approvals are not kept for another run.
-        if (exitCode === EXIT_CODES.ok) await kept?.store.forget(report.planId);
-      } finally {
-        await withdraw?.();
-      }
+        span.setAttribute('ca.exit_code', ran.exitCode);
+        return ran;
+      });
+      exitCode = report.exitCode;
+      // A plan that did all it was to do is done: its approvals are not kept for another run.
+      if (exitCode === EXIT_CODES.ok) await kept?.store.forget(report.planId);
     });
 
   plan
     .command('cancel <plan-id>')
     .description('cancel a running plan (from another terminal)')
     .action(async (planId: string) => {
-      await planRegistry().cancel(planId);
-      io.stdout(`Cancellation of plan ${planId} requested.\n`);
+      checkPlanId(planId);
+      const plans = await planRegistry();
+      const sentBy = `agents plan cancel on ${os.hostname()}, pid ${process.pid}`;
+      try {
+        const result = await plans.send(createCancelMessage(planId, `cancelled by 'agents plan cancel ${planId}'`, sentBy));
+        io.stdout(
+          result.delivery === 'delivered'
+            ? `Cancellation of plan ${planId} requested.\n`
+            : `Cancellation of plan ${planId} requested; its host is not connected to the registry right now and gets it when it reconnects.\n`,
+        );
+      } catch (error) {
+        if (!PlanRegistryError.isInstance(error) || error.code !== 'PLAN_REGISTRY_PLAN_NOT_FOUND') throw error;
+        throw new CliError({
+          code: 'CLI_PLAN_NOT_FOUND',
+          exitCode: EXIT_CODES.notFound,
+          message: `No running plan has id '${planId}'${error.reason === undefined ? '' : ` (${error.reason})`} in ${plans.description}. 'agents plan list' shows the running plans.`,
+          cause: error,
+        });
+      }
     });
+
+  /**
+   * Answers an approval request of a running plan through the plan registry:
+   * the request is found in the plan's registration (the only one it waits
+   * for when no id is given), so a wrong id is reported here, not lost.
+   */
+  const answerRequest = async (
+    planId: string,
+    requestId: string | undefined,
+    answer: { readonly decision: 'approve'; readonly scope: 'once' | 'tool' | 'call' } | { readonly decision: 'deny'; readonly reason?: string },
+  ): Promise<void> => {
+    checkPlanId(planId);
+    const plans = await planRegistry();
+    const notFound = (cause?: unknown): CliError =>
+      new CliError({
+        code: 'CLI_PLAN_NOT_FOUND',
+        exitCode: EXIT_CODES.notFound,
+        message: `No running plan has id '${planId}' in ${plans.description}. 'agents plan list' shows the running plans.`,
+        ...(cause === undefined ? {} : { cause }),
+      });
+    const running = (await plans.list()).find((entry) => entry.planId === planId);
+    if (running === undefined) throw notFound();
+    const request = pendingRequest(running, requestId);
+    const command = `agents plan ${answer.decision}`;
+    const sentBy = `${whoAmI(io.env)} (${command} on ${os.hostname()})`.slice(0, 200);
+    let delivery: 'delivered' | 'queued';
+    try {
+      ({ delivery } = await plans.send(createApprovalMessage({ planId, requestId: request.requestId, sentBy, ...answer })));
+    } catch (error) {
+      if (PlanRegistryError.isInstance(error) && error.code === 'PLAN_REGISTRY_PLAN_NOT_FOUND') throw notFound(error);
+      throw error;
+    }
+    const subject = `request ${request.requestId} (${request.toolName}) of plan ${planId}`;
+    io.stdout(
+      answer.decision === 'approve'
+        ? `Approved ${subject}${answer.scope === 'once' ? '' : ` for the rest of the plan (${answer.scope})`}.`
+        : `Denied ${subject}.`,
+    );
+    io.stdout(delivery === 'delivered' ? '\n' : ` Its host is not connected to the registry right now and gets the answer when it reconnects.\n`);
+  };
 
   plan
     .command('approve <plan-id> [request-id]')
-    .description('approve a pending approval request of a plan running in another terminal (the only one pending, when no id is given)')
+    .description('approve an approval request of a running plan (the only one it waits for, when no id is given): in another terminal, or on any host with a shared registry')
     .option('--for <scope>', 'once (default), tool (this tool for the rest of the plan) or call (these arguments for the rest of the plan)', 'once')
     .action(async (planId: string, requestId: string | undefined, local: { for: string }) => {
-      if (!['once', 'tool', 'call'].includes(local.for)) {
-        throw new CliError({ code: 'CLI_USAGE', message: `--for ${local.for}: expected once, tool or call.` });
+      const scope = local.for;
+      if (scope !== 'once' && scope !== 'tool' && scope !== 'call') {
+        throw new CliError({ code: 'CLI_USAGE', message: `--for ${scope}: expected once, tool or call.` });
       }
-      const reply = await planRegistry().answerApproval(planId, {
-        decision: 'approve',
-        scope: local.for,
-        by: whoAmI(io.env),
-        ...(requestId === undefined ? {} : { requestId }),
-      });
-      const [, id, tool] = reply.split(' ');
-      io.stdout(`Approved request ${id} (${tool}) of plan ${planId}${local.for === 'once' ? '' : ` for the rest of the plan (${local.for})`}.\n`);
+      await answerRequest(planId, requestId, { decision: 'approve', scope });
     });
 
   plan
     .command('deny <plan-id> [request-id]')
-    .description('deny a pending approval request of a plan running in another terminal (the only one pending, when no id is given)')
-    .option('--reason <text>', 'why, for the trace and the error the plan reports')
+    .description('deny an approval request of a running plan (the only one it waits for, when no id is given)')
+    .option('--reason <text>', 'why, for the trace and the error the plan reports (at most 1,000 characters)')
     .action(async (planId: string, requestId: string | undefined, local: { reason?: string }) => {
-      const reply = await planRegistry().answerApproval(planId, {
-        decision: 'deny',
-        by: whoAmI(io.env),
-        ...(requestId === undefined ? {} : { requestId }),
-        ...(local.reason === undefined ? {} : { reason: local.reason.slice(0, 500) }),
-      });
-      const [, id, tool] = reply.split(' ');
-      io.stdout(`Denied request ${id} (${tool}) of plan ${planId}.\n`);
+      // One line of text: control characters would not pass the registry's checks.
+      // eslint-disable-next-line no-control-regex
+      const reason = local.reason?.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, 1_000);
+      await answerRequest(planId, requestId, { decision: 'deny', ...(reason === undefined || reason === '' ? {} : { reason }) });
     });
 
   plan
     .command('list')
     .description('show running plans')
     .option('--json', 'machine-readable output')
-    .action((local: { json?: boolean }) => {
-      const plans = planRegistry().list();
+    .action(async (local: { json?: boolean }) => {
+      const plans = await (await planRegistry()).list();
       if (wantsJson(local)) io.stdout(`${JSON.stringify(plans, null, 2)}\n`);
       else if (plans.length === 0) io.stdout('No plan is running.\n');
-      else io.stdout(formatTable(['plan', 'pid', 'started', 'file'], plans.map((entry) => [entry.planId, String(entry.pid), entry.startedAt, entry.planFile]), 100));
+      else {
+        io.stdout(
+          formatTable(
+            ['plan', 'pid', 'host', 'started', 'steps', 'policy', 'tools', 'waits for', 'file'],
+            plans.map((entry) => [
+              entry.planId,
+              String(entry.pid),
+              entry.host,
+              entry.startedAt,
+              String(entry.stepsDone),
+              describePolicy(entry.policy),
+              entry.tools.join(', '),
+              (entry.pendingApprovals ?? []).map((request) => `approval ${request.requestId} (${request.toolName})`).join(', '),
+              entry.labels['file'] ?? '',
+            ]),
+            100,
+          ),
+        );
+      }
     });
+
+  addMcpCommands(program, {
+    io,
+    loadConfiguration,
+    open: (config, tools) => open(config, tools),
+    wantsJson,
+    createLogger: () => createCliLogger(io.stderr, verbose()),
+    mcpSupport,
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+    withInterrupt,
+  });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -531,8 +680,48 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   } finally {
     prompter?.close();
     await built?.dispose();
+    await registry?.close();
+    await traceExport?.shutdown();
   }
   return exitCode;
+}
+
+/**
+ * The waiting request an answer is for: the one named, or the only one.
+ * @throws CliError `CLI_APPROVAL_NOT_FOUND` (exit 4) naming the requests that wait, if any.
+ */
+function pendingRequest(plan: RegisteredPlan, requestId: string | undefined): { readonly requestId: string; readonly toolName: string } {
+  const pending = plan.pendingApprovals ?? [];
+  const named = pending.map((request) => `${request.requestId} (${request.toolName})`).join(', ');
+  const fail = (message: string): never => {
+    throw new CliError({ code: 'CLI_APPROVAL_NOT_FOUND', exitCode: EXIT_CODES.notFound, message });
+  };
+  if (pending.length === 0) {
+    return fail(
+      `Plan '${plan.planId}' waits for no approval request: none is pending, or it takes no answers through the plan registry (it runs off a terminal without --await-approval, or its configuration says approval.answersFromRegistry: false).`,
+    );
+  }
+  if (requestId === undefined) {
+    if (pending.length > 1) return fail(`Plan '${plan.planId}' waits for ${pending.length} approval requests; name one: ${named}.`);
+    return pending[0] as { requestId: string; toolName: string };
+  }
+  return pending.find((request) => request.requestId === requestId) ?? fail(`Plan '${plan.planId}' waits for no approval request '${requestId}'; it waits for ${named}.`);
+}
+
+/**
+ * `read-only, checkpoints, network: deny`: what restricts the plan, for the
+ * list. Other fields a policy gains are shown as `name: value`, unless they
+ * only allow (`allow`, `false`).
+ */
+function describePolicy(policy: Readonly<Record<string, string | number | boolean>>): string {
+  const words: string[] = [];
+  if (policy['readOnly'] === true) words.push('read-only');
+  if (policy['requireCheckpoint'] === true) words.push('checkpoints');
+  for (const [key, value] of Object.entries(policy)) {
+    if (key === 'readOnly' || key === 'requireCheckpoint' || value === false || value === 'allow') continue;
+    words.push(value === true ? key : `${key}: ${String(value)}`);
+  }
+  return words.length === 0 ? 'read-write' : words.join(', ');
 }
 
 function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
@@ -543,6 +732,11 @@ function report(error: unknown, io: CliIo, verbose: boolean): ExitCode {
   if (error instanceof CommandFailure || CliError.isInstance(error)) {
     io.stderr(`${error.code}: ${error.message}\n`);
     return error.exitCode;
+  }
+  if (PlanRegistryError.isInstance(error)) {
+    io.stderr(`${error.code}: ${error.message}\n`);
+    if (error.code === 'PLAN_REGISTRY_PLAN_NOT_FOUND') return EXIT_CODES.notFound;
+    return error.code === 'PLAN_REGISTRY_INVALID_ARGUMENT' || error.code === 'PLAN_REGISTRY_DUPLICATE_PLAN' ? EXIT_CODES.usage : EXIT_CODES.failed;
   }
   const { outcome, code, message } = classify(error, { command: 'tools run' });
   io.stderr(`${code}: ${message}\n${verbose ? describeCause(error) : ''}`);

@@ -65,7 +65,7 @@ describe('agents plan check', () => {
     expect(out).toContain("/txt: is not a known property. Did you mean 'text'?");
     expect(out).toContain('/text: is required');
     expect(out).toMatch(/^ {2}step 4 \(refused\) test\.unsafe-write: TOOL_ACCESS_DENIED: Tool 'test\.unsafe-write' writes, but the plan is read-only\. Set "policy": \{ "readOnly": false \}/m);
-    expect(out).toMatch(/^ {2}step 5 \(not-refused\) builtin\.fs\.read: STEP_NOT_REFUSED: The step expects to be refused, but the plan's policy \(read-only, no checkpoints required\) lets 'builtin\.fs\.read' run/m);
+    expect(out).toMatch(/^ {2}step 5 \(not-refused\) builtin\.fs\.read: STEP_NOT_REFUSED: The step expects to be refused, but the plan's policy \(read-only, no checkpoints required, network allowed\) lets 'builtin\.fs\.read' run/m);
     expect(out).toMatch(/^ {2}step 6 \(unbound\) builtin\.fs\.list: BUILTIN_NO_RESOURCE: The input names resource 'notes', which the plan does not bind \(bound: 'work'\)/m);
     // Step 1 is refused, as it expects; step 7 is fine.
     expect(out).not.toMatch(/step 1 |step 7 /);
@@ -95,6 +95,20 @@ describe('agents plan check', () => {
     expect(await main(['plan', 'check', file], check)).toBe(EXIT_CODES.usage);
     expect(check.out()).toMatch(/step 1 \(step-1\) test\.unsafe-write: TOOL_CHECKPOINT_REQUIRED: Tool 'test\.unsafe-write' is not checkpointable, but the plan requires checkpoints/);
     expect(check.out()).not.toMatch(/step 2/);
+  });
+
+  it('checks the network policy: an open-world tool in a plan that denies the network', async () => {
+    const { workspace, io } = setup();
+    const file = writeFixture(workspace, 'plan.yaml', 'policy: { network: deny }\nsteps:\n  - { tool: test.echo, input: { text: "x" } }\n');
+    const check = io();
+    expect(await main(['plan', 'check', file], check)).toBe(EXIT_CODES.usage);
+    expect(check.out()).toMatch(
+      /step 1 \(step-1\) test\.echo: TOOL_ACCESS_DENIED: Tool 'test\.echo' reaches the network \(open world\), but the plan denies it\. Set "policy": \{ "network": "allow" \}/,
+    );
+    const typo = writeFixture(workspace, 'typo.yaml', 'policy: { network: off }\nsteps:\n  - { tool: test.echo, input: { text: "x" } }\n');
+    const invalid = io();
+    expect(await main(['plan', 'check', typo], invalid)).toBe(EXIT_CODES.usage);
+    expect(invalid.err()).toMatch(/policy\/network/);
   });
 });
 

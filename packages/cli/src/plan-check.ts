@@ -1,6 +1,6 @@
 import { createSchemaValidator, ToolSchemaValidationError, type SchemaValidator } from '@ca/schema';
 import type { BoundResource, PlanPolicy } from '@ca/tool-context';
-import type { DiscoveryResult, ToolDescriptor, ToolRules } from '@ca/tool-lifecycle';
+import { policyRefusal, ToolCheckpointRequiredError, type DiscoveryResult, type ToolDescriptor, type ToolRules } from '@ca/tool-lifecycle';
 import { explainError, type AdviceContext } from './cli-advice';
 import type { AgentsConfig } from './config';
 import { describeConfigFile } from './config-sources';
@@ -37,21 +37,25 @@ export interface PlanCheckOptions {
   readonly rules?: ToolRules;
 }
 
+/** What to change in a plan file, per rule of the runtime's policy step (`policyRefusal`, the one place that decides). */
 function refusalOf(policy: PlanPolicy, descriptor: ToolDescriptor): { code: string; message: string } | undefined {
+  const refusal = policyRefusal(descriptor, policy, 'plan-check');
+  if (refusal === undefined) return undefined;
   const step = 'or, if the step is meant to be refused, say "expect: refused"';
-  if (policy.readOnly && descriptor.capability.writes) {
+  const name = descriptor.name;
+  if (ToolCheckpointRequiredError.isInstance(refusal)) {
     return {
-      code: 'TOOL_ACCESS_DENIED',
-      message: `Tool '${descriptor.name}' writes, but the plan is read-only. Set "policy": { "readOnly": false } in the plan file, choose a tool that does not write, ${step}.`,
+      code: refusal.code,
+      message: `Tool '${name}' is not checkpointable, but the plan requires checkpoints. Set "policy": { "requireCheckpoint": false } in the plan file, choose a tool that records undoable changes, ${step}.`,
     };
   }
-  if (policy.requireCheckpoint && !descriptor.capability.checkpointable) {
-    return {
-      code: 'TOOL_CHECKPOINT_REQUIRED',
-      message: `Tool '${descriptor.name}' is not checkpointable, but the plan requires checkpoints. Set "policy": { "requireCheckpoint": false } in the plan file, choose a tool that records undoable changes, ${step}.`,
-    };
-  }
-  return undefined;
+  return {
+    code: refusal.code,
+    message:
+      refusal.rule === 'network'
+        ? `Tool '${name}' reaches the network (open world), but the plan denies it. Set "policy": { "network": "allow" } in the plan file, choose a tool that stays off the network, ${step}.`
+        : `Tool '${name}' writes, but the plan is read-only. Set "policy": { "readOnly": false } in the plan file, choose a tool that does not write, ${step}.`,
+  };
 }
 
 /** A deny rule's refusal of a step, which the plan file's input lets the check see in full. */
@@ -65,7 +69,11 @@ function ruleRefusalOf(rules: ToolRules | undefined, tool: string, input: unknow
 }
 
 function describePolicy(policy: PlanPolicy): string {
-  return [policy.readOnly ? 'read-only' : 'read-write', policy.requireCheckpoint ? 'checkpoints required' : 'no checkpoints required'].join(', ');
+  return [
+    policy.readOnly ? 'read-only' : 'read-write',
+    policy.requireCheckpoint ? 'checkpoints required' : 'no checkpoints required',
+    policy.network === 'deny' ? 'no network' : 'network allowed',
+  ].join(', ');
 }
 
 /**

@@ -3,15 +3,29 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import {
+  PlanRegistryError,
+  checkPlanControlMessage,
+  checkPlanProgress,
+  checkPlanRegistration,
+  parsePlanControlMessage,
+  parseRegisteredPlan,
+  type PlanControlMessage,
+  type PlanMessageHandler,
+  type PlanProgress,
+  type PlanRegistration,
+  type PlanRegistry,
+  type PlanRegistryEntry,
+  type PlanSendResult,
+  type RegisteredPlan,
+} from '@ca/tool-lifecycle';
 import { CliError } from './cli-error';
-import { EXIT_CODES } from './exit-codes';
 
 /** What `agents plan list` shows of a running plan. */
-export interface RunningPlan {
-  readonly planId: string;
-  readonly pid: number;
-  readonly startedAt: string;
-  readonly planFile: string;
+export type RunningPlan = RegisteredPlan;
+
+/** An entry of the state folder: the plan's record and the socket it listens on. */
+interface StateEntry extends RegisteredPlan {
   readonly socket: string;
 }
 
@@ -24,19 +38,17 @@ export function resolveStateDir(option: string | undefined, env: Readonly<Record
 }
 
 const PLAN_ID = /^[A-Za-z0-9_.-]{1,100}$/;
-/** Longest message a plan reads on its channel. */
-const MAX_MESSAGE_LENGTH = 4096;
-/** The prefix of an answer to an approval request: `approval {"decision":"approve",…}`. */
-const APPROVAL_MESSAGE = 'approval ';
+/** The longest request line a plan's socket reads. */
+const MAX_REQUEST_BYTES = 64 * 1024;
+
+function planIdText(planId: string): string | undefined {
+  return !PLAN_ID.test(planId) || planId === '.' || planId === '..' ? `Plan id '${planId}' is not valid: use 1–100 letters, digits, '_', '.' or '-'.` : undefined;
+}
 
 /** @throws CliError when `planId` cannot name a plan (it becomes a file name). */
 export function checkPlanId(planId: string): void {
-  if (!PLAN_ID.test(planId) || planId === '.' || planId === '..') {
-    throw new CliError({
-      code: 'CLI_USAGE',
-      message: `Plan id '${planId}' is not valid: use 1–100 letters, digits, '_', '.' or '-'.`,
-    });
-  }
+  const problem = planIdText(planId);
+  if (problem !== undefined) throw new CliError({ code: 'CLI_USAGE', message: problem });
 }
 
 function isAlive(pid: number): boolean {
@@ -49,38 +61,47 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Running plans of this machine and user, announced under a state directory:
- * `plans/<id>.json` (pid, start, plan file, socket) and a Unix socket (or
- * Windows pipe) the plan listens on for `cancel`. Entries of processes that
- * died are cleaned up when listed.
+ * The plan registry of one machine and user (the `PlanRegistry` of
+ * `@ca/tool-lifecycle`, for the `agents` command when no shared registry is
+ * configured): running plans are announced under a state directory, as
+ * `plans/<id>.json` (the plan's record and socket) and a Unix socket (or
+ * Windows pipe) the plan listens on for control messages. Entries of
+ * processes that died are cleaned up when listed. Heartbeats rewrite the
+ * record with the plan's progress; liveness is the process's, not a TTL.
  */
-export class PlanRegistry {
+export class LocalPlanRegistry implements PlanRegistry {
+  readonly description: string;
+  readonly heartbeatIntervalMs: number;
   private readonly plansDir: string;
+  private readonly host = os.hostname();
+  private readonly entries = new Set<PlanRegistryEntry>();
 
-  constructor(stateDir: string) {
+  constructor(stateDir: string, options: { readonly heartbeatIntervalMs?: number } = {}) {
     this.plansDir = path.join(stateDir, 'plans');
+    this.description = `state folder ${stateDir}`;
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 2_000;
   }
 
   /**
-   * Announces a running plan and listens for cancellation requests and,
-   * with `onApproval`, answers to its approval requests (`approval <json>`,
-   * replied to with the line `onApproval` returns).
-   * Returns a function that withdraws the announcement.
-   * @throws CliError when a live plan already uses this id.
+   * Announces a running plan and listens for its control messages.
+   * @throws PlanRegistryError `PLAN_REGISTRY_DUPLICATE_PLAN` when a live plan
+   *   already uses this id; `PLAN_REGISTRY_INVALID_ARGUMENT` for an id that
+   *   cannot be a file name.
    */
-  async announce(
-    planId: string,
-    planFile: string,
-    onCancel: (reason: string) => void,
-    onApproval?: (answer: string) => string,
-  ): Promise<() => Promise<void>> {
-    checkPlanId(planId);
+  async register(registration: PlanRegistration, onMessage: PlanMessageHandler): Promise<PlanRegistryEntry> {
+    const checked = checkPlanRegistration(registration, this.description);
+    const planId = checked.planId;
+    const problem = planIdText(planId);
+    if (problem !== undefined) throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, planId, reason: problem });
     fs.mkdirSync(this.plansDir, { recursive: true, mode: 0o700 });
     const existing = this.read(planId);
     if (existing !== undefined && isAlive(existing.pid)) {
-      throw new CliError({
-        code: 'CLI_USAGE',
-        message: `A plan with id '${planId}' is already running (pid ${existing.pid}). Choose another --plan-id, or cancel it with 'agents plan cancel ${planId}'.`,
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_DUPLICATE_PLAN',
+        registry: this.description,
+        planId,
+        reason: `it runs as pid ${existing.pid}`,
+        advice: `Choose another --plan-id, or cancel it with 'agents plan cancel ${planId}'.`,
       });
     }
     const socket = this.socketPath(planId);
@@ -90,18 +111,18 @@ export class PlanRegistry {
       let buffer = '';
       connection.on('data', (chunk: string) => {
         buffer += chunk;
-        if (buffer.length > MAX_MESSAGE_LENGTH) connection.destroy();
-        if (!buffer.includes('\n')) return;
-        const command = buffer.trim();
-        if (command === 'cancel') {
-          connection.end('ok\n');
-          onCancel(`cancelled by 'agents plan cancel ${planId}'`);
-        } else if (command.startsWith(APPROVAL_MESSAGE) && onApproval !== undefined) {
-          // The second kind of message: an answer to an approval request of the plan.
-          connection.end(`${onApproval(command.slice(APPROVAL_MESSAGE.length))}\n`);
-        } else {
-          connection.end('unknown command\n');
+        if (buffer.length > MAX_REQUEST_BYTES) {
+          connection.destroy();
+          return;
         }
+        if (!buffer.includes('\n')) return;
+        const message = this.readRequest(buffer.slice(0, buffer.indexOf('\n')), planId);
+        if (message === undefined) {
+          connection.end('unknown command\n');
+          return;
+        }
+        connection.end('ok\n');
+        onMessage(message);
       });
       connection.on('error', () => undefined);
     });
@@ -112,77 +133,70 @@ export class PlanRegistry {
         resolve();
       });
     });
-    const entry: RunningPlan = { planId, pid: process.pid, startedAt: new Date().toISOString(), planFile, socket };
-    fs.writeFileSync(this.entryPath(planId), `${JSON.stringify(entry, null, 2)}\n`, { mode: 0o600 });
-    let withdrawn = false;
-    return async () => {
-      if (withdrawn) return;
-      withdrawn = true;
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      fs.rmSync(this.entryPath(planId), { force: true });
-      if (process.platform !== 'win32') fs.rmSync(socket, { force: true });
+    let record: StateEntry = { ...checked, host: this.host, pid: process.pid, heartbeatAt: new Date().toISOString(), socket };
+    this.write(record);
+    let ended = false;
+    const entry: PlanRegistryEntry = {
+      heartbeat: async (progress: PlanProgress) => {
+        if (ended) return;
+        const { pendingApprovals: _previous, ...rest } = record;
+        record = { ...rest, ...checkPlanProgress(progress, this.description, planId), heartbeatAt: new Date().toISOString() };
+        this.write(record);
+      },
+      end: async () => {
+        if (ended) return;
+        ended = true;
+        this.entries.delete(entry);
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        fs.rmSync(this.entryPath(planId), { force: true });
+        if (process.platform !== 'win32') fs.rmSync(socket, { force: true });
+      },
     };
+    this.entries.add(entry);
+    return entry;
   }
 
   /** The live plans, oldest first; stale entries are removed. */
-  list(): RunningPlan[] {
+  async list(): Promise<readonly RunningPlan[]> {
     if (!fs.existsSync(this.plansDir)) return [];
     const plans: RunningPlan[] = [];
     for (const file of fs.readdirSync(this.plansDir)) {
       if (!file.endsWith('.json')) continue;
       const entry = this.read(file.slice(0, -'.json'.length));
       if (entry === undefined) continue;
-      if (isAlive(entry.pid)) plans.push(entry);
-      else this.remove(entry);
+      if (!isAlive(entry.pid)) {
+        this.remove(entry);
+        continue;
+      }
+      const { socket: _socket, ...plan } = entry;
+      plans.push(plan);
     }
     return plans.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
   }
 
   /**
-   * Asks a running plan to cancel itself and waits for its acknowledgement.
-   * @throws CliError (exit 4) when no live plan has this id.
+   * Hands a control message to a running plan and waits for its acknowledgement.
+   * @throws PlanRegistryError `PLAN_REGISTRY_PLAN_NOT_FOUND` when no live plan has the id, or it does not answer.
    */
-  async cancel(planId: string, timeoutMs = 5_000): Promise<void> {
-    const reply = await this.send(planId, 'cancel', timeoutMs);
-    if (reply !== 'ok') throw new CliError({ code: 'CLI_USAGE', message: `Plan '${planId}' answered '${reply}' instead of ok.` });
-  }
-
-  /**
-   * Sends an answer to an approval request of a running plan
-   * (`agents plan approve` / `deny`) and returns what the plan replied:
-   * `ok <request-id> <tool>`.
-   * @throws CliError (exit 4) when no live plan has this id; (exit 2) when the plan refused the answer, with its reason.
-   */
-  async answerApproval(planId: string, answer: object, timeoutMs = 5_000): Promise<string> {
-    const reply = await this.send(planId, `${APPROVAL_MESSAGE}${JSON.stringify(answer)}`, timeoutMs);
-    if (reply.startsWith('ok ')) return reply;
-    if (reply === 'unknown command') {
-      throw new CliError({ code: 'CLI_USAGE', message: `Plan '${planId}' does not take answers to approval requests (it was started by a command that does not ask, or by an older version).` });
-    }
-    throw new CliError({ code: 'CLI_USAGE', message: `Plan '${planId}' refused the answer: ${reply.replace(/^error /, '')}.` });
-  }
-
-  /** Sends one line to a running plan and resolves to its reply. */
-  private async send(planId: string, line: string, timeoutMs: number): Promise<string> {
-    checkPlanId(planId);
+  async send(message: PlanControlMessage, timeoutMs = 5_000): Promise<PlanSendResult> {
+    const checked = checkPlanControlMessage(message, this.description);
+    const planId = checked.planId;
+    const problem = planIdText(planId);
+    if (problem !== undefined) throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, planId, reason: problem });
     const entry = this.read(planId);
     if (entry === undefined || !isAlive(entry.pid)) {
       if (entry !== undefined) this.remove(entry);
-      throw new CliError({
-        code: 'CLI_PLAN_NOT_FOUND',
-        exitCode: EXIT_CODES.notFound,
-        message: `No running plan has id '${planId}'. 'agents plan list' shows the running plans.`,
-      });
+      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_PLAN_NOT_FOUND', registry: this.description, planId });
     }
     const reply = await new Promise<string>((resolve, reject) => {
       const connection = net.connect(entry.socket);
       let answer = '';
       const timer = setTimeout(() => {
         connection.destroy();
-        reject(new Error(`plan '${planId}' did not answer within ${timeoutMs} ms`));
+        reject(new Error(`it did not answer within ${timeoutMs} ms`));
       }, timeoutMs);
       connection.setEncoding('utf8');
-      connection.on('connect', () => connection.write(`${line}\n`));
+      connection.on('connect', () => connection.write(`${JSON.stringify(checked)}\n`));
       connection.on('data', (chunk: string) => (answer += chunk));
       connection.on('end', () => {
         clearTimeout(timer);
@@ -193,25 +207,65 @@ export class PlanRegistry {
         reject(error);
       });
     }).catch((error: Error) => {
-      throw new CliError({
-        code: 'CLI_PLAN_NOT_FOUND',
-        exitCode: EXIT_CODES.notFound,
-        message: `Could not reach plan '${planId}' (pid ${entry.pid}): ${error.message}.`,
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_PLAN_NOT_FOUND',
+        registry: this.description,
+        planId,
+        reason: `could not reach it (pid ${entry.pid}): ${error.message}`,
         cause: error,
       });
     });
-    return reply;
+    if (reply !== 'ok') {
+      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, planId, reason: `the plan answered '${reply.slice(0, 200)}' instead of ok` });
+    }
+    return { planId, delivery: 'delivered' };
   }
 
-  private read(planId: string): RunningPlan | undefined {
+  /** Withdraws the plans this process announced. */
+  async close(): Promise<void> {
+    await Promise.all([...this.entries].map((entry) => entry.end()));
+  }
+
+  /** A request line: a control message as JSON, or `cancel` as earlier versions of the command send it. */
+  private readRequest(line: string, planId: string): PlanControlMessage | undefined {
+    const text = line.trim();
+    if (text === 'cancel') return { kind: 'cancel', planId, reason: `cancelled by 'agents plan cancel ${planId}'`, sentAt: new Date().toISOString() };
+    let parsed: unknown;
     try {
-      return JSON.parse(fs.readFileSync(this.entryPath(planId), 'utf8')) as RunningPlan;
+      parsed = JSON.parse(text);
     } catch {
       return undefined;
     }
+    const message = parsePlanControlMessage(parsed);
+    return message?.planId === planId ? message : undefined;
   }
 
-  private remove(entry: RunningPlan): void {
+  private read(planId: string): StateEntry | undefined {
+    let raw: Record<string, unknown>;
+    try {
+      raw = JSON.parse(fs.readFileSync(this.entryPath(planId), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+    if (typeof raw !== 'object' || raw === null || typeof raw['socket'] !== 'string') return undefined;
+    // Entries written by earlier versions of the command carry only the plan file.
+    const record =
+      raw['policy'] === undefined && typeof raw['planFile'] === 'string'
+        ? { planId: raw['planId'], pid: raw['pid'], startedAt: raw['startedAt'], heartbeatAt: raw['startedAt'], host: this.host, policy: {}, tools: [], stepsDone: 0, labels: { file: raw['planFile'] } }
+        : raw;
+    const plan = parseRegisteredPlan(record);
+    return plan === undefined ? undefined : { ...plan, socket: raw['socket'] };
+  }
+
+  private write(record: StateEntry): void {
+    const file = this.entryPath(record.planId);
+    const temporary = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temporary, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+    // Renamed into place, so `plan list` never reads half a record.
+    fs.renameSync(temporary, file);
+  }
+
+  private remove(entry: StateEntry): void {
     fs.rmSync(this.entryPath(entry.planId), { force: true });
     if (process.platform !== 'win32') fs.rmSync(entry.socket, { force: true });
   }

@@ -49,6 +49,8 @@ export interface RunPlanOptions {
   readonly planId?: string;
   readonly tracesFile?: string;
   readonly json: boolean;
+  /** Shown with the plan by `agents plan list` when the runtime has a plan registry (`{ file }`). */
+  readonly labels?: Readonly<Record<string, string>>;
   /** Called with the plan context as soon as it exists (to wire cancellation). */
   readonly onStart?: (ctx: ToolExecutionContext) => Promise<void> | void;
   /** The configuration file as the user would type it, named in advice. */
@@ -134,12 +136,17 @@ export async function runPlanFile(
       policy: plan.policy,
       resources: [...resources.values()],
       ...(plan.timeoutMs === undefined ? {} : { timeoutMs: plan.timeoutMs }),
+      ...(options.labels === undefined ? {} : { registry: { labels: options.labels } }),
       onEnd: (report) => (end = report),
     },
     async (ctx) => {
       planId = ctx.planId;
       await options.onStart?.(ctx);
-      const policy = [plan.policy.readOnly ? 'read-only' : 'read-write', plan.policy.requireCheckpoint ? 'checkpoints required' : undefined]
+      const policy = [
+        plan.policy.readOnly ? 'read-only' : 'read-write',
+        plan.policy.requireCheckpoint ? 'checkpoints required' : undefined,
+        plan.policy.network === 'deny' ? 'no network' : undefined,
+      ]
         .filter(Boolean)
         .join(', ');
       say(`Plan ${planId} (${policy}) — ${plan.steps.length} steps${plan.description ? `: ${plan.description}` : ''}\n`);

@@ -23,3 +23,15 @@ export function terminalJson(value: unknown): string {
   }
   return terminalSafe(text);
 }
+
+/**
+ * Text of several lines from a source (an MCP server's question, a field's
+ * title), made safe to print: line breaks and tabs stay, every other control
+ * character (terminal escapes among them) and the characters that reorder or
+ * hide text become spaces; cut at 2,000 characters.
+ */
+export function terminalLines(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const stripped = String(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, ' ');
+  return stripped.length > LONGEST_SHOWN ? `${stripped.slice(0, LONGEST_SHOWN)}…` : stripped;
+}

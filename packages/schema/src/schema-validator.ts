@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@ca/domain';
+import { describeValue, messageOf, type JsonSchema } from '@ca/domain';
 import Ajv from 'ajv';
 import type { ErrorObject, Format, Options as AjvOptions, ValidateFunction } from 'ajv';
 import type { DataValidateFunction } from 'ajv/dist/types';
@@ -259,7 +259,7 @@ export class DefaultSchemaValidator implements SchemaValidator {
       const engine = declaresIdentifiers(schema) ? this.createEngine(dialect, trust) : this.getEngine(dialect, trust);
       check = engine.compile(schema);
     } catch (error) {
-      if (dialect === 'draft-2020-12' && (isStackOverflow(error) || /only supports hash fragment/.test(errorMessage(error)))) {
+      if (dialect === 'draft-2020-12' && (isStackOverflow(error) || /only supports hash fragment/.test(messageOf(error)))) {
         return this.interpret(schema, dialect, index, metaschema, trust);
       }
       throw engineProblem(error);
@@ -406,6 +406,7 @@ export class DefaultSchemaValidator implements SchemaValidator {
     if (this.assertFormats && trust === 'untrusted') engine.addFormat('regex', (value: string) => !PatternCompileError.isInstance(this.linearPatterns.get(value) ?? this.compileLinear(value)));
     replaceUniqueItems(engine);
     replaceMultipleOf(engine);
+    replaceConstAndEnum(engine);
     for (const [uri, schema] of this.remotes) addToEngine(engine, schema, uri);
     return engine;
   }
@@ -463,7 +464,7 @@ class InterpretedCompiledSchema implements CompiledSchema {
 
 function failureOf(error: unknown): SchemaValidationResult {
   if (isStackOverflow(error)) return invalidResult([createDepthIssue()]);
-  return invalidResult([createIssue('', '#', 'exception', `could not be validated: ${errorMessage(error)}`)]);
+  return invalidResult([createIssue('', '#', 'exception', `could not be validated: ${messageOf(error)}`)]);
 }
 
 function toIssue(error: ErrorObject): SchemaIssue {
@@ -493,6 +494,34 @@ function replaceUniqueItems(engine: AjvEngine): void {
     return false;
   };
   engine.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: validateUniqueItems });
+}
+
+/**
+ * ajv's const and enum compare with fast-deep-equal, which calls an object's
+ * own `valueOf`/`toString` when they differ from Object.prototype's: a JSON
+ * input such as `{"toString": {}}` makes it throw, so a valid value was
+ * refused with a "could not be validated" issue. The interpreter's JSON
+ * equality reads own keys only.
+ */
+function replaceConstAndEnum(engine: AjvEngine): void {
+  engine.removeKeyword('const');
+  engine.removeKeyword('enum');
+  const validateConst: DataValidateFunction = (allowedValue: unknown, data: unknown) => {
+    validateConst.errors = undefined;
+    if (deepEqual(data, allowedValue)) return true;
+    const error: Partial<ErrorObject> = { keyword: 'const', params: { allowedValue }, message: 'must be equal to constant' };
+    validateConst.errors = [error];
+    return false;
+  };
+  const validateEnum: DataValidateFunction = (allowedValues: unknown, data: unknown) => {
+    validateEnum.errors = undefined;
+    if (Array.isArray(allowedValues) && allowedValues.some((allowed) => deepEqual(data, allowed))) return true;
+    const error: Partial<ErrorObject> = { keyword: 'enum', params: { allowedValues }, message: 'must be equal to one of the allowed values' };
+    validateEnum.errors = [error];
+    return false;
+  };
+  engine.addKeyword({ keyword: 'const', errors: true, validate: validateConst });
+  engine.addKeyword({ keyword: 'enum', schemaType: 'array', errors: true, validate: validateEnum });
 }
 
 /** ajv's multipleOf is wrong for large numbers; the interpreter's check is not. */
@@ -551,7 +580,7 @@ function engineProblem(error: unknown): SchemaProblem {
   if (isStackOverflow(error)) {
     return new SchemaProblem('recursion', '#', 'the schema is nested or recursive beyond what the engine can compile', error);
   }
-  const message = errorMessage(error);
+  const message = messageOf(error);
   const missing = (error as { missingRef?: unknown }).missingRef;
   if (typeof missing === 'string') {
     const remote = /^https?:/i.test(missing) && !missing.startsWith(ANONYMOUS_BASE_URI.replace(/[^/]*$/, ''));
@@ -652,14 +681,4 @@ function serialise(schema: JsonSchema): string {
     return text;
   };
   return visit(schema, '#');
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? `the string "${value.slice(0, 40)}"` : `a ${typeof value}`;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -332,6 +332,8 @@ export async function openConfinedFile(target: ConfinedPath, options: { readonly
     try {
       path = await realpath(path);
     } catch (resolveError) {
+      // Here ELOOP is a loop of links, not a link that appeared after a check.
+      if (errorCode(resolveError) === 'ELOOP') throw refusal('PATH_IO_FAILED', target, path, { cause: resolveError });
       throw fromSystemError(resolveError, target, path);
     }
     if (!isPathInside(path, target.root.realPath)) throw refusal('PATH_OUTSIDE_ROOT', target, path);
@@ -402,6 +404,8 @@ export async function openConfinedEntry(folder: string, name: string, details: C
     try {
       path = await realpath(path);
     } catch (resolveError) {
+      // Here ELOOP is a loop of links, not a link that appeared after a check.
+      if (errorCode(resolveError) === 'ELOOP') throw refusal('PATH_IO_FAILED', target, path, { cause: resolveError });
       throw fromSystemError(resolveError, target, path);
     }
     if (!isPathInside(path, target.root.realPath)) throw refusal('PATH_OUTSIDE_ROOT', target, path);

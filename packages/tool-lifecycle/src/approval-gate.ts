@@ -8,6 +8,7 @@ import { ToolApprovalDeniedError } from './errors/tool-approval-denied-error';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolPlanEndedError } from './errors/tool-plan-ended-error';
 import type { PlanCalls, PendingRequest } from './plan-calls';
+import type { PendingApprovalSummary, PlanApprovalMessage } from './plan-registry/plan-registry';
 import type { RuntimeLogger } from './runtime-logger';
 import type { ToolDescriptor } from './tool-descriptor';
 import { fingerprintTool } from './tool-fingerprint';
@@ -38,6 +39,8 @@ export interface ApprovalGateSettings {
   readonly logger: RuntimeLogger;
   readonly monotonic: () => number;
   readonly now: () => number;
+  /** Told when a plan's list of waiting requests changed (a request began or stopped waiting). */
+  readonly onPendingChange?: (ctx: PlanContext) => void;
 }
 
 /** Shortest approval key: an HMAC-SHA256 key shorter than its output is weaker than the hash. */
@@ -170,19 +173,33 @@ class PendingApproval implements PendingRequest {
   private done = false;
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
   private unsubscribe: (() => void) | undefined = undefined;
+  /** When it was asked, in wall-clock ms. */
+  private readonly askedAtMs: number;
 
   constructor(
     private readonly gate: ApprovalGate,
     private readonly asked: AskedApproval,
     private readonly resolve: () => void,
     private readonly reject: (error: unknown) => void,
-  ) {}
+  ) {
+    this.askedAtMs = gate.wallTime();
+  }
+
+  get requestId(): string {
+    return this.asked.request.id;
+  }
+
+  summary(): PendingApprovalSummary {
+    const { id, toolName } = this.asked.request;
+    return { requestId: id, toolName, askedAt: new Date(this.askedAtMs).toISOString() };
+  }
 
   wait(answer: PromiseLike<ApprovalDecision>): void {
     const { subject, request, plan } = this.asked;
     const { toolName, planId } = request;
     this.unsubscribe = subject.ctx.cancellationToken.onCancel((reason) => this.withdraw(new ToolCancelledError({ reason, toolName, planId })));
     plan.addPending(this);
+    this.gate.pendingChanged(subject.ctx);
     const timeoutMs = this.gate.timeoutMs;
     if (timeoutMs !== undefined) this.timer = setTimeout(() => this.withdraw(new WaitEnded('timed-out')), timeoutMs);
     Promise.resolve(answer).then(
@@ -196,11 +213,19 @@ class PendingApproval implements PendingRequest {
     this.withdraw(new ToolPlanEndedError({ planId: this.asked.request.planId, toolName: this.asked.request.toolName }));
   }
 
+  /** Answered from elsewhere (the plan registry): the handler's question is withdrawn, with `why` as the signal's reason. */
+  answerElsewhere(decision: ApprovalDecision, why: string): void {
+    if (this.done) return;
+    this.answered(decision);
+    this.asked.abort(new Error(why));
+  }
+
   private finish(): void {
     this.done = true;
     this.unsubscribe?.();
     this.asked.plan.removePending(this);
     if (this.timer !== undefined) clearTimeout(this.timer);
+    this.gate.pendingChanged(this.asked.subject.ctx);
   }
 
   private answered(value: unknown): void {
@@ -253,6 +278,7 @@ export class ApprovalGate {
   /** Monotonic milliseconds, for how long requests wait. */
   readonly monotonic: () => number;
   private readonly now: () => number;
+  private readonly onPendingChange: ((ctx: PlanContext) => void) | undefined;
 
   constructor(settings: ApprovalGateSettings) {
     this.rules = settings.rules !== undefined && settings.rules.size > 0 ? settings.rules : undefined;
@@ -262,7 +288,52 @@ export class ApprovalGate {
     this.logger = settings.logger;
     this.monotonic = settings.monotonic;
     this.now = settings.now;
+    this.onPendingChange = settings.onPendingChange;
     this.key = keyOf(settings.key, settings.store !== undefined);
+  }
+
+  /** Wall-clock milliseconds, from the runtime's clock. */
+  wallTime(): number {
+    return this.now();
+  }
+
+  /** A request of the plan began or stopped waiting. */
+  pendingChanged(ctx: PlanContext): void {
+    if (this.onPendingChange === undefined) return;
+    try {
+      this.onPendingChange(ctx);
+    } catch (error) {
+      this.logger.error(`Telling the plan registry that the approval requests of plan '${ctx.planId}' changed failed: ${messageOf(error)}`, { planId: ctx.planId });
+    }
+  }
+
+  /**
+   * Applies an answer that came through the plan registry to the waiting
+   * request it names: the first answer wins, and the handler's question is
+   * withdrawn. An answer to a request that does not wait (answered already,
+   * withdrawn, never asked) is ignored with a warning.
+   */
+  answerFromRegistry(plan: PlanCalls | undefined, planId: string, message: PlanApprovalMessage, registry: string): void {
+    const requestId = safeMessage(message.requestId, 64);
+    const pending = plan?.pendingRequest(message.requestId);
+    if (pending === undefined) {
+      this.logger.warn(
+        `Plan '${planId}' received an answer to approval request '${requestId}' through plan registry ${registry}, but no request with that id waits (answered already, withdrawn, or never asked); it was ignored.`,
+        { planId },
+      );
+      return;
+    }
+    const decidedBy = message.sentBy ?? `plan registry ${registry}`;
+    const decision: ApprovalDecision =
+      message.decision === 'approve'
+        ? { decision: 'approve', scope: message.scope ?? 'once', decidedBy }
+        : { decision: 'deny', ...(message.reason === undefined ? {} : { reason: message.reason }), decidedBy };
+    const { toolName } = pending.summary();
+    this.logger.info(`Approval request ${requestId} of plan '${planId}' (tool '${toolName}') was ${message.decision === 'approve' ? 'approved' : 'denied'} through plan registry ${registry} by ${safeLabel(decidedBy)}.`, {
+      planId,
+      toolName,
+    });
+    pending.answerElsewhere(decision, `approval request ${requestId} was answered through plan registry ${registry} by ${safeLabel(decidedBy)}`);
   }
 
   /**

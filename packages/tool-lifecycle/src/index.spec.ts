@@ -7,10 +7,16 @@ describe('@ca/tool-lifecycle public API', () => {
       'APPROVAL_HANDLER',
       'APPROVAL_KEY',
       'APPROVAL_STORE',
+      'INTERACTION_HANDLER',
+      'MAX_LISTED_APPROVALS',
+      'MAX_LISTED_TOOLS',
       'MemoryApprovalStore',
+      'PLAN_REGISTRY',
       'PROCESS_GROUPS_SUPPORTED',
+      'PlanRegistryError',
       'RUNTIME_CLOCK',
       'RUNTIME_LOGGER',
+      'SAMPLING_HANDLER',
       'SCHEMA_VALIDATOR',
       'TOOL_LIFECYCLE_CACHE',
       'TOOL_RUNTIME',
@@ -33,13 +39,24 @@ describe('@ca/tool-lifecycle public API', () => {
       'ToolRuntime',
       'ToolRuntimeError',
       'ToolSet',
+      'approvalThroughInteraction',
       'canonicalJson',
+      'checkPlanControlMessage',
+      'checkPlanProgress',
+      'checkPlanRegistration',
       'closestNames',
       'compileToolPattern',
       'compileToolRules',
+      'createApprovalMessage',
+      'createCancelMessage',
       'createConsoleLogger',
       'createRedactingLogger',
       'fingerprintTool',
+      'parsePlanControlMessage',
+      'parseRegisteredPlan',
+      'planControlMessageKey',
+      'planIdProblem',
+      'policyRefusal',
       'registerToolRuntime',
       'signalProcessGroup',
       'silentLogger',
@@ -50,7 +67,7 @@ describe('@ca/tool-lifecycle public API', () => {
   });
 
   it('exports the test doubles from the testing subpath only', () => {
-    expect(Object.keys(testing).sort()).toEqual(['InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'waitUntilProcessesGone']);
+    expect(Object.keys(testing).sort()).toEqual(['InMemoryPlanRegistry', 'InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'sandboxAvailableForTests', 'waitUntilProcessesGone']);
   });
 
   it('uses Symbol.for tokens so two copies of the package share them', () => {
@@ -59,5 +76,8 @@ describe('@ca/tool-lifecycle public API', () => {
     expect(publicApi.APPROVAL_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.ApprovalHandler'));
     expect(publicApi.APPROVAL_STORE).toBe(Symbol.for('ca.tool-lifecycle.ApprovalStore'));
     expect(publicApi.APPROVAL_KEY).toBe(Symbol.for('ca.tool-lifecycle.ApprovalKey'));
+    expect(publicApi.INTERACTION_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.InteractionHandler'));
+    expect(publicApi.SAMPLING_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.SamplingHandler'));
+    expect(publicApi.PLAN_REGISTRY).toBe(Symbol.for('ca.tool-lifecycle.PlanRegistry'));
   });
 });

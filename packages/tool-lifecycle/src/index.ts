@@ -16,11 +16,14 @@ export { ToolRuntime } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions } from './tool-runtime';
 export type { DiscoveryResult, SourceError } from './tool-catalog';
 export { ToolSet } from './tool-set';
+export { policyRefusal } from './policy';
 export type { ToolSetSettings } from './tool-set';
 export { closestNames } from './closest-names';
 export { registerToolRuntime } from './register-tool-runtime';
 export { APPROVAL_HANDLER } from './approval-handler';
 export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
+export { approvalThroughInteraction } from './approval-interaction';
+export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval-interaction';
 export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval-store';
 export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval-store';
 export { compileToolRules } from './tool-rules';
@@ -30,6 +33,26 @@ export type { PatternMatcher } from './tool-pattern';
 export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './call-settings';
 export { canonicalJson } from './canonical-json';
 export { fingerprintTool } from './tool-fingerprint';
+export { INTERACTION_HANDLER } from './interaction-handler';
+export type {
+  FormInteraction,
+  InteractionContext,
+  InteractionHandler,
+  InteractionRequest,
+  InteractionResponse,
+  InteractionValues,
+  UrlInteraction,
+} from './interaction-handler';
+export { SAMPLING_HANDLER } from './sampling-handler';
+export type {
+  SamplingContent,
+  SamplingContext,
+  SamplingHandler,
+  SamplingMessage,
+  SamplingModelPreferences,
+  SamplingRequest,
+  SamplingResult,
+} from './sampling-handler';
 export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process/process-group';
 export {
   TOOL_SOURCE,
@@ -39,7 +62,37 @@ export {
   TOOL_RUNTIME_OPTIONS,
   TOOL_LIFECYCLE_CACHE,
   TOOL_RUNTIME,
+  PLAN_REGISTRY,
 } from './tokens';
+export type {
+  PlanRegistry,
+  PlanRegistryEntry,
+  PlanRegistration,
+  PlanRegistryOptions,
+  PlanProgress,
+  RegisteredPlan,
+  PlanControlMessage,
+  PlanCancelMessage,
+  PlanApprovalMessage,
+  PendingApprovalSummary,
+  PlanMessageHandler,
+  PlanSendResult,
+} from './plan-registry/plan-registry';
+export { MAX_LISTED_APPROVALS, MAX_LISTED_TOOLS } from './plan-registry/plan-registry';
+export { PlanRegistryError } from './plan-registry/plan-registry-error';
+export type { PlanRegistryErrorCode, PlanRegistryErrorOptions } from './plan-registry/plan-registry-error';
+export {
+  checkPlanRegistration,
+  checkPlanControlMessage,
+  checkPlanProgress,
+  createApprovalMessage,
+  createCancelMessage,
+  parsePlanControlMessage,
+  parseRegisteredPlan,
+  planControlMessageKey,
+  planIdProblem,
+} from './plan-registry/plan-registry-records';
+export type { PlanApprovalAnswer } from './plan-registry/plan-registry-records';
 export { ToolRuntimeError } from './errors/tool-runtime-error';
 export type { ToolRuntimeErrorCode, ToolRuntimeErrorOptions } from './errors/tool-runtime-error';
 export { ToolAccessDeniedError } from './errors/tool-access-denied-error';

@@ -1,5 +1,7 @@
-import type { ToolResult } from './tool-result';
+import type { ApprovalDecision } from './approval-handler';
 import type { CallLimiter } from './call-limiter';
+import type { PendingApprovalSummary } from './plan-registry/plan-registry';
+import type { ToolResult } from './tool-result';
 
 /** An approval given for the rest of a plan. */
 export interface RememberedApproval {
@@ -18,6 +20,12 @@ export interface RecordedResult {
 export interface PendingRequest {
   previousPending: PendingRequest | undefined;
   nextPending: PendingRequest | undefined;
+  /** The request's id in its plan. */
+  readonly requestId: string;
+  /** The request as a plan registry lists it. */
+  summary(): PendingApprovalSummary;
+  /** Answers the request from elsewhere than its handler (the plan registry); the handler's question is withdrawn. */
+  answerElsewhere(decision: ApprovalDecision, why: string): void;
   /** Withdraws the request: the plan ended. */
   end(): void;
 }
@@ -62,6 +70,21 @@ export class PlanCalls {
     const pending: PendingRequest[] = [];
     for (let request = this.firstPending; request !== undefined; request = request.nextPending) pending.push(request);
     for (const request of pending) request.end();
+  }
+
+  /** The waiting request with this id, if any. */
+  pendingRequest(requestId: string): PendingRequest | undefined {
+    for (let request = this.firstPending; request !== undefined; request = request.nextPending) {
+      if (request.requestId === requestId) return request;
+    }
+    return undefined;
+  }
+
+  /** The waiting requests, oldest first (the list holds the newest first). */
+  pendingSummaries(): PendingApprovalSummary[] {
+    const summaries: PendingApprovalSummary[] = [];
+    for (let request = this.firstPending; request !== undefined; request = request.nextPending) summaries.push(request.summary());
+    return summaries.reverse();
   }
 
   addPending(request: PendingRequest): void {

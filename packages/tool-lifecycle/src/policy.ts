@@ -1,18 +1,38 @@
-import type { PlanContext } from '@ca/tool-context';
+import type { PlanContext, PlanPolicy } from '@ca/tool-context';
 import { ToolAccessDeniedError } from './errors/tool-access-denied-error';
 import { ToolCheckpointRequiredError } from './errors/tool-checkpoint-required-error';
 import type { ToolDescriptor } from './tool-descriptor';
 
 /**
- * Step 3 of an execution, the one place where the plan's policy meets the
- * tool's capability. Nothing of the tool has run when this refuses.
- * @throws ToolAccessDeniedError for a tool that writes in a read-only plan, and for an `openWorld` tool in a plan that denies the network.
- * @throws ToolCheckpointRequiredError for a tool that is not checkpointable in a plan that requires checkpoints.
+ * What the plan's policy says of a tool, without running anything: the
+ * refusal the runtime would raise at step 3, or `undefined` when the tool may
+ * run. The one place where policy meets capability; `plan check`-style tools
+ * call it to judge a plan before it starts.
+ *
+ * Rules, in order: a tool that `writes` in a read-only plan; an `openWorld`
+ * tool in a plan that denies the network (both `ToolAccessDeniedError`); a
+ * tool that is not `checkpointable` in a plan that requires checkpoints
+ * (`ToolCheckpointRequiredError`).
+ *
+ * @throws Never.
+ */
+export function policyRefusal(
+  descriptor: Pick<ToolDescriptor, 'name' | 'capability'>,
+  policy: PlanPolicy,
+  planId: string,
+): ToolAccessDeniedError | ToolCheckpointRequiredError | undefined {
+  const { capability, name: toolName } = descriptor;
+  if (policy.readOnly && capability.writes) return new ToolAccessDeniedError({ toolName, planId, rule: 'read-only' });
+  if (policy.network === 'deny' && capability.openWorld) return new ToolAccessDeniedError({ toolName, planId, rule: 'network' });
+  if (policy.requireCheckpoint && !capability.checkpointable) return new ToolCheckpointRequiredError({ toolName, planId });
+  return undefined;
+}
+
+/**
+ * Step 3 of an execution: nothing of the tool has run when this refuses.
+ * @throws ToolAccessDeniedError or ToolCheckpointRequiredError, as {@link policyRefusal} says.
  */
 export function enforcePolicy(descriptor: ToolDescriptor, ctx: PlanContext): void {
-  const { capability, name: toolName } = descriptor;
-  const { policy, planId } = ctx;
-  if (policy.readOnly && capability.writes) throw new ToolAccessDeniedError({ toolName, planId, rule: 'read-only' });
-  if (policy.network === 'deny' && capability.openWorld) throw new ToolAccessDeniedError({ toolName, planId, rule: 'network' });
-  if (policy.requireCheckpoint && !capability.checkpointable) throw new ToolCheckpointRequiredError({ toolName, planId });
+  const refusal = policyRefusal(descriptor, ctx.policy, ctx.planId);
+  if (refusal !== undefined) throw refusal;
 }

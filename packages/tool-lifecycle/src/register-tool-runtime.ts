@@ -1,12 +1,15 @@
 import { createSchemaValidator } from '@ca/schema';
-import { instanceCachingFactory, type DependencyContainer } from 'tsyringe';
+import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
 import { APPROVAL_HANDLER } from './approval-handler';
+import { approvalThroughInteraction } from './approval-interaction';
 import { APPROVAL_KEY, APPROVAL_STORE } from './approval-store';
+import { INTERACTION_HANDLER } from './interaction-handler';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolLifecycleCache } from './lifecycle-cache';
 import { systemClock } from './runtime-clock';
 import { createConsoleLogger } from './runtime-logger';
 import {
+  PLAN_REGISTRY,
   RUNTIME_CLOCK,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
@@ -15,17 +18,40 @@ import {
   TOOL_RUNTIME_OPTIONS,
   TOOL_SOURCE,
 } from './tokens';
-import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions } from './tool-runtime';
+import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './tool-runtime';
+
+type Resolver = Parameters<FactoryFunction<unknown>>[0];
+
+/** The approval handler, store and key the service registered; approvals through its interaction handler when it has no approval handler. */
+function approvalSettingsOf(resolver: Resolver): Pick<ToolRuntimeSettings, 'approvalHandler' | 'approvalStore' | 'approvalKey'> {
+  const approvalHandler = resolver.isRegistered(APPROVAL_HANDLER, true)
+    ? resolver.resolve(APPROVAL_HANDLER)
+    : resolver.isRegistered(INTERACTION_HANDLER, true)
+      ? approvalThroughInteraction(resolver.resolve(INTERACTION_HANDLER))
+      : undefined;
+  return {
+    ...(approvalHandler === undefined ? {} : { approvalHandler }),
+    ...(resolver.isRegistered(APPROVAL_STORE, true) ? { approvalStore: resolver.resolve(APPROVAL_STORE) } : {}),
+    ...(resolver.isRegistered(APPROVAL_KEY, true) ? { approvalKey: resolver.resolve(APPROVAL_KEY) } : {}),
+  };
+}
 
 /**
  * Registers the core of the runtime in `container`: the logger, clock and
  * schema validator (each only when not registered already, so a service can
  * register its own first), the options, the lifecycle cache and the
  * `ToolRuntime` itself under `TOOL_RUNTIME` (one instance per container that
- * resolves it), with the `APPROVAL_HANDLER`, `APPROVAL_STORE` and
- * `APPROVAL_KEY` the service registered, if any. Sources are registered by the adapters, under `TOOL_SOURCE`;
- * they are read when the runtime is first resolved, so register adapters
- * before resolving.
+ * resolves it). Sources are registered by the adapters, under `TOOL_SOURCE`,
+ * and a plan registry, when the service has one, under `PLAN_REGISTRY`; both
+ * are read when the runtime is first resolved, so register them before
+ * resolving.
+ *
+ * Approval requests go to the `APPROVAL_HANDLER` the service registered; when
+ * it registered none but has an `INTERACTION_HANDLER` (the one that answers
+ * MCP elicitation), requests are asked through that one, as a form
+ * (`approvalThroughInteraction`), so one handler answers every question the
+ * runtime and its sources put to a person. `APPROVAL_STORE` and
+ * `APPROVAL_KEY` are read when registered.
  *
  * Never touches tsyringe's global container unless you pass it.
  * @throws ToolInvalidArgumentError when `container` is not a tsyringe container.
@@ -61,9 +87,8 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           clock: resolver.resolve(RUNTIME_CLOCK),
           cache: resolver.resolve(TOOL_LIFECYCLE_CACHE),
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
-          ...(resolver.isRegistered(APPROVAL_HANDLER, true) ? { approvalHandler: resolver.resolve(APPROVAL_HANDLER) } : {}),
-          ...(resolver.isRegistered(APPROVAL_STORE, true) ? { approvalStore: resolver.resolve(APPROVAL_STORE) } : {}),
-          ...(resolver.isRegistered(APPROVAL_KEY, true) ? { approvalKey: resolver.resolve(APPROVAL_KEY) } : {}),
+          ...approvalSettingsOf(resolver),
+          ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
         }),
     ),
   });

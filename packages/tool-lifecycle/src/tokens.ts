@@ -3,6 +3,7 @@ import type { SchemaValidator } from '@ca/schema';
 import type { RuntimeClock } from './runtime-clock';
 import type { RuntimeLogger } from './runtime-logger';
 import type { ToolLifecycleCache } from './lifecycle-cache';
+import type { PlanRegistry } from './plan-registry/plan-registry';
 import type { ToolRuntime, ToolRuntimeOptions } from './tool-runtime';
 import type { ToolSource } from './tool-source';
 
@@ -20,3 +21,5 @@ export const TOOL_RUNTIME_OPTIONS: InjectionToken<ToolRuntimeOptions> = Symbol.f
 export const TOOL_LIFECYCLE_CACHE: InjectionToken<ToolLifecycleCache> = Symbol.for('ca.tool-lifecycle.ToolLifecycleCache');
 /** The runtime itself. */
 export const TOOL_RUNTIME: InjectionToken<ToolRuntime> = Symbol.for('ca.tool-lifecycle.ToolRuntime');
+/** Where the runtime announces its plans (optional: register one before resolving the runtime). */
+export const PLAN_REGISTRY: InjectionToken<PlanRegistry> = Symbol.for('ca.tool-lifecycle.PlanRegistry');

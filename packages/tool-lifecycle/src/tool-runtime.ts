@@ -26,6 +26,8 @@ import { ToolNotActivatedError } from './errors/tool-not-activated-error';
 import { ToolRuntimeError } from './errors/tool-runtime-error';
 import { ToolLifecycleCache, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
 import { PlanCalls } from './plan-calls';
+import { PlanRegistryLink, checkRegistryOption } from './plan-registry/plan-registry-link';
+import type { PlanRegistry, PlanRegistryOptions } from './plan-registry/plan-registry';
 import { enforcePolicy } from './policy';
 import { systemClock, type RuntimeClock } from './runtime-clock';
 import { createConsoleLogger, createRedactingLogger, type RuntimeLogger } from './runtime-logger';
@@ -74,6 +76,16 @@ export interface ToolRuntimeOptions {
   readonly calls?: readonly ToolCallSettings[];
   /** How long a call waits for an approval before it is refused (`timed-out`), in ms. Default: as long as the plan runs. */
   readonly approvalTimeoutMs?: number;
+  /**
+   * Take answers to approval requests from the plan registry (`agents plan
+   * approve|deny`, a control plane): each plan lists its waiting requests in
+   * its registration, and a `PlanApprovalMessage` answers one, racing the
+   * `ApprovalHandler` (the first answer wins). Whoever may send messages to
+   * the registry may then approve calls: turn it on only where the
+   * registry's access is as narrow as approval's. Default `false` (approval
+   * messages are ignored with a warning, and no request is listed).
+   */
+  readonly registryApprovals?: boolean;
 }
 
 /** What a {@link ToolRuntime} is built from; everything but the sources has a default. */
@@ -94,6 +106,8 @@ export interface ToolRuntimeSettings {
   readonly approvalStore?: ApprovalStore;
   /** The secret (at least 32 bytes) approval records are signed with; the same for every runtime that shares the store. */
   readonly approvalKey?: string | Uint8Array;
+  /** Where the runtime announces its plans (see `PlanRegistry`); none by default. */
+  readonly planRegistry?: PlanRegistry;
 }
 
 /** Options of one `execute` call. */
@@ -117,6 +131,11 @@ export interface ExecuteOptions {
 export interface PlanOptions extends ToolExecutionContextOptions {
   /** Cancel the plan (and every execution in it) after this many ms. */
   readonly timeoutMs?: number;
+  /**
+   * The plan's registration when the runtime has a plan registry: labels to
+   * show with it, or `false` to keep this plan out of the registry.
+   */
+  readonly registry?: PlanRegistryOptions | false;
 }
 
 /** One execution in flight: what its steps share, in one place. */
@@ -181,6 +200,7 @@ export class ToolRuntime {
   /** What the runtime keeps per plan beyond its context (approvals, idempotency, limits); dropped with the context. */
   private readonly plans = new WeakMap<PlanContext, PlanCalls>();
   private readonly planCallsSource: PlanCallsSource = { planCalls: (ctx) => this.planCalls(ctx) };
+  private readonly registryLink: PlanRegistryLink | undefined;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -191,6 +211,8 @@ export class ToolRuntime {
     this.autoActivate = options.autoActivate ?? true;
     const runtimeClock = settings.clock ?? systemClock;
     checkApprovalSettings(settings);
+    // Answers through the registry need its list of waiting requests kept current: one refresh per change.
+    const registryApprovals = options.registryApprovals === true && settings.planRegistry !== undefined;
     this.approvals = new ApprovalGate({
       rules: options.rules === undefined ? undefined : compileToolRules(options.rules),
       handler: settings.approvalHandler,
@@ -200,10 +222,29 @@ export class ToolRuntime {
       logger: this.logger,
       monotonic: () => runtimeClock.monotonic(),
       now: () => runtimeClock.now(),
+      ...(registryApprovals ? { onPendingChange: (ctx: PlanContext) => this.registryLink?.refresh(ctx.planId) } : {}),
     });
     this.hasRules = this.approvals.rules !== undefined;
     const calls = options.calls === undefined ? undefined : new CallSettings(options.calls);
     this.callSettings = calls === undefined || calls.empty ? undefined : calls;
+    this.registryLink =
+      settings.planRegistry === undefined
+        ? undefined
+        : new PlanRegistryLink(settings.planRegistry, this.logger, {
+            activeTools: (planId) => this.cache.activeTools(planId),
+            pendingApprovals: (ctx) => (registryApprovals ? (this.plans.get(ctx)?.pendingSummaries() ?? []) : []),
+            answerApproval: (ctx, message) => {
+              const registry = settings.planRegistry?.description ?? '';
+              if (registryApprovals) {
+                this.approvals.answerFromRegistry(this.plans.get(ctx), ctx.planId, message, registry);
+                return;
+              }
+              this.logger.warn(
+                `Plan '${ctx.planId}' received an answer to an approval request through plan registry ${registry}; this runtime does not take answers from its registry (option registryApprovals), so it was ignored.`,
+                { planId: ctx.planId },
+              );
+            },
+          });
     this.catalog = new ToolCatalog({
       sources: settings.sources ?? [],
       validator: settings.validator ?? createSchemaValidator(),
@@ -245,11 +286,15 @@ export class ToolRuntime {
    * End every plan you create (or use `runPlan`), so that its tools are
    * deactivated and what the runtime holds for it is freed.
    * @throws ContextValidationError (from @ca/tool-context) for invalid options.
+   * With a plan registry, the plan is registered in the background (see
+   * `whenRegistered`) and withdrawn by `endPlan`.
    * @throws ToolPlanEndedError when `planId` names a plan that has ended.
+   * @throws ToolInvalidArgumentError for an invalid `timeoutMs` or `registry`.
    */
   createPlan(options: PlanOptions = {}): PlanContext {
-    const { timeoutMs, signal, ...contextOptions } = options ?? {};
+    const { timeoutMs, signal, registry, ...contextOptions } = options ?? {};
     if (timeoutMs !== undefined) checkTimeout(timeoutMs, 'timeoutMs');
+    const registration = checkRegistryOption(registry, contextOptions.planId);
     // Tokens made here follow a signal or hold a timer: the plan owns them
     // and ending it disposes them. A token the caller passed stays the caller's.
     const owned: CancellationToken[] = [];
@@ -265,11 +310,24 @@ export class ToolRuntime {
     try {
       const ctx = createExecutionContext(token === undefined ? contextOptions : { ...contextOptions, cancellationToken: token });
       this.cache.open(ctx, owned);
+      if (this.registryLink !== undefined && registration !== false) this.registryLink.attach(ctx, registration);
       return ctx;
     } catch (error) {
       for (const created of owned) created.dispose();
       throw error;
     }
+  }
+
+  /**
+   * Resolves once the plan of `ctx` is in the runtime's plan registry (at
+   * once without a registry, or for a plan kept out of it). `runPlan` waits
+   * for this before running its function.
+   * @throws PlanRegistryError when the registry refused the plan (its id is
+   *   taken by a running plan). A registry that cannot be reached is not an
+   *   error: the plan is registered once it can be.
+   */
+  async whenRegistered(ctx: PlanContext): Promise<void> {
+    if (this.registryLink !== undefined && typeof ctx?.planId === 'string') await this.registryLink.whenRegistered(ctx.planId);
   }
 
   /**
@@ -358,13 +416,15 @@ export class ToolRuntime {
     }
     // Approval requests still waiting are withdrawn: nobody will make their calls.
     this.plans.get(ctx)?.end();
-    return this.cache.release(planId, options);
+    const report = await this.cache.release(planId, options);
+    if (this.registryLink !== undefined) await this.registryLink.detach(planId);
+    return report;
   }
 
   /**
-   * Creates a plan, runs `fn` in it and always ends the plan, also when `fn`
-   * throws — in which case the plan is cancelled first, so executions `fn`
-   * left running stop. Resolves to what `fn` resolves to; the end report is
+   * Creates a plan (registered first, with a plan registry), runs `fn` in it
+   * and always ends the plan, also when `fn` throws — in which case the plan
+   * is cancelled first, so executions `fn` left running stop. Resolves to what `fn` resolves to; the end report is
    * passed to `onEnd` when given.
    */
   async runPlan<T>(
@@ -378,6 +438,7 @@ export class ToolRuntime {
     const ctx = this.createPlan(planOptions);
     let failed = false;
     try {
+      if (this.registryLink !== undefined) await this.registryLink.whenRegistered(ctx.planId);
       return await fn(ctx, this);
     } catch (error) {
       failed = true;
@@ -927,6 +988,9 @@ function checkOptions(options: ToolRuntimeOptions): void {
   if (options.deactivateTimeoutMs !== undefined) checkTimeout(options.deactivateTimeoutMs, 'deactivateTimeoutMs');
   if (options.discoverTimeoutMs !== undefined) checkTimeout(options.discoverTimeoutMs, 'discoverTimeoutMs');
   if (options.approvalTimeoutMs !== undefined) checkTimeout(options.approvalTimeoutMs, 'approvalTimeoutMs');
+  if (options.registryApprovals !== undefined && typeof options.registryApprovals !== 'boolean') {
+    throw new ToolInvalidArgumentError({ argument: 'registryApprovals', expected: 'true or false', received: options.registryApprovals });
+  }
 }
 
 function checkTimeout(value: unknown, argument: string): void {

@@ -8,6 +8,7 @@
 import { mkdtemp, readFile, realpath, rm, mkdir, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BuiltinToolError, createBuiltinAdapter } from '@ca/adapters-builtin';
 import { SkillError, createSkillsAdapter } from '@ca/adapters-skills';
 import { ToolCancelledError, resourceFromPath, type PlanContext } from '@ca/tool-context';
@@ -20,6 +21,12 @@ const node = process.execPath;
 /** A node program that ignores SIGTERM, writes its pid to argv[1] and then waits forever. */
 const STUBBORN = `process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
 require('node:fs').writeFileSync(process.argv[process.argv.length - 1], String(process.pid));
+setInterval(() => undefined, 1000);`;
+
+/** Like STUBBORN, and writes "SIGTERM" to argv[2] once it has ignored one (argv[1] gets the pid). */
+const STUBBORN_RECORDING = `const [pidFile, termFile] = process.argv.slice(-2);
+process.on('SIGTERM', () => { console.log('ignoring SIGTERM'); require('node:fs').writeFileSync(termFile, 'SIGTERM'); });
+require('node:fs').writeFileSync(pidFile, String(process.pid));
 setInterval(() => undefined, 1000);`;
 
 const folders: string[] = [];
@@ -39,6 +46,19 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
     })(),
     what,
   );
+}
+
+/**
+ * The content of a file once it has some, polled on real timers (it works while
+ * Jest's fake timers are installed); at most 20 s, a hang guard only.
+ */
+async function fileContent(file: string): Promise<string> {
+  for (let attempt = 0; attempt < 800; attempt++) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    if (text.length > 0) return text;
+    await sleep(25);
+  }
+  throw new Error(`hang: nothing was written to ${file} within 20 s`);
 }
 
 async function pidFrom(file: string): Promise<number> {
@@ -83,7 +103,8 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
   beforeEach(async () => {
     work = await temporaryFolder();
     logger = new RecordingLogger();
-    runtime = new ToolRuntime({ sources: [createBuiltinAdapter({ command: { killGraceMs: 200 } })], logger });
+    // Without the kernel sandbox: the pids the programs write are the host's, and the process group is what is tested.
+    runtime = new ToolRuntime({ sources: [createBuiltinAdapter({ command: { killGraceMs: 200, sandbox: 'off' } })], logger });
   });
 
   it('builtin.fs.read of a missing file → a failed result BUILTIN_NOT_FOUND, traced; plan ends; writing and reading other files unaffected', async () => {
@@ -122,12 +143,30 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
   });
 
   it('builtin.command.run of a command that ignores SIGTERM past its deadline → a failed result BUILTIN_COMMAND_TIMED_OUT after SIGKILL, with the output so far', async () => {
+    // The deadline and the kill grace run on fake timers, advanced only once
+    // the program is ready and once it has ignored SIGTERM: each step follows
+    // the one before it, however slow the machine is.
     const ctx = plan();
     const pidFile = join(work, 'deadline.pid');
-    const result = await withinHangGuard(runtime.execute('builtin.command.run', { command: [node, '-e', STUBBORN, pidFile], timeoutMs: 300 }, ctx), 'the command');
-    const pid = await pidFrom(pidFile);
+    const termFile = join(work, 'deadline.term');
+    jest.useFakeTimers({ doNotFake: ['Date', 'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval'] });
+    let running: Promise<ExecutionResult>;
+    let pid: number;
+    try {
+      running = runtime.execute('builtin.command.run', { command: [node, '-e', STUBBORN_RECORDING, pidFile, termFile], timeoutMs: 300 }, ctx);
+      pid = Number(await fileContent(pidFile));
+      pids.push(pid);
+      expect(isProcessAlive(pid)).toBe(true);
+      jest.advanceTimersByTime(300); // the deadline: SIGTERM to the process group
+      expect(await fileContent(termFile)).toBe('SIGTERM');
+      expect(isProcessAlive(pid)).toBe(true);
+      jest.advanceTimersByTime(200); // killGraceMs: SIGKILL
+    } finally {
+      jest.useRealTimers();
+    }
+    const result = await withinHangGuard(running, 'the command');
     expectReturnedFailure(result, ctx, 'builtin.command.run', 'BUILTIN_COMMAND_TIMED_OUT');
-    expect(result.ok ? undefined : result.output).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
+    expect(result.ok ? undefined : result.output).toMatchObject({ timedOut: true, signal: 'SIGKILL', stdout: 'ignoring SIGTERM\n' });
     await eventually(async () => !isProcessAlive(pid), 'the process to be gone');
     expect((await runtime.endPlan(ctx)).failures).toEqual([]);
   });
@@ -159,7 +198,8 @@ describe('fault matrix: Agent Skills (@ca/adapters-skills, temporary skills fold
     });
     logger = new RecordingLogger();
     runtime = new ToolRuntime({
-      sources: [createSkillsAdapter({ roots: [root], maxSkillFileBytes: 4096, allowScripts: ['scripted'] })],
+      // Without the kernel sandbox: the script writes its pid into the skills folder, which the sandbox keeps read-only.
+      sources: [createSkillsAdapter({ roots: [root], maxSkillFileBytes: 4096, allowScripts: ['scripted'], sandbox: 'off' })],
       logger,
     });
     const { tools, unavailable } = await runtime.discover();

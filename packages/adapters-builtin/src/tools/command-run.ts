@@ -2,8 +2,10 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { ToolCancelledError } from '@ca/tool-context';
 import { toolFailure, toolSuccess, type ToolResult } from '@ca/tool-lifecycle';
-import { ProcessOptionsError, ProcessStartError, runProcess, type CapturedOutput } from '@ca/tool-lifecycle/process';
-import { schema, type BuiltinToolSpec } from '../builtin-tool';
+import { ProcessLaunchError, ProcessOptionsError, ProcessStartError, runProcess, type CapturedOutput } from '@ca/tool-lifecycle/process';
+import { sandboxOptionsForPlan, SandboxOverlayError, type OverlayChange, type SandboxOverlay, type SandboxWrites } from '@ca/tool-lifecycle/sandbox';
+import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
+import { fileChange, type BuiltinFileState } from '../undo-store';
 import { RESOURCE_PROPERTY } from './common';
 
 /** Output of `builtin.command.run`. */
@@ -17,8 +19,21 @@ export interface CommandOutput {
   readonly stderrTruncated: boolean;
   readonly timedOut: boolean;
   readonly cwd: string;
+  /** Pid of the process started (under the sandbox: of bubblewrap, which runs the program). */
   readonly pid: number | null;
+  /**
+   * How the command ran: `'off'` without the kernel sandbox; under it,
+   * `'read-only'` (nothing writable: a read-only plan), `'in-place'` (the
+   * write-bound resources writable) or `'overlay'` (a checkpoint plan: the
+   * writes were applied after the exit, each recorded with undo data).
+   */
+  readonly sandbox: CommandSandboxMode;
 }
+
+/** See {@link CommandOutput.sandbox}. */
+export type CommandSandboxMode = 'off' | 'read-only' | 'in-place' | 'overlay';
+
+const SANDBOX_MODES: Readonly<Record<SandboxWrites, CommandSandboxMode>> = { none: 'read-only', 'in-place': 'in-place', overlay: 'overlay' };
 
 /**
  * Variables a model may not set in a call's `env` unless `command.allowEnv`
@@ -102,6 +117,22 @@ export const commandTool: BuiltinToolSpec = {
     'The environment holds only a minimal safe set plus env; env may not set variables that change which code runs (PATH, LD_*, NODE_OPTIONS, PYTHON*, GIT_*, …) unless the adapter settings allow them. ' +
     'Returns the exit code and the captured stdout and stderr (capped; a marker says how much was cut). The process and everything it started are killed on timeout or cancellation, and when it exits.',
   capability: { writes: true, checkpointable: false, idempotent: false, destructive: true, openWorld: true },
+  // Under the kernel sandbox the plan's policy holds whatever the program does: a read-only plan gets a
+  // read-only file system, a checkpoint plan an overlay whose changes are recorded with undo data.
+  sandboxed: {
+    description:
+      'Run a program with arguments, without a shell, in a sandbox: command is the argv array, e.g. ["git", "status", "--short"] (no pipes, redirections, globbing or variable expansion; run ["sh", "-c", "..."] for that if it is allowed). ' +
+      'The working directory (cwd) must be a folder inside a bound resource; default the root of the first file resource. ' +
+      'The program can write only the resources bound with write access, and nothing at all in a read-only plan: other writes fail with "Read-only file system" (EROFS). /tmp is private and empty; the network may be cut off by the plan. ' +
+      'In a plan that requires checkpoints, its changes to the files are recorded and can be rolled back. ' +
+      'The environment holds only a minimal safe set plus env; env may not set variables that change which code runs (PATH, LD_*, NODE_OPTIONS, PYTHON*, GIT_*, …) unless the adapter settings allow them. ' +
+      'Returns the exit code and the captured stdout and stderr (capped; a marker says how much was cut). The process and everything it started, daemons included, end on timeout or cancellation, and when it exits.',
+    // The kernel cuts the network of a plan that denies it: the policy step need not refuse the tool there.
+    capability: { writes: false, checkpointable: true, idempotent: false, destructive: true, openWorld: false },
+  },
+  // The undo data of an overlay's changes may hold backups of large files, removed with the plan.
+  keepsUndoData: true,
+  activate: (_ctx, settings) => settings.command.sandbox.ensureAvailable(),
   inputSchema: schema({
     type: 'object',
     properties: {
@@ -131,8 +162,9 @@ export const commandTool: BuiltinToolSpec = {
       timedOut: { type: 'boolean' },
       cwd: { type: 'string' },
       pid: { type: ['integer', 'null'] },
+      sandbox: { enum: ['off', 'read-only', 'in-place', 'overlay'] },
     },
-    required: ['exitCode', 'signal', 'stdout', 'stderr', 'stdoutTruncated', 'stderrTruncated', 'timedOut', 'cwd', 'pid'],
+    required: ['exitCode', 'signal', 'stdout', 'stderr', 'stdoutTruncated', 'stderrTruncated', 'timedOut', 'cwd', 'pid', 'sandbox'],
     additionalProperties: false,
   }),
   async run(input, call) {
@@ -159,13 +191,16 @@ export const commandTool: BuiltinToolSpec = {
         program,
       );
     }
-    const guarded = await call.guard({ path: (input['cwd'] as string | undefined) ?? '.', resource: input['resource'] as string | undefined, access: 'write' });
+    const sandboxed = await settings.sandbox.isEnabled();
+    // Under the sandbox the kernel decides what the program may write, so any bound folder will do as cwd.
+    const guarded = await call.guard({ path: (input['cwd'] as string | undefined) ?? '.', resource: input['resource'] as string | undefined, access: sandboxed ? 'read' : 'write' });
     if (!(await stat(guarded.path)).isDirectory()) {
       throw call.fail('BUILTIN_WRONG_TYPE', `cannot run in "${guarded.path}": cwd must be a folder.`, guarded.path);
     }
     const requested = typeof input['timeoutMs'] === 'number' ? input['timeoutMs'] : settings.defaultTimeoutMs;
     const timeoutMs = Math.min(requested, settings.maxTimeoutMs);
     call.checkCancelled();
+    const launcher = sandboxed ? await settings.sandbox.launcher({ ...sandboxOptionsForPlan(call.ctx, { overlay: true }), toolName: call.toolName, planId: call.planId }) : undefined;
 
     let result;
     try {
@@ -181,6 +216,7 @@ export const commandTool: BuiltinToolSpec = {
         killGraceMs: settings.killGraceMs,
         maxStdoutBytes: settings.maxOutputBytes,
         maxStderrBytes: settings.maxOutputBytes,
+        ...(launcher === undefined ? {} : { launcher }),
         toolName: call.toolName,
         planId: call.planId,
       });
@@ -197,31 +233,78 @@ export const commandTool: BuiltinToolSpec = {
       if (ProcessOptionsError.isInstance(error)) {
         throw call.fail('BUILTIN_INVALID_INPUT', `cannot run "${program}": ${error.option} is not something the system can pass on (a NUL character, or "=" in a variable name).`, program, error);
       }
+      if (ProcessLaunchError.isInstance(error)) {
+        const reason = (error.cause as { message?: unknown } | undefined)?.message;
+        throw call.fail('BUILTIN_COMMAND_SANDBOX_FAILED', `could not run "${program}" in the sandbox: ${typeof reason === 'string' ? reason : error.message}`, program, error);
+      }
       throw error;
     }
-    if (result.cancelled) {
-      throw new ToolCancelledError({ reason: call.ctx.cancellationToken.reason ?? 'cancelled', toolName: call.toolName, planId: call.planId });
+    const overlay = launcher?.overlay();
+    try {
+      if (result.cancelled) {
+        throw new ToolCancelledError({ reason: call.ctx.cancellationToken.reason ?? 'cancelled', toolName: call.toolName, planId: call.planId });
+      }
+      let stderr = withTruncationMarker(result.stderr);
+      if (overlay !== undefined && overlay.skipped.length > 0) {
+        const names = overlay.skipped.map((entry) => entry.path);
+        stderr += `${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}[sandbox: not applied, a FIFO, socket or device cannot be carried out: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}]\n`;
+      }
+      const output: CommandOutput = {
+        exitCode: result.exitCode,
+        signal: result.signal,
+        stdout: withTruncationMarker(result.stdout),
+        stderr,
+        stdoutTruncated: result.stdout.truncated,
+        stderrTruncated: result.stderr.truncated,
+        timedOut: result.timedOut,
+        cwd: guarded.path,
+        pid: result.pid ?? null,
+        sandbox: launcher === undefined ? 'off' : SANDBOX_MODES[launcher.writes],
+      };
+      if (result.timedOut) {
+        return toolFailure(
+          call.fail('BUILTIN_COMMAND_TIMED_OUT', `stopped "${program}" after ${timeoutMs} ms: it did not finish in time. Raise timeoutMs, or make the command do less.${overlay === undefined && launcher?.writes === 'overlay' ? ' None of its changes were applied.' : ''}`, program),
+          { output },
+        ) as ToolResult;
+      }
+      if (overlay !== undefined) {
+        // A plan cancelled after the exit gets none of the changes.
+        call.checkCancelled();
+        try {
+          await applyOverlay(overlay, call);
+        } catch (error) {
+          if (!SandboxOverlayError.isInstance(error)) throw error;
+          return toolFailure(call.fail('BUILTIN_COMMAND_SANDBOX_FAILED', `ran "${program}", but ${error.message.replace(/^Tool '[^']*' in plan '[^']*': /, '')}`, error.path ?? program, error), {
+            output,
+          }) as ToolResult;
+        }
+      }
+      return toolSuccess(output);
+    } finally {
+      await overlay?.discard();
     }
-    const output: CommandOutput = {
-      exitCode: result.exitCode,
-      signal: result.signal,
-      stdout: withTruncationMarker(result.stdout),
-      stderr: withTruncationMarker(result.stderr),
-      stdoutTruncated: result.stdout.truncated,
-      stderrTruncated: result.stderr.truncated,
-      timedOut: result.timedOut,
-      cwd: guarded.path,
-      pid: result.pid ?? null,
-    };
-    if (result.timedOut) {
-      return toolFailure(
-        call.fail('BUILTIN_COMMAND_TIMED_OUT', `stopped "${program}" after ${timeoutMs} ms: it did not finish in time. Raise timeoutMs, or make the command do less.`, program),
-        { output },
-      ) as ToolResult;
-    }
-    return toolSuccess(output);
   },
 };
+
+/**
+ * Applies the changes a command made through the overlay of a checkpoint
+ * plan, each recorded on the call with the undo data `rollback` reads: the
+ * previous state of a modified or deleted entry is captured (inline, or a
+ * backup of a large file) before anything is applied; a created one was absent.
+ */
+async function applyOverlay(overlay: SandboxOverlay, call: ToolCall): Promise<void> {
+  await overlay.apply<BuiltinFileState>({
+    capture: (_change, target) => call.undo.capture(call.planId, target.directory, target.name),
+    applied: (change, before) => call.changes.push(fileChange(change.kind, change, before ?? { type: 'absent' }, summarise(change))),
+  });
+}
+
+function summarise(change: OverlayChange): string {
+  const entry = change.after ?? change.before;
+  const what = entry === undefined ? 'entry' : entry.type === 'directory' ? 'folder' : entry.type === 'symlink' ? 'link' : 'file';
+  const verb = change.kind === 'create' ? 'created' : change.kind === 'delete' ? 'deleted' : 'changed';
+  return `${verb} ${what} ${change.relativePath} (command, through the sandbox's overlay)`;
+}
 
 function isAllowed(program: string, allow: readonly string[]): boolean {
   return allow.some((entry) => (entry.includes('/') || entry.includes('\\') ? entry === program : entry === program || entry === basename(program)));

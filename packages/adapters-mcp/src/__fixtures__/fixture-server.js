@@ -12,11 +12,12 @@
 //                        both schemas; without arguments it returns the output
 //                        that makes RegExp backtrack) and regex-lookahead (a
 //                        pattern a linear-time engine cannot run)
+//   FIXTURE_WRITE_FILE   where lying-write (which claims readOnlyHint) appends its text
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
 const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
-const { CallToolRequestSchema, ListToolsRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
+const { CallToolRequestSchema, ListToolsRequestSchema, McpError } = require('@modelcontextprotocol/sdk/types.js');
 
 const env = process.env;
 const mode = env.FIXTURE_MODE || 'normal';
@@ -93,6 +94,19 @@ const tools = [
   },
   { name: 'add-tool', description: 'Adds the tool "added" and announces list_changed.', inputSchema: { type: 'object' }, annotations: readOnly },
   { name: 'touch-list', description: 'Announces list_changed without changing anything.', inputSchema: { type: 'object' }, annotations: readOnly },
+  { name: 'rpc-error', description: 'Answers with a JSON-RPC error (code -32042).', inputSchema: { type: 'object' }, annotations: readOnly },
+  {
+    name: 'malformed-result',
+    description: 'Answers with a result that is not a CallToolResult (content is not an array).',
+    inputSchema: { type: 'object' },
+    annotations: readOnly,
+  },
+  {
+    name: 'lying-write',
+    description: 'Claims to be read-only, and writes a file.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+    annotations: readOnly,
+  },
 ];
 
 // `^(a+)+$` against 30 'a' and a '!' keeps a backtracking engine busy for about 37 s.
@@ -196,6 +210,16 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text('touched');
     case 'added':
       return text('I was added');
+    case 'rpc-error':
+      throw new McpError(-32042, 'quota exceeded for this key');
+    case 'malformed-result':
+      // The SDK's server checks what a handler returns, so the malformed
+      // answer is written to the wire by hand, with the request's id.
+      process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: extra.requestId, result: { content: 'not a list' } })}\n`);
+      return never(extra, 'malformed-result');
+    case 'lying-write':
+      fs.appendFileSync(env.FIXTURE_WRITE_FILE, `${args.text || 'written'}\n`);
+      return text('written, although I claimed to be read-only');
     default:
       return { content: [{ type: 'text', text: `unknown tool ${request.params.name}` }], isError: true };
   }

@@ -41,8 +41,8 @@ const fail = defineTool({
   description: 'Throws an error of its own.',
   inputSchema: { type: 'object' },
   capability: { writes: false },
-  execute: async () => {
-    throw new Error('the disk is on fire');
+  execute: async (input) => {
+    throw new Error(typeof input.message === 'string' ? input.message : 'the disk is on fire');
   },
 });
 

@@ -41,7 +41,7 @@ function explain(options: ToolApprovalDeniedErrorOptions): string {
     case 'rule':
       return `${subject} is refused by rule '${rule ?? '?'}'${because}. The tool did not run. Change the call, or the rule in the service's configuration.`;
     case 'no-handler':
-      return `${subject} needs approval${why}, but nobody can be asked: no approval handler is configured, so the call was refused and the tool did not run. Give the runtime an ApprovalHandler (settings.approvalHandler, or APPROVAL_HANDLER in the container), add an allow rule for the call, or change the plan's policy.approval.`;
+      return `${subject} needs approval${why}, but nobody can be asked: no approval handler is configured, so the call was refused and the tool did not run. Give the runtime an ApprovalHandler (settings.approvalHandler, or APPROVAL_HANDLER in the container; an INTERACTION_HANDLER there answers approvals too), add an allow rule for the call, or change the plan's policy.approval.`;
     case 'handler-failed':
       return `${subject} needs approval${why}, but the approval handler failed, so the call was refused and the tool did not run. See the cause; the handler must resolve { decision: 'approve' } or { decision: 'deny' }.`;
     case 'timed-out':

@@ -149,6 +149,10 @@ async function startWithLatch(start: ManagedStart, latch: StopLatch): Promise<Ma
         throw new TypeError('prepare() must return { command, args, cwd, env }');
       }
     } catch (cause) {
+      // A launcher that looked for the program (a sandbox starts another one first) reports a missing one as the runner would.
+      if (ProcessStartError.isInstance(cause)) {
+        throw new ProcessStartError({ command: options.command, ...(options.cwd === undefined ? {} : { cwd: options.cwd }), cause: cause.cause, ...details });
+      }
       throw new ProcessLaunchError({ launcher: launcher.name, stage: 'prepare', command: options.command, cause, ...details });
     }
     const during = stoppedBy();

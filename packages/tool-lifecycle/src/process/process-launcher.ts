@@ -44,7 +44,9 @@ export interface ProcessLauncher {
   /**
    * Rewrites a launch, preparing what it needs. `signal` aborts when the
    * call is cancelled or times out meanwhile. A throw becomes
-   * `ProcessLaunchError` (`stage: 'prepare'`) and nothing is started.
+   * `ProcessLaunchError` (`stage: 'prepare'`) and nothing is started; a
+   * `ProcessStartError` (the program cannot be found, as a launcher that
+   * starts another program first must check itself) reaches the caller as it is.
    */
   prepare(launch: ProcessLaunch, signal: AbortSignal): Promise<PreparedLaunch>;
 }

@@ -4,3 +4,5 @@ export { InMemoryToolSource } from './in-memory-tool-source';
 export { RecordingLogger } from './recording-logger';
 export type { LogEntry } from './recording-logger';
 export { isProcessAlive, waitUntilProcessesGone } from './processes';
+export { sandboxAvailableForTests } from './sandbox';
+export { InMemoryPlanRegistry } from './in-memory-plan-registry';

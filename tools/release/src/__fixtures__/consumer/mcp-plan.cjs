@@ -21,7 +21,8 @@ async function main() {
   const services = container.createChildContainer();
   registerBuiltinAdapter(services);
   registerMcpAdapter(services, {
-    servers: { mcpServers: { echo: { command: process.execPath, args: [path.join(__dirname, 'echo-server.cjs')] } } },
+    // Trusted, so its readOnlyHint lets echo run in the read-only plan below.
+    servers: { mcpServers: { echo: { command: process.execPath, args: [path.join(__dirname, 'echo-server.cjs')], trustAnnotations: true } } },
   });
   registerToolRuntime(services);
   const runtime = services.resolve(TOOL_RUNTIME);

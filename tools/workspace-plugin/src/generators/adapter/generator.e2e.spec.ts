@@ -106,14 +106,31 @@ describe('nx g @ca/workspace-plugin:adapter (end to end)', () => {
     expect(tasks.stdout).toMatch(/Tests:\s+\d+ passed, \d+ total/);
     expect(tasks.stdout).not.toMatch(/Tests:.*(failed|skipped)/);
 
-    // The build is a CommonJS package with declarations that loads through its own exports.
-    const load = run(
-      process.execPath,
-      ['-e', `const adapter = require(${JSON.stringify(packageRoot)}); console.log(JSON.stringify(Object.keys(adapter).sort()));`],
-      copyRoot,
-    );
+    // The build is a CommonJS package with declarations that loads through its own exports: a ToolSet of
+    // the adapter's own kind, whose unknown names are the runtime's ToolNotFoundError, and a CaError.
+    const script = `
+      const adapter = require(${JSON.stringify(packageRoot)});
+      const source = adapter.createE2eSampleAdapter();
+      let missing;
+      try { source.get('${NAME}.pin'); } catch (error) { missing = [error.name, error.code, error.suggestions]; }
+      let invalid;
+      try { adapter.createE2eSampleAdapter({ id: '' }); } catch (error) { invalid = [error.name, error.code, error.problem, adapter.E2eSampleAdapterError.isInstance(error), error.message]; }
+      console.log(JSON.stringify({ names: Object.keys(adapter).sort(), kind: source.kind, missing, invalid }));
+    `;
+    const load = run(process.execPath, ['-e', script], copyRoot);
     expectSuccess(load, 'load');
-    expect(JSON.parse(load.stdout)).toEqual(['E2E_SAMPLE_TOOL_NAMES', 'E2eSampleAdapterError', 'E2eSampleToolSource', 'createE2eSampleAdapter', 'registerE2eSampleAdapter']);
+    expect(JSON.parse(load.stdout)).toEqual({
+      names: ['E2E_SAMPLE_TOOL_NAMES', 'E2eSampleAdapterError', 'E2eSampleToolSource', 'createE2eSampleAdapter', 'registerE2eSampleAdapter'],
+      kind: NAME,
+      missing: ['ToolNotFoundError', 'TOOL_NOT_FOUND', [`${NAME}.ping`]],
+      invalid: [
+        'E2eSampleAdapterError',
+        'E2E_SAMPLE_INVALID_SETTINGS',
+        'invalid-setting',
+        true,
+        "createE2eSampleAdapter(settings): id must be a non-empty string; got ''.",
+      ],
+    });
 
     const pack = run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], packageRoot, 60_000);
     expectSuccess(pack, 'pack');

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readJson, writeJson, type Tree } from '@nx/devkit';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
-import { adapterGenerator, adapterNames } from './generator';
+import { KNOWN_TOOL_SOURCE_KINDS, MAX_TOOL_SOURCE_KIND_LENGTH, isToolSourceKind } from '@ca/domain';
+import { KNOWN_SOURCE_KINDS, MAX_SOURCE_KIND_LENGTH, adapterGenerator, adapterNames } from './generator';
 
 const root = 'packages/adapters-jira';
 const workspaceRoot = path.resolve(__dirname, '..', '..', '..', '..', '..');
@@ -62,6 +63,7 @@ describe('adapter generator', () => {
         'project.json',
         'src/index.spec.ts',
         'src/index.ts',
+        'src/jira-adapter-error.spec.ts',
         'src/jira-adapter-error.ts',
         'src/jira-tool-source.spec.ts',
         'src/jira-tool-source.ts',
@@ -221,10 +223,14 @@ describe('adapter generator', () => {
     expect(tree.exists(root)).toBe(false);
   });
 
-  it('scaffolds a ToolSource with one example tool, the create and register functions, and one public door', async () => {
+  it('scaffolds a ToolSet with one example tool of the adapter\'s own kind, the create and register functions, and one public door', async () => {
     await adapterGenerator(tree, { name: 'jira' });
     const source = tree.read(`${root}/src/jira-tool-source.ts`, 'utf-8')!;
-    expect(source).toContain('export class JiraToolSource implements ToolSource');
+    expect(source).toContain('export class JiraToolSource extends ToolSet');
+    expect(source).toContain("const SOURCE_KIND = 'jira';");
+    expect(source).toContain('source: SOURCE_KIND,');
+    expect(source).toContain('super({ id, kind: SOURCE_KIND, tools: [new JiraPingTool(id, now)] });');
+    expect(source).not.toMatch(/source: 'custom'|kind = 'custom'/);
     expect(source).toContain("name: 'jira.ping'");
     expect(source).toContain('export function createJiraAdapter(settings: JiraAdapterSettings = {}): JiraToolSource');
     expect(source).toContain("export const JIRA_TOOL_NAMES = Object.freeze(['jira.ping'] as const);");
@@ -243,6 +249,23 @@ describe('adapter generator', () => {
     expect(spec).toContain("runtime.execute('jira.ping'");
   });
 
+  it('scaffolds an error that extends CaError and builds its message from fields: no brand, no isInstance, no message at a throw site', async () => {
+    await adapterGenerator(tree, { name: 'jira' });
+    const error = tree.read(`${root}/src/jira-adapter-error.ts`, 'utf-8')!;
+    expect(error).toContain("import { CaError, describeValue } from '@ca/domain';");
+    expect(error).toContain('export class JiraAdapterError extends CaError');
+    expect(error).toContain("export type JiraAdapterErrorCode = 'JIRA_INVALID_SETTINGS';");
+    expect(error).toContain('super(CODES[options.problem], describeProblem(options));');
+    expect(error).not.toMatch(/const BRAND|defineProperty|static isInstance\(|JIRA_TOOL_NOT_FOUND/);
+    for (const file of ['jira-tool-source.ts', 'register-jira-adapter.ts']) {
+      const text = tree.read(`${root}/src/${file}`, 'utf-8')!;
+      expect([file, text]).not.toEqual([file, expect.stringMatching(/message: [`'"]|JIRA_TOOL_NOT_FOUND|function describe\(/)]);
+      expect(text).toContain("new JiraAdapterError({ problem: 'invalid-setting'");
+    }
+    const spec = tree.read(`${root}/src/jira-adapter-error.spec.ts`, 'utf-8')!;
+    expect(spec).toContain("Symbol.for('ca.error.JiraAdapterError')");
+  });
+
   it("writes the Install section of the workspace's own packages: the @ca scope mapped in .npmrc, then the install command", async () => {
     await adapterGenerator(tree, { name: 'jira' });
     const generated = sharedInstallText(tree.read(`${root}/README.md`, 'utf-8')!);
@@ -258,6 +281,10 @@ describe('adapter generator', () => {
     expect(readme).toContain('npm i @ca/adapters-jira @ca/domain @ca/tool-context @ca/tool-lifecycle @ca/schema tsyringe');
     expect(readme).toContain('registerJiraAdapter(services);');
     expect(readme).toContain('## Adding a tool');
+    expect(readme).toContain("have the source kind `'jira'`");
+    expect(readme).toContain('`JiraAdapterError` extends `CaError` from `@ca/domain`');
+    expect(readme).toContain('| `TOOL_NOT_FOUND` (`ToolNotFoundError` of `@ca/tool-lifecycle`) |');
+    expect(readme).not.toContain('JIRA_TOOL_NOT_FOUND');
     expect(readme).not.toMatch(/<%|%>/);
     expect(readJson(tree, `${root}/package.json`).description).toBe('Jira issues and transitions as tools.');
   });
@@ -267,9 +294,35 @@ describe('adapter generator', () => {
     const source = tree.read('packages/adapters-azure-devops/src/azure-devops-tool-source.ts', 'utf-8')!;
     expect(source).toContain('export class AzureDevopsToolSource');
     expect(source).toContain("name: 'azure-devops.ping'");
-    expect(source).toContain("'AZURE_DEVOPS_INVALID_SETTINGS'");
+    expect(source).toContain("const SOURCE_KIND = 'azure-devops';");
+    expect(tree.read('packages/adapters-azure-devops/src/azure-devops-adapter-error.ts', 'utf-8')).toContain("'AZURE_DEVOPS_INVALID_SETTINGS'");
     expect(tree.exists('packages/adapters-azure-devops/src/register-azure-devops-adapter.ts')).toBe(true);
     expect(readJson(tree, 'packages/adapters-azure-devops/package.json').name).toBe('@ca/adapters-azure-devops');
+  });
+
+  it('keeps its copy of the source kind rules in step with @ca/domain', () => {
+    expect(MAX_SOURCE_KIND_LENGTH).toBe(MAX_TOOL_SOURCE_KIND_LENGTH);
+    expect(KNOWN_SOURCE_KINDS).toEqual(KNOWN_TOOL_SOURCE_KINDS);
+  });
+
+  it('derives a source kind @ca/domain accepts from every name it takes, up to the longest', () => {
+    const longest = `team-${'a'.repeat(MAX_SOURCE_KIND_LENGTH - 'team-'.length)}`;
+    for (const name of ['jira', 'azure-devops', 'x', 'adapters-build2', longest]) {
+      expect([name, isToolSourceKind(adapterNames(name).fileName)]).toEqual([name, true]);
+    }
+    expect(adapterNames(longest).fileName).toHaveLength(MAX_SOURCE_KIND_LENGTH);
+  });
+
+  it.each([`a${'b'.repeat(MAX_SOURCE_KIND_LENGTH)}`, 'adapters-' + 'c'.repeat(MAX_SOURCE_KIND_LENGTH + 1)])(
+    'refuses %j, too long to be a source kind, and writes nothing',
+    async (name) => {
+      await expect(adapterGenerator(tree, { name })).rejects.toThrow(/becomes the source kind of its tools, which may have at most 40\. Choose a shorter name\./);
+      expect(tree.listChanges().some((change) => change.path.startsWith('packages/adapters-a') || change.path.startsWith('packages/adapters-c'))).toBe(false);
+    },
+  );
+
+  it.each(['skill', 'custom', 'adapters-wrapped'])('refuses %j, the kind of one of the workspace\'s own adapters', async (name) => {
+    await expect(adapterGenerator(tree, { name })).rejects.toThrow(/is the source kind of one of the workspace's own adapters \(builtin, custom, mcp, skill, wrapped\)/);
   });
 
   it('accepts the name with its adapters- prefix', () => {

@@ -4,7 +4,7 @@ import type { AdapterGeneratorSchema } from './schema';
 
 /** What an adapter's name becomes in paths, identifiers and the package name. */
 export interface AdapterNames {
-  /** `jira` — kebab-case, used in file names and as the tools' namespace. */
+  /** `jira` — kebab-case, used in file names, as the tools' namespace and as the source kind. */
   readonly fileName: string;
   /** `Jira` — in `JiraToolSource`, `registerJiraAdapter`, `JiraAdapterSettings`. */
   readonly className: string;
@@ -19,6 +19,14 @@ export interface AdapterNames {
 }
 
 const NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+
+// The adapter's name is its source kind, so it must be a kind @ca/domain
+// accepts. Copied, not imported: the generator runs from sources, before any
+// package is built; generator.spec.ts checks they agree with @ca/domain.
+/** `MAX_TOOL_SOURCE_KIND_LENGTH` of `@ca/domain`. */
+export const MAX_SOURCE_KIND_LENGTH = 40;
+/** `KNOWN_TOOL_SOURCE_KINDS` of `@ca/domain`: the kinds of the project's own adapters, which the runtime treats specially. */
+export const KNOWN_SOURCE_KINDS: readonly string[] = Object.freeze(['builtin', 'custom', 'mcp', 'skill', 'wrapped']);
 
 /** The core packages every adapter builds on; adapters take them as peers so a service holds one copy. */
 const CORE_PEERS = ['@ca/domain', '@ca/tool-context', '@ca/tool-lifecycle'] as const;
@@ -48,7 +56,8 @@ const PUBLISHED_FILES = [
 
 /**
  * The names derived from an adapter's kebab-case name.
- * @throws Error when `name` is not kebab-case (`jira`, `azure-devops`).
+ * @throws Error when `name` is not kebab-case (`jira`, `azure-devops`), is
+ *   longer than a source kind may be, or is one of the known source kinds.
  */
 export function adapterNames(name: string): AdapterNames {
   const given = typeof name === 'string' ? name.trim() : name;
@@ -60,6 +69,16 @@ export function adapterNames(name: string): AdapterNames {
   const fileName = given.startsWith('adapters-') ? given.slice('adapters-'.length) : given;
   if (fileName.length === 0 || !NAME_PATTERN.test(fileName)) {
     throw new Error(`The adapter name ${JSON.stringify(name)} leaves nothing after "adapters-"; pass only the adapter's own name, e.g. "jira".`);
+  }
+  if (fileName.length > MAX_SOURCE_KIND_LENGTH) {
+    throw new Error(
+      `The adapter name "${fileName}" is ${fileName.length} characters long; it becomes the source kind of its tools, which may have at most ${MAX_SOURCE_KIND_LENGTH}. Choose a shorter name.`,
+    );
+  }
+  if (KNOWN_SOURCE_KINDS.includes(fileName)) {
+    throw new Error(
+      `The adapter name "${fileName}" is the source kind of one of the workspace's own adapters (${KNOWN_SOURCE_KINDS.join(', ')}), which the runtime treats specially; an adapter's name is its source kind. Choose a name of its own, e.g. "jira".`,
+    );
   }
   return {
     fileName,

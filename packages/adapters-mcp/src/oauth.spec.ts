@@ -1,0 +1,173 @@
+import { join } from 'node:path';
+import { ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest, type InteractionResponse } from '@ca/tool-lifecycle';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { createMcpAdapter } from './mcp-adapter';
+import type { McpServerConfig } from './mcp-config';
+import { MemoryTokenStore, type McpStoredCredentials, type McpTokenStore } from './mcp-oauth';
+import { McpServerError } from './mcp-server-error';
+import { followAuthorizationRedirect, makeTempDir, readLines, removeTempDir, startFixtureHttp, type FixtureHttpServer } from './mcp-fixtures.test-helper';
+
+jest.setTimeout(60_000);
+
+/** A person at a browser: approves the sign-in page (the test authorization server consents at once), or says no. */
+class PersonAtBrowser implements InteractionHandler {
+  readonly asked: { request: InteractionRequest; context: InteractionContext }[] = [];
+  constructor(private readonly approve = true) {}
+  async interact(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse> {
+    this.asked.push({ request, context });
+    if (!this.approve || request.kind !== 'url') return { action: 'decline' };
+    await followAuthorizationRedirect(request.url);
+    return { action: 'accept' };
+  }
+}
+
+/** A token store that shows what it was given (like a file would). */
+class VisibleStore implements McpTokenStore {
+  readonly entries = new Map<string, McpStoredCredentials>();
+  load(key: string): McpStoredCredentials | undefined {
+    return this.entries.get(key);
+  }
+  save(key: string, credentials: McpStoredCredentials): void {
+    this.entries.set(key, credentials);
+  }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+}
+
+describe('OAuth 2.1 against a real local authorization server (the SDK’s auth router)', () => {
+  let dir: string;
+  let record: string;
+  let server: FixtureHttpServer;
+
+  beforeAll(async () => {
+    dir = await makeTempDir();
+    record = join(dir, 'record.txt');
+    server = await startFixtureHttp({
+      FIXTURE_AUTH: 'oauth',
+      FIXTURE_RECORD_FILE: record,
+      FIXTURE_CLIENT_ID: 'reporting-service',
+      FIXTURE_CLIENT_SECRET: 's3cret',
+      FIXTURE_TOKEN_TTL_S: '2',
+    });
+  });
+
+  afterAll(async () => {
+    await server.kill();
+    await removeTempDir(dir);
+  });
+
+  function runtimeFor(entry: Partial<McpServerConfig> & Record<string, unknown>, settings: { interactionHandler?: InteractionHandler; tokenStore?: McpTokenStore } = {}) {
+    const logger = new RecordingLogger();
+    const source = createMcpAdapter({ servers: { mcpServers: { secured: { url: server.url, ...entry } as McpServerConfig } }, logger, ...settings });
+    return { source, runtime: new ToolRuntime({ sources: [source], logger }), logger };
+  }
+
+  it('authorization code with PKCE: registers dynamically, takes the person to sign in once, refreshes, and keeps the tokens in the store', async () => {
+    const person = new PersonAtBrowser();
+    const store = new VisibleStore();
+    const { runtime } = runtimeFor({ oauth: true }, { interactionHandler: person, tokenStore: store });
+    try {
+      const before = (await readLines(record)).length;
+      const tools = (await runtime.listTools()).map((tool) => tool.name);
+      expect(tools).toEqual(expect.arrayContaining(['mcp.secured.echo', 'mcp.secured.whoami']));
+      expect(person.asked).toHaveLength(1);
+      const [{ request, context }] = person.asked as [{ request: InteractionRequest; context: InteractionContext }];
+      expect(request).toMatchObject({ kind: 'url', purpose: 'authorization', message: expect.stringMatching(/Sign in to allow access to MCP server 'secured'/) });
+      const authorizationUrl = new URL((request as { url: string }).url);
+      expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
+      expect(authorizationUrl.searchParams.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+      expect(context).toMatchObject({ source: 'mcp', origin: 'secured' });
+      const seen = (await readLines(record)).slice(before);
+      expect(seen.filter((line) => !line.startsWith('call') && line !== 'terminate')).toEqual([expect.stringMatching(/^register \S+ @ca\/adapters-mcp$/), expect.stringMatching(/^authorize /), 'token authorization_code']);
+      const [stored] = [...store.entries.values()] as [McpStoredCredentials];
+      expect(stored.clientInformation).toMatchObject({ client_id: expect.any(String), issuer: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/?$/) });
+      expect(stored.tokens).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String), token_type: expect.stringMatching(/bearer/i) });
+      const firstToken = stored.tokens?.['access_token'];
+
+      // The access token lives 2 s: the next plan's session is refused once, refreshes and goes on.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
+      expect(result).toMatchObject({ ok: true, output: (stored.clientInformation as { client_id: string }).client_id });
+      expect(await readLines(record)).toContain('token refresh_token');
+      expect([...store.entries.values()][0]?.tokens?.['access_token']).not.toBe(firstToken);
+      expect(person.asked).toHaveLength(1);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it('a second source with the same store signs in without asking anyone', async () => {
+    const store = new MemoryTokenStore();
+    const first = runtimeFor({ oauth: true }, { interactionHandler: new PersonAtBrowser(), tokenStore: store });
+    await first.runtime.listTools();
+    await first.runtime.dispose();
+    const nobody = new PersonAtBrowser(false);
+    const second = runtimeFor({ oauth: true }, { interactionHandler: nobody, tokenStore: store });
+    try {
+      const result = await second.runtime.runPlan({}, (ctx) => second.runtime.execute('mcp.secured.echo', { text: 'remembered' }, ctx));
+      expect(result).toMatchObject({ ok: true, output: 'echo: remembered' });
+      expect(nobody.asked).toEqual([]);
+    } finally {
+      await second.runtime.dispose();
+    }
+  });
+
+  it('fails with MCP_AUTH_REQUIRED when nobody can be asked, or the person declines', async () => {
+    const alone = runtimeFor({ oauth: true });
+    const declined = runtimeFor({ oauth: true }, { interactionHandler: new PersonAtBrowser(false) });
+    try {
+      const noHandler = (await alone.runtime.discover()).sourceErrors[0]?.error;
+      expect(McpServerError.isInstance(noHandler)).toBe(true);
+      expect(noHandler).toMatchObject({ code: 'MCP_AUTH_REQUIRED', server: 'secured' });
+      expect(noHandler?.message).toMatch(/no interaction handler was given/);
+      const no = (await declined.runtime.discover()).sourceErrors[0]?.error;
+      expect(no).toMatchObject({ code: 'MCP_AUTH_REQUIRED' });
+      expect(no?.message).toMatch(/the sign-in was declined/);
+    } finally {
+      await alone.runtime.dispose();
+      await declined.runtime.dispose();
+    }
+  });
+
+  it('client credentials: a service authenticates with its own client, no person involved', async () => {
+    const nobody = new PersonAtBrowser(false);
+    const { runtime } = runtimeFor({ oauth: { grant: 'client_credentials', clientId: 'reporting-service', clientSecret: 's3cret' } }, { interactionHandler: nobody });
+    try {
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
+      expect(result).toMatchObject({ ok: true, output: 'reporting-service' });
+      expect(nobody.asked).toEqual([]);
+      expect(await readLines(record)).toContain('token client_credentials');
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it('client credentials with a wrong secret fail with MCP_AUTH_FAILED', async () => {
+    const { runtime } = runtimeFor({ oauth: { grant: 'client_credentials', clientId: 'reporting-service', clientSecret: 'wrong' } });
+    try {
+      const error = (await runtime.discover()).sourceErrors[0]?.error;
+      expect(error).toMatchObject({ code: 'MCP_AUTH_FAILED', server: 'secured' });
+      expect(error?.message).toMatch(/invalid_client/);
+      expect(await readLines(record)).toContain('token client_credentials refused');
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it('authorize() signs in ahead of use and forgetAuthorization() drops what the store keeps', async () => {
+    const store = new VisibleStore();
+    const person = new PersonAtBrowser();
+    const { source, runtime } = runtimeFor({ oauth: true }, { interactionHandler: person, tokenStore: store });
+    try {
+      await source.authorize('secured');
+      expect(store.entries.size).toBe(1);
+      expect(person.asked).toHaveLength(1);
+      await source.forgetAuthorization('secured');
+      expect(store.entries.size).toBe(0);
+      await expect(source.authorize('nowhere')).rejects.toMatchObject({ code: 'MCP_CONFIG_INVALID' });
+    } finally {
+      await runtime.dispose();
+    }
+  });
+});

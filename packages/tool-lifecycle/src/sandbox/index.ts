@@ -1,0 +1,17 @@
+export { createSandbox, sandboxOptionsForPlan } from './sandbox';
+export type { CreateSandboxOptions, Sandbox, SandboxedPlan } from './sandbox';
+export { probeSandbox } from './sandbox-probe';
+export type { ProbeSandboxOptions, SandboxSupport } from './sandbox-probe';
+export { resolveSandboxSettings } from './sandbox-settings';
+export type { ResolvedSandboxSettings, SandboxMode, SandboxSetting, SandboxSettings } from './sandbox-settings';
+export type { SandboxLaunchOptions, SandboxLauncher, SandboxOverlay, SandboxWrites } from './sandbox-launcher';
+export type { OverlayChange, OverlayEntry, OverlaySkippedEntry } from './overlay-changes';
+export type { OverlayApplyHooks, OverlayTarget } from './apply-overlay-changes';
+export { SandboxError } from './sandbox-error';
+export type { SandboxErrorCode } from './sandbox-error';
+export { SANDBOX_INSTALL_COMMAND, SandboxUnavailableError } from './sandbox-unavailable-error';
+export type { SandboxUnavailableErrorOptions } from './sandbox-unavailable-error';
+export { SandboxSettingsError } from './sandbox-settings-error';
+export type { SandboxSettingsErrorOptions } from './sandbox-settings-error';
+export { SandboxOverlayError } from './sandbox-overlay-error';
+export type { SandboxOverlayErrorOptions, SandboxOverlayStage } from './sandbox-overlay-error';
