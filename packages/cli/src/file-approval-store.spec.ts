@@ -44,6 +44,15 @@ describe('FileApprovalStore', () => {
     await expect(store.load('big')).rejects.toThrow(/more than the 1048576 an approvals file may have/);
   });
 
+  it('refuses an approvals folder others may write to: they could add approvals of their own', async () => {
+    const stateDir = temporaryFolder();
+    const store = new FileApprovalStore(stateDir);
+    await store.save(record('p'));
+    fs.chmodSync(path.join(stateDir, 'approvals'), 0o777);
+    await expect(store.load('p')).rejects.toMatchObject({ code: 'CLI_STATE_UNSAFE', message: expect.stringContaining('(kept approvals): others may write to it (mode 777)') });
+    await expect(store.save(record('p'))).rejects.toMatchObject({ code: 'CLI_STATE_UNSAFE' });
+  });
+
   it('refuses a plan id that could name a file elsewhere', async () => {
     const store = new FileApprovalStore(temporaryFolder());
     await expect(store.load('../escape')).rejects.toThrow(CliError);
@@ -57,6 +66,21 @@ describe('approvalKey', () => {
     expect(Buffer.from(key, 'base64')).toHaveLength(32);
     expect(fs.statSync(path.join(stateDir, 'approval.key')).mode & 0o777).toBe(0o600);
     expect(approvalKey(stateDir, {})).toBe(key);
+  });
+
+  it('refuses a key others may read, a key that is a link, and a state folder others may write to', () => {
+    const stateDir = temporaryFolder();
+    approvalKey(stateDir, {});
+    const file = path.join(stateDir, 'approval.key');
+    fs.chmodSync(file, 0o644);
+    expect(() => approvalKey(stateDir, {})).toThrow(/^The approval key .*approval\.key cannot be used: others may read or change it \(mode 644\); run chmod 600 on it\. Whoever can read it can forge approvals\./);
+    fs.rmSync(file);
+    fs.symlinkSync(path.join(temporaryFolder(), 'elsewhere.key'), file);
+    expect(() => approvalKey(stateDir, {})).toThrow(/cannot be used: it is not a regular file/);
+    const open = temporaryFolder();
+    fs.chmodSync(open, 0o757);
+    expect(() => approvalKey(open, {})).toThrow(/\(the approval key\): others may write to it \(mode 757\)/);
+    expect(fs.existsSync(path.join(open, 'approval.key'))).toBe(false);
   });
 
   it('takes AGENTS_APPROVAL_KEY when set, and refuses one too short', () => {

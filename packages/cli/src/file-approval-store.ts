@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { ApprovalRecord, ApprovalStore } from '@ca/tool-lifecycle';
 import { CliError } from './cli-error';
 import { checkPlanId } from './plan-registry';
+import { checkStateFolder } from './state-folder';
 
 /** Largest approvals file read: far more records than a plan makes. */
 const MAX_APPROVALS_BYTES = 1024 * 1024;
@@ -26,6 +27,7 @@ export class FileApprovalStore implements ApprovalStore {
 
   async load(planId: string): Promise<readonly unknown[]> {
     const file = this.fileOf(planId);
+    if (!checkStateFolder(this.folder, 'kept approvals', { create: false })) return [];
     let text: string;
     try {
       const stat = fs.statSync(file);
@@ -50,7 +52,7 @@ export class FileApprovalStore implements ApprovalStore {
   }
 
   async save(record: ApprovalRecord): Promise<void> {
-    fs.mkdirSync(this.folder, { recursive: true, mode: 0o700 });
+    checkStateFolder(this.folder, 'kept approvals', { create: true });
     fs.appendFileSync(this.fileOf(record.planId), `${JSON.stringify(record)}\n`, { mode: 0o600 });
   }
 
@@ -81,11 +83,27 @@ export function approvalKey(stateDir: string, env: Readonly<Record<string, strin
     return given;
   }
   const file = path.join(stateDir, 'approval.key');
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  // Whoever can read or replace the key can forge approvals: the folder and the file must be this user's alone.
+  checkStateFolder(stateDir, 'the approval key', { create: true });
   try {
     fs.writeFileSync(file, randomBytes(KEY_BYTES).toString('base64'), { mode: 0o600, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const stat = fs.lstatSync(file);
+  const uid = process.getuid?.();
+  const problem = !stat.isFile()
+    ? 'it is not a regular file'
+    : uid !== undefined && stat.uid !== uid
+      ? `it belongs to another user (uid ${stat.uid})`
+      : process.platform !== 'win32' && (stat.mode & 0o077) !== 0
+        ? `others may read or change it (mode ${(stat.mode & 0o777).toString(8)}); run chmod 600 on it`
+        : undefined;
+  if (problem !== undefined) {
+    throw new CliError({
+      code: 'CLI_STATE_UNSAFE',
+      message: `The approval key ${file} cannot be used: ${problem}. Whoever can read it can forge approvals. Delete it to have a new one made (approvals kept so far are then asked again), or give the key in AGENTS_APPROVAL_KEY.`,
+    });
   }
   const key = fs.readFileSync(file, 'utf8').trim();
   if (Buffer.byteLength(key, 'utf8') < KEY_BYTES) {
