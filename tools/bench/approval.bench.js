@@ -1,16 +1,25 @@
 'use strict';
 // What approval costs runtime.execute of a trivial tool (input and output
-// schemas), in one run: the same tool in a runtime with no approval
-// configured (twice: two runtimes, to show the noise between identical
-// cases); with approval configured (a handler, rules for other tools, and
-// plans whose policy asks before tools that write) but not triggered, since
-// the tool does not write; and with every call asked of a handler that
-// approves at once, returning the decision itself or a resolved promise.
+// schemas), against the same execute with no approval configured:
+//  - approval configured but not triggered: a handler, rules for other tools,
+//    and plans whose policy asks before tools that write or destroy, while
+//    the tool does neither;
+//  - every call asked of a handler that approves at once, returning the
+//    decision itself (a handler that decides by itself);
+//  - the same with a handler that returns a resolved promise (a handler that
+//    asks someone: the runtime then races the answer with cancellation);
+//  - a second runtime with nothing configured, to show the noise.
+// Each comparison runs in a process of its own, with only its two runtimes:
+// a service has one configuration, and code that has seen five differently
+// configured runtimes in one process is slower for all of them. Within a
+// process, many short rounds alternate the two cases and each case is taken
+// against the baseline of its own round.
 // Targets: not triggered costs the same as nothing configured (ratio ≤ 1.05);
 // an auto-approving handler adds at most 0.5 µs.
+const { spawnSync } = require('node:child_process');
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { comparePaired, runWhenMain } = require('./harness');
+const { comparePaired, runWhenMain, scaled } = require('./harness');
 
 const inputSchema = {
   type: 'object',
@@ -19,28 +28,38 @@ const inputSchema = {
   additionalProperties: false,
 };
 const outputSchema = { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'] };
+const rules = [
+  { name: 'no-env-files', decision: 'deny', tools: 'builtin.fs.*', arguments: { '/path': { glob: '*.env' } } },
+  { name: 'ask-on-push', decision: 'ask', tools: 'builtin.command.run', arguments: { '/command/1': { equals: 'push' } } },
+];
+const approveAtOnce = Object.freeze({ decision: 'approve' });
+const asksBeforeWrites = { approval: { capabilities: ['writes', 'destructive'] } };
+const asksAlways = { approval: { always: true } };
 
-async function run() {
+/** The subject of each comparison: how its runtime is configured and which policy its plans have. */
+const SUBJECTS = {
+  'configured, not triggered': { settings: { approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } }, policy: asksBeforeWrites, asked: false },
+  'handler returns the decision': { settings: { approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } }, policy: asksAlways, asked: true },
+  'handler returns a promise': { settings: { approvalHandler: { requestApproval: () => Promise.resolve(approveAtOnce) }, options: { rules } }, policy: asksAlways, asked: true },
+  'nothing configured, another runtime': { settings: {}, policy: undefined, asked: false },
+};
+
+/** One comparison, in this process: the baseline and one subject, paired round by round. */
+async function comparison(subjectName) {
+  const subject = SUBJECTS[subjectName];
   const execute = async (input) => ({ ok: true, output: { greeting: `hi ${input.name}` } });
   const tool = {
     descriptor: { name: 'bench.greet', description: 'Greets.', source: 'custom', capability: { writes: false, openWorld: false }, inputSchema, outputSchema },
     execute: (input) => execute(input),
   };
-  const approveAtOnce = { decision: 'approve' };
-  const rules = [
-    { name: 'no-env-files', decision: 'deny', tools: 'builtin.fs.*', arguments: { '/path': { glob: '*.env' } } },
-    { name: 'ask-on-push', decision: 'ask', tools: 'builtin.command.run', arguments: { '/command/1': { equals: 'push' } } },
-  ];
-  const runtimeWith = (settings) => new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger, ...settings });
-  const plain = runtimeWith({});
-  const plainAgain = runtimeWith({});
-  // A handler that decides by itself returns the decision; one that asks someone returns a promise.
-  const configured = runtimeWith({ approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } });
-  const promised = runtimeWith({ approvalHandler: { requestApproval: () => Promise.resolve(approveAtOnce) }, options: { rules } });
+  const baseline = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger });
+  const configured = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger, ...subject.settings });
+  await baseline.listTools();
+  await configured.listTools();
   const input = { name: 'Ada', count: 3 };
-  for (const runtime of [plain, plainAgain, configured, promised]) await runtime.listTools();
-  const asksForWrites = { approval: { capabilities: ['writes', 'destructive'] } };
-  const asksAlways = { approval: { always: true } };
+  // The subject does what it says: asked (and approved) or not asked at all.
+  const probe = await configured.execute('bench.greet', input, configured.createPlan(subject.policy === undefined ? {} : { policy: subject.policy }));
+  if ((probe.trace.approval?.decision === 'approved') !== subject.asked) throw new Error(`${subjectName}: the call was ${subject.asked ? 'not ' : ''}asked`);
   // Plans of 1,000 executions, as in runtime.bench.js: creating and ending them is part of the cost.
   const planned = (runtime, policy) => {
     let ctx = runtime.createPlan(policy === undefined ? {} : { policy });
@@ -52,64 +71,51 @@ async function run() {
       return runtime.execute('bench.greet', input, ctx);
     };
   };
-  const cases = {
-    'no approval configured': planned(plain),
-    'no approval configured, another runtime': planned(plainAgain),
-    'configured, not triggered': planned(configured, asksForWrites),
-    'handler answers with the decision': planned(configured, asksAlways),
-    'handler answers with a promise': planned(promised, asksAlways),
-  };
-  // Each case checks once that it does what it says.
-  for (const runtime of [configured, promised]) {
-    const approved = await runtime.execute('bench.greet', input, runtime.createPlan({ policy: asksAlways }));
-    if (approved.trace.approval?.decision !== 'approved') throw new Error('an auto-approving case is not asked');
-  }
-  if ((await configured.execute('bench.greet', input, configured.createPlan({ policy: asksForWrites }))).trace.approval !== undefined) {
-    throw new Error('the not-triggered case is asked');
-  }
-
-  // Many short interleaved rounds, each case against the baseline of its own round: the
-  // drift of a shared machine is larger than the differences measured.
   const { medians, ratios } = await comparePaired(
-    Object.fromEntries(Object.entries(cases).map(([name, fn]) => [name, { fn }])),
-    { baseline: 'no approval configured', rounds: 300, iterations: 1_000, warmup: 50_000 },
+    { baseline: { fn: planned(baseline) }, subject: { fn: planned(configured, subject.policy) } },
+    { baseline: 'baseline', rounds: scaled(300, 3), iterations: scaled(1_000, 20), warmup: scaled(50_000, 100) },
   );
-  const base = medians['no approval configured'];
-  const noise = ratios['no approval configured, another runtime'];
-  const idle = base * ratios['configured, not triggered'];
-  const decided = base * ratios['handler answers with the decision'];
-  const promisedNs = base * ratios['handler answers with a promise'];
+  return { baselineNs: medians.baseline, ratio: ratios.subject };
+}
+
+/** Runs each comparison in a child process and collects its figures. */
+async function run() {
+  const figures = {};
+  for (const name of Object.keys(SUBJECTS)) {
+    const child = spawnSync(process.execPath, ['--expose-gc', __filename, '--comparison', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (child.status !== 0) throw new Error(`the comparison '${name}' failed (exit ${child.status})`);
+    figures[name] = JSON.parse(child.stdout.trim().split('\n').pop());
+  }
+  const row = (name, title, target, pass, note) => {
+    const { baselineNs, ratio } = figures[name];
+    return { name: title, baseline: 'runtime.execute, no approval configured', baselineNs, subjectNs: baselineNs * ratio, ratio, target, pass, note };
+  };
+  const noise = figures['nothing configured, another runtime'].ratio;
+  const extra = (name) => figures[name].baselineNs * (figures[name].ratio - 1);
   return [
-    {
-      name: 'runtime.execute, approval configured but not triggered',
-      baseline: 'runtime.execute, no approval configured',
-      baselineNs: base,
-      subjectNs: idle,
-      note: `a second runtime with nothing configured: ${noise.toFixed(3)}×`,
-      ratio: idle / base,
-      target: 'ratio ≤ 1.05',
-      pass: idle / base <= 1.05,
-    },
-    {
-      name: 'runtime.execute, every call approved by a handler that returns the decision',
-      baseline: 'runtime.execute, no approval configured',
-      baselineNs: base,
-      subjectNs: decided,
-      note: `+${(decided - base).toFixed(0)} ns per call`,
-      target: '≤ +500 ns',
-      pass: decided - base <= 500,
-    },
-    {
-      name: 'runtime.execute, every call approved by a handler that returns a resolved promise',
-      baseline: 'runtime.execute, no approval configured',
-      baselineNs: base,
-      subjectNs: promisedNs,
-      note: `+${(promisedNs - base).toFixed(0)} ns per call: the race with cancellation and two more microtask turns`,
-      target: 'report',
-      pass: true,
-    },
+    row('configured, not triggered', 'runtime.execute, approval configured but not triggered', 'ratio ≤ 1.05', figures['configured, not triggered'].ratio <= 1.05, `a second runtime with nothing configured: ${noise.toFixed(3)}×`),
+    row('handler returns the decision', 'runtime.execute, every call approved by a handler that returns the decision', '≤ +500 ns', extra('handler returns the decision') <= 500, `+${extra('handler returns the decision').toFixed(0)} ns per call`),
+    row(
+      'handler returns a promise',
+      'runtime.execute, every call approved by a handler that returns a resolved promise',
+      'report',
+      true,
+      `+${extra('handler returns a promise').toFixed(0)} ns per call: the race with cancellation, and the promise's turns`,
+    ),
   ];
 }
 
 module.exports = { run };
-runWhenMain(module, run);
+
+const flag = process.argv.indexOf('--comparison');
+if (require.main === module && flag >= 0) {
+  comparison(process.argv[flag + 1]).then(
+    (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
+    (error) => {
+      console.error(error);
+      process.exitCode = 1;
+    },
+  );
+} else {
+  runWhenMain(module, run);
+}
