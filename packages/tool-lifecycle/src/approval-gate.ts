@@ -337,15 +337,16 @@ export class ApprovalGate {
   }
 
   /**
-   * Decides whether the call may run. Returns `undefined` when nothing was
+   * Decides whether the call may run (`ruled`: a rule names the tool, so the
+   * rules are matched). Returns `undefined` when nothing was
    * to decide, or a rule or a remembered approval decided at once; a promise
    * when the store must be read or a person asked.
    * @throws ToolApprovalDeniedError (a deny rule, or nobody to ask: synchronously; the rest through the promise),
    *   ToolCancelledError, ToolPlanEndedError.
    */
-  check(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, plans: PlanCallsSource): Promise<void> | undefined {
+  check(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, plans: PlanCallsSource, ruled: boolean): Promise<void> | undefined {
     let reason: ApprovalReason | undefined;
-    if (this.rules !== undefined) {
+    if (ruled && this.rules !== undefined) {
       const verdict = this.rules.decide(subject.toolName, input);
       if (verdict !== undefined) {
         if (verdict.decision === 'deny') {

@@ -391,7 +391,7 @@ export class ToolRuntime {
       // A call with the caller's step id may have been made before in this plan.
       if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options, options.step);
       // 4½. Approval, where a rule of the service or the plan's policy asks for it.
-      const approval = this.hasRules || ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
+      const approval = (this.hasRules && this.isRuled(tool)) || ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
       if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
       const result = await this.dispatch(execution, tool, instance, input, options);
@@ -462,9 +462,14 @@ export class ToolRuntime {
     return undefined;
   }
 
+  /** True when a rule of the runtime names the tool: only then are its calls' arguments matched against rules. */
+  private isRuled(tool: RegisteredTool): boolean {
+    return (tool.ruled ??= this.approvals.rules?.coversTool(tool.descriptor.name) === true);
+  }
+
   /** Step 4½, when a rule or the plan's policy may ask: resolves when the call may run. */
   private approve(execution: Execution, tool: RegisteredTool, input: unknown): Promise<void> | undefined {
-    return this.approvals.check(execution, tool.descriptor, input, this.planCallsSource);
+    return this.approvals.check(execution, tool.descriptor, input, this.planCallsSource, this.hasRules && tool.ruled === true);
   }
 
   /** Step 5, with the tool's retries and limits when it has some. */
@@ -489,7 +494,7 @@ export class ToolRuntime {
     const reserved = await this.reserveStep(execution, input, step);
     if (typeof reserved !== 'function') return this.complete(execution, reserved.result, reserved.sizeBytes);
     try {
-      const approval = this.hasRules || execution.ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
+      const approval = (this.hasRules && this.isRuled(tool)) || execution.ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
       if (approval !== undefined) await approval;
       const result = await this.dispatch(execution, tool, instance, input, options);
       const finished = this.finish(execution, tool, result);
