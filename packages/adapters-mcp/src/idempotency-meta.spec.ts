@@ -13,7 +13,7 @@ describe('tools/call carries the idempotency key in _meta', () => {
   const runtime = (): ToolRuntime => {
     const logger = new RecordingLogger();
     const made = new ToolRuntime({
-      sources: [createMcpAdapter({ servers: { mcpServers: { meta: { command: process.execPath, args: [META_ECHO_SERVER] } } }, logger })],
+      sources: [createMcpAdapter({ servers: { mcpServers: { meta: { command: process.execPath, args: [META_ECHO_SERVER], trustAnnotations: true } } }, logger })],
       logger,
     });
     runtimes.push(made);
@@ -43,7 +43,8 @@ describe('tools/call carries the idempotency key in _meta', () => {
     expect(await calls()).toEqual(keys);
   });
 
-  it('sends no key for a tool that says it is read-only', async () => {
+  // Its annotations are believed only because the configuration trusts the server: an untrusted server's tools all count as writing.
+  it('sends no key for a tool that a trusted server says is read-only', async () => {
     const made = runtime();
     const result = await made.runPlan({}, (ctx) => made.execute<Meta>('mcp.meta.look', {}, ctx));
     expect(result.ok).toBe(true);

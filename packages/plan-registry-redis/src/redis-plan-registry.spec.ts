@@ -264,7 +264,7 @@ describe('connecting', () => {
       const registry = await connectRedisPlanRegistry({ url: acl.url, ...credentials, logger: new RecordingLogger() });
       const other = await connectRedisPlanRegistry({ url: acl.url, ...credentials, logger: new RecordingLogger() });
       const received: string[] = [];
-      const entry = await registry.register(registration('acl-plan'), (message) => received.push(message.reason));
+      const entry = await registry.register(registration('acl-plan'), (message) => received.push(message.kind === 'cancel' ? message.reason : message.kind));
       await entry.heartbeat({ tools: ['a'], stepsDone: 1 });
       expect((await other.list()).map((plan) => plan.planId)).toEqual(['acl-plan']);
       await other.send(createCancelMessage('acl-plan', 'with least privilege'));

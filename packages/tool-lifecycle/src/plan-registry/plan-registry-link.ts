@@ -7,6 +7,7 @@ import {
   MAX_LISTED_TOOLS,
   type PendingApprovalSummary,
   type PlanApprovalMessage,
+  type PlanCancelMessage,
   type PlanControlMessage,
   type PlanRegistry,
   type PlanRegistryEntry,
@@ -239,10 +240,11 @@ export class PlanRegistryLink {
       return;
     }
     if (kind === 'cancel') {
-      const from = message.sentBy === undefined ? '' : ` (from ${message.sentBy})`;
-      this.logger.info(`Plan '${planId}' is cancelled through plan registry ${this.registry.description}${from}: ${message.reason}`, { planId });
+      const cancel = message as PlanCancelMessage;
+      const from = cancel.sentBy === undefined ? '' : ` (from ${cancel.sentBy})`;
+      this.logger.info(`Plan '${planId}' is cancelled through plan registry ${this.registry.description}${from}: ${cancel.reason}`, { planId });
       try {
-        linked.ctx.cancellationToken.cancel(message.reason);
+        linked.ctx.cancellationToken.cancel(cancel.reason);
       } catch (error) {
         this.logger.error(`Cancelling plan '${planId}' failed: ${messageOf(error)}`, { planId });
       }
