@@ -43,6 +43,10 @@ export interface BuiltinToolErrorOptions {
   readonly target?: string;
   /** The underlying error, per ES2022 `cause`. */
   readonly cause?: unknown;
+  /** The same call may succeed if made again (a 503, a reset connection): the runtime retries it where the tool's retry settings allow. */
+  readonly retryable?: boolean;
+  /** How long to wait before trying again, in ms, when the other side said (`Retry-After`). */
+  readonly retryAfterMs?: number;
 }
 
 /**
@@ -59,6 +63,10 @@ export class BuiltinToolError extends CaError {
   declare readonly code: BuiltinToolErrorCode;
   /** The path or URL concerned, when there is one. */
   declare readonly target?: string;
+  /** True when the same call may succeed if made again; the runtime's retries act on it. */
+  declare readonly retryable?: boolean;
+  /** How long to wait before trying again, in ms, when the other side said. */
+  declare readonly retryAfterMs?: number;
 
   /**
    * @param options - Code, message and optional tool, plan, target and cause.
@@ -67,5 +75,7 @@ export class BuiltinToolError extends CaError {
   constructor(options: BuiltinToolErrorOptions) {
     super(options.code, options.message, options);
     if (options.target !== undefined) this.target = options.target;
+    if (options.retryable === true) this.retryable = true;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }

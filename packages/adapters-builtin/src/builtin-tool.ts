@@ -26,8 +26,14 @@ export class ToolCall {
     return `Tool "${this.toolName}" in plan "${this.planId}"`;
   }
 
-  /** An expected failure of this call. */
-  fail(code: BuiltinToolErrorCode, message: string, target?: string, cause?: unknown): BuiltinToolError {
+  /** An expected failure of this call; `retry` marks one the same call may get past when made again. */
+  fail(
+    code: BuiltinToolErrorCode,
+    message: string,
+    target?: string,
+    cause?: unknown,
+    retry?: { readonly retryable: true; readonly retryAfterMs?: number },
+  ): BuiltinToolError {
     return new BuiltinToolError({
       code,
       message: `${this.where} ${message}`,
@@ -35,6 +41,7 @@ export class ToolCall {
       planId: this.planId,
       ...(target === undefined ? {} : { target }),
       ...(cause === undefined ? {} : { cause }),
+      ...retry,
     });
   }
 

@@ -19,6 +19,9 @@ import { McpToolError, type McpToolErrorCode } from './mcp-tool-error';
 import { sanitizeText } from './sanitize-text';
 import { callToolAsTask, TaskCancelledByServerError } from './task-call';
 
+/** The `_meta` key of `tools/call` that carries the call's idempotency key. */
+export const IDEMPOTENCY_META_KEY = 'internal.ca/idempotency-key';
+
 /** What a tool needs from its source: the session of a plan, and who to ask. @internal */
 export interface McpSessionProvider {
   acquire(server: string, ctx: ToolExecutionContext): Promise<void>;
@@ -104,7 +107,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     const call: InFlightCall | undefined = session.tracksCalls ? { planId, toolName, signal: ctx.signal } : undefined;
     if (call !== undefined) session.inFlight.push(call);
     try {
-      const result = (await session.client.callTool({ name: this.mcpName, arguments: input ?? {} }, undefined, {
+      const result = (await session.client.callTool(this.#params(input, ctx), undefined, {
         signal: link.signal,
         timeout: server.callTimeoutMs,
         maxTotalTimeout: server.maxTotalTimeoutMs,
@@ -131,6 +134,12 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     }
   }
 
+  /** The `tools/call` parameters: a call that may change something carries the execution's idempotency key, the same on every retry of the call. */
+  #params(input: Record<string, unknown>, ctx: ToolExecutionContext): { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } {
+    const key = this.descriptor.capability.writes ? ctx.idempotencyKey : undefined;
+    return key === undefined ? { name: this.mcpName, arguments: input ?? {} } : { name: this.mcpName, arguments: input ?? {}, _meta: { [IDEMPOTENCY_META_KEY]: key } };
+  }
+
   /** A task-based call: created, polled, its result fetched; cancelled on the server when the plan gives up. */
   async #executeAsTask(session: McpSession, input: Record<string, unknown>, ctx: ToolExecutionContext, options: ToolCallOptions | undefined): Promise<ToolResult> {
     const toolName = this.descriptor.name;
@@ -143,7 +152,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     try {
       const result = await callToolAsTask(
         session.client,
-        { name: this.mcpName, arguments: input ?? {} },
+        this.#params(input, ctx),
         {
           signal: link.signal,
           callTimeoutMs: this.#server.callTimeoutMs,

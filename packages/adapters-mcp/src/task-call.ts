@@ -40,12 +40,16 @@ const DEFAULT_POLL_MS = 1_000;
  *
  * @internal
  */
-export async function callToolAsTask(client: Client, params: { readonly name: string; readonly arguments: Record<string, unknown> }, options: TaskCallOptions): Promise<CallToolResult> {
+export async function callToolAsTask(
+  client: Client,
+  params: { readonly name: string; readonly arguments: Record<string, unknown>; readonly _meta?: Record<string, unknown> },
+  options: TaskCallOptions,
+): Promise<CallToolResult> {
   const { signal, callTimeoutMs, maxTotalTimeoutMs } = options;
   const deadline = Date.now() + maxTotalTimeoutMs;
   const remaining = (): number => deadline - Date.now();
   const requestOptions = (limit = callTimeoutMs) => ({ signal, timeout: Math.max(1, Math.min(limit, remaining())) });
-  const created = await client.request({ method: 'tools/call', params: { name: params.name, arguments: params.arguments } }, CreateTaskResultSchema, {
+  const created = await client.request({ method: 'tools/call', params: { name: params.name, arguments: params.arguments, ...(params._meta === undefined ? {} : { _meta: params._meta }) } }, CreateTaskResultSchema, {
     ...requestOptions(),
     task: { ttl: maxTotalTimeoutMs },
   });

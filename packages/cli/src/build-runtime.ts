@@ -5,16 +5,22 @@ import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
 import {
+  APPROVAL_HANDLER,
+  APPROVAL_KEY,
+  APPROVAL_STORE,
   PLAN_REGISTRY,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
   TOOL_SOURCE,
   registerToolRuntime,
+  type ApprovalHandler,
+  type ApprovalStore,
   type InteractionHandler,
   type PlanRegistry,
   type RuntimeLogger,
   type ToolDescriptor,
+  type ToolRuleDefinition,
   type ToolInstance,
   type ToolRuntime,
   type ToolSource,
@@ -47,6 +53,15 @@ export interface BuildRuntimeOptions {
    * every configured source.
    */
   readonly tools?: readonly string[];
+  /** Who answers approval requests, where approvals are kept, and the rules (see `loadRules`). */
+  readonly approval?: {
+    readonly handler?: ApprovalHandler;
+    readonly store?: ApprovalStore;
+    readonly key?: string;
+    readonly rules?: readonly ToolRuleDefinition[];
+    /** Take answers through the plan registry (`agents plan approve|deny`): `plan run`. */
+    readonly registryApprovals?: boolean;
+  };
   /** What MCP servers need from the command: who answers their questions, where sign-ins are kept. */
   readonly mcp?: {
     readonly interactionHandler?: InteractionHandler;
@@ -84,8 +99,17 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   const selection = selectSources(config, options.tools);
   const container = rootContainer.createChildContainer();
   container.register(RUNTIME_LOGGER, { useValue: logger });
+  const approval = options.approval;
+  if (approval?.handler !== undefined) container.register(APPROVAL_HANDLER, { useValue: approval.handler });
+  if (approval?.store !== undefined) container.register(APPROVAL_STORE, { useValue: approval.store });
+  if (approval?.key !== undefined) container.register(APPROVAL_KEY, { useValue: approval.key });
   if (options.planRegistry !== undefined) container.register(PLAN_REGISTRY, { useValue: options.planRegistry });
-  registerToolRuntime(container, config.runtime ?? {});
+  registerToolRuntime(container, {
+    ...config.runtime,
+    ...(approval?.rules === undefined || approval.rules.length === 0 ? {} : { rules: approval.rules }),
+    ...(config.approval?.timeoutMs === undefined ? {} : { approvalTimeoutMs: config.approval.timeoutMs }),
+    ...(approval?.registryApprovals === true ? { registryApprovals: true } : {}),
+  });
   if (selection.builtin) {
     loadBuiltin().registerBuiltinAdapter(container, builtinSettings(config));
   }

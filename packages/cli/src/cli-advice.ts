@@ -87,6 +87,18 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
           ? ` Raise it with --timeout <ms> (or "runtime": { "defaultTimeoutMs" } in ${configuration(context)}) if the tool needs longer.`
           : ` Raise "timeoutMs" of the step (or "runtime": { "defaultTimeoutMs" } in ${configuration(context)}) if the tool needs longer.`,
       ),
+  TOOL_APPROVAL_DENIED: (message, error, context) =>
+    message
+      .replace(/but nobody can be asked: no approval handler is configured, so/, 'but nobody can be asked (the command is not on a terminal), so')
+      .replace(
+        / Give the runtime an ApprovalHandler \(settings\.approvalHandler, or APPROVAL_HANDLER in the container; an INTERACTION_HANDLER there answers approvals too\), add an allow rule for the call, or change the plan's policy\.approval\./,
+        context.command === 'tools run'
+          ? ` Run it on a terminal to be asked, pass --approve '${error.toolName ?? '<tool>'}' (a glob), or add an allow rule (approval.rules in ${configuration(context)}, or --rules <file>).`
+          : ` Run it on a terminal to be asked, pass --approve '${error.toolName ?? '<tool>'}' (a glob), pass --await-approval and answer with 'agents plan approve <plan-id>' from another terminal, or add an allow rule (approval.rules in ${configuration(context)}, or --rules <file>).`,
+      )
+      .replace(/ Change the call, or the rule in the service's configuration\./, ` Change the call, or the rule (approval.rules or a rules file of ${configuration(context)}).`)
+      .replace(/ Answer sooner, or raise approvalTimeoutMs\./, ` Answer sooner, or raise approval.timeoutMs in ${configuration(context)}.`)
+      .replace(/\(approvalTimeoutMs\)/, '(approval.timeoutMs)'),
   TOOL_EXECUTION_FAILED: (message) => message.replace(/ See the cause for details\./, ' Run the command with --verbose to see where it failed.'),
   TOOL_REGISTRATION_FAILED: (message, _error, context) =>
     message.replace(/\(e\.g\. with wrapTool from @ca\/adapters-wrapped\)/, `(e.g. with an entry under "wrapped" in ${configuration(context)})`),

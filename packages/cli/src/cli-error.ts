@@ -11,7 +11,8 @@ export type CliErrorCode =
   | 'CLI_PLAN_CHECK_FAILED'
   | 'CLI_INPUT_INVALID'
   | 'CLI_MODULE_INVALID'
-  | 'CLI_STATE_UNSAFE';
+  | 'CLI_STATE_UNSAFE'
+  | 'CLI_APPROVAL_NOT_FOUND';
 
 /** Options of {@link CliError}. */
 export interface CliErrorOptions {

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BoundResource } from '@ca/tool-context';
+import type { BoundResource, PlanApprovalPolicy } from '@ca/tool-context';
 import { resourceFromPath } from '@ca/tool-context';
-import type { ToolRuntimeOptions } from '@ca/tool-lifecycle';
+import type { ToolRuleDefinition, ToolRuntimeOptions } from '@ca/tool-lifecycle';
 import type { SandboxSetting } from '@ca/tool-lifecycle/sandbox';
 import { CliError } from './cli-error';
 import { expandVariables } from './expand-variables';
@@ -31,6 +31,20 @@ export interface WrappedEntry {
   readonly capability?: Record<string, boolean>;
 }
 
+/** The `approval` block of a configuration. */
+export interface ApprovalConfig {
+  /** Which calls need approval in `tools run`, and in plan files without a `policy.approval` of their own. */
+  readonly policy?: PlanApprovalPolicy;
+  /** Rules written in the configuration. */
+  readonly rules?: readonly ToolRuleDefinition[];
+  /** Files of rules (absolute once loaded). */
+  readonly rulesFiles?: readonly string[];
+  /** How long a call waits for an approval, in ms. */
+  readonly timeoutMs?: number;
+  /** `false`: `plan run` takes no answers through the plan registry (`agents plan approve|deny`); default true. */
+  readonly answersFromRegistry?: boolean;
+}
+
 /** The `registry` key: `local`, a Redis URL, or a Redis registry's settings. */
 export type RegistrySetting =
   | string
@@ -48,6 +62,7 @@ export type RegistrySetting =
 /** `agents.config.json` as written (after `${VAR}` expansion). */
 export interface AgentsConfigFile {
   readonly runtime?: ToolRuntimeOptions;
+  readonly approval?: ApprovalConfig;
   /** The kernel sandbox of commands and skill scripts (see `@ca/tool-lifecycle/sandbox`). */
   readonly sandbox?: SandboxSetting;
   readonly registry?: RegistrySetting;
@@ -101,6 +116,9 @@ export function loadConfig(options: {
     baseDir,
     resources: bindResources(config.resources ?? [], baseDir, file),
     ...(config.custom === undefined ? {} : { custom: { modules: config.custom.modules.map((module) => resolveModule(module, baseDir)) } }),
+    ...(config.approval?.rulesFiles === undefined
+      ? {}
+      : { approval: { ...config.approval, rulesFiles: config.approval.rulesFiles.map((rules) => path.resolve(baseDir, rules)) } }),
     ...(config.mcpServers === undefined ? {} : { mcpServers: resolveSandboxPaths(config.mcpServers, baseDir) }),
     ...(config.skills === undefined
       ? {}

@@ -2,11 +2,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
-import { resourceFromPath, type BoundResource, type ToolExecutionContext } from '@ca/tool-context';
-import { PlanRegistryError, ToolRegistrationError, createCancelMessage, type DiscoveryResult, type PlanRegistry, type RuntimeLogger, type ToolProgress } from '@ca/tool-lifecycle';
+import { resourceFromPath, type BoundResource, type PlanApprovalPolicy, type ToolExecutionContext } from '@ca/tool-context';
+import {
+  PlanRegistryError,
+  ToolRegistrationError,
+  createApprovalMessage,
+  createCancelMessage,
+  type DiscoveryResult,
+  type PlanRegistry,
+  type RegisteredPlan,
+  type RuntimeLogger,
+  type ToolProgress,
+} from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
+import { loadRules, type LoadedRules } from './approval-config';
 import { adviseMessage, type AdviceContext } from './cli-advice';
-import { buildRuntime, type BuiltRuntime } from './build-runtime';
+import { buildRuntime, type BuildRuntimeOptions, type BuiltRuntime } from './build-runtime';
+import { CliApprovals } from './cli-approvals';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
@@ -14,6 +26,7 @@ import { openPlanRegistry } from './cli-registry';
 import { loadConfig, loadRegistryConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
+import { FileApprovalStore, approvalKey } from './file-approval-store';
 import { FileTokenStore } from './file-token-store';
 import { formatTable } from './format-table';
 import { addMcpCommands } from './mcp-commands';
@@ -23,7 +36,7 @@ import { inCommandSpan, resolveOtlpEndpoint, startTraceExport, type TraceExport 
 import { checkPlanId, resolveStateDir } from './plan-registry';
 import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
-import { createTerminalInteraction } from './terminal-interaction';
+import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
 
 interface GlobalOptions {
@@ -76,9 +89,11 @@ Exit codes:
        not be reached
   2    invalid usage, configuration, plan file or input; a plan whose check
        found a problem (nothing was run)
-  3    the plan's policy refused a tool (read-only or checkpoint-required)
-  4    a tool, plan or running plan was not found, or the tool is unavailable
-       (its MCP server could not be started, its schema does not compile)
+  3    the plan's policy or a rule refused a tool (read-only, checkpoint-required,
+       a deny rule), or its call was not approved
+  4    a tool, plan, running plan or waiting approval request was not found,
+       or the tool is unavailable (its MCP server could not be started, its
+       schema does not compile)
   130  cancelled: Ctrl-C, 'agents plan cancel', or the plan's deadline
 `;
 
@@ -111,6 +126,28 @@ function parseResource(text: string, cwd: string, previous: BoundResource[] = []
   }
   const [, id, location, access] = match as unknown as [string, string, string, 'read' | 'write' | undefined];
   return [...previous, resourceFromPath({ id, path: path.resolve(cwd, location), access: access ?? 'read' })];
+}
+
+/** Options of the commands that run tools and may ask for approval. */
+interface ApprovalFlags {
+  readonly approve: string[];
+  readonly rules: string[];
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** Who answers from this process, for traces: the user's name. */
+function whoAmI(env: Readonly<Record<string, string | undefined>>): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return env['USER'] ?? env['USERNAME'] ?? 'someone';
+  }
+}
+
+/** True when a plan with this policy and these rules may ask for approval at all. */
+function mayAsk(policy: PlanApprovalPolicy | undefined, rules: LoadedRules): boolean {
+  return rules.definitions.length > 0 || (policy !== undefined && (policy.always === true || (policy.capabilities?.length ?? 0) > 0 || (policy.tools?.length ?? 0) > 0));
 }
 
 /** The tools a plan file names, in step order. */
@@ -200,19 +237,30 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
    * every configured source is built after all, to find it elsewhere or to
    * suggest the closest names.
    */
+  // One person at one terminal: every question of the command (approvals, MCP forms and pages, sign-ins) goes through one prompter, in turn.
+  let prompter: TerminalPrompter | undefined;
+  /** True when the command's plan takes answers through the plan registry: the terminal says so under each request. */
+  let answersThroughRegistry = false;
+  const terminal = (logger: RuntimeLogger): TerminalPrompter =>
+    (prompter ??= new TerminalPrompter({
+      input: io.terminalInput,
+      write: io.stderr,
+      logger,
+      approvalHint: (request) => (answersThroughRegistry ? `(or from another terminal: agents plan approve ${request.planId} ${request.id})` : undefined),
+    }));
   // MCP servers ask their questions on the terminal, and keep their sign-ins under the state folder.
   const mcpSupport = (logger: RuntimeLogger) => ({
-    interactionHandler: createTerminalInteraction({ input: io.terminalInput, write: io.stderr, logger }),
+    interactionHandler: terminal(logger),
     tokenStore: new FileTokenStore(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-auth')),
   });
   const open = async (
     config: AgentsConfig,
     tools?: readonly string[],
-    planRegistry?: PlanRegistry,
+    settings: { readonly planRegistry?: PlanRegistry; readonly approval?: BuildRuntimeOptions['approval'] } = {},
   ): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
     const mcp = mcpSupport(logger);
-    const everySource = { mcp, ...(planRegistry === undefined ? {} : { planRegistry }) };
+    const everySource = { mcp, ...settings };
     built = await buildRuntime(config, logger, tools === undefined ? everySource : { ...everySource, tools });
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
@@ -228,6 +276,32 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     if (misconfigured !== undefined) throw misconfigured.error;
     return { runtime: built.runtime, validator: built.validator, discovery };
   };
+  /**
+   * Who answers the approval requests of a command: `--approve` patterns, the
+   * person at the terminal (through the command's one prompter) and, for
+   * `plan run`, `agents plan approve|deny` through the plan registry — beside
+   * the terminal, or instead of it with `--await-approval`. Undefined when
+   * nobody can answer, so that the runtime refuses such calls (no handler)
+   * and the error says what to do.
+   */
+  const approvalHandler = (flags: ApprovalFlags & { readonly awaitApproval?: boolean }, planRun: boolean): CliApprovals | undefined => {
+    const onTerminal = io.terminalInput !== undefined;
+    answersThroughRegistry = planRun;
+    const awaitRegistry = planRun && !onTerminal && flags.awaitApproval === true;
+    if (!onTerminal && !awaitRegistry && flags.approve.length === 0) return undefined;
+    return new CliApprovals({
+      approve: flags.approve,
+      ...(onTerminal ? { terminal: { prompter: terminal(createCliLogger(io.stderr, verbose())), who: `${whoAmI(io.env)} (terminal)` } } : {}),
+      awaitRegistry,
+      notify: io.stderr,
+    });
+  };
+  /** Where approvals are kept: the state directory, signed with this user's key. */
+  const approvalStore = (): { store: FileApprovalStore; key: string } => {
+    const stateDir = resolveStateDir(globals().stateDir, io.env);
+    return { store: new FileApprovalStore(stateDir), key: approvalKey(stateDir, io.env) };
+  };
+
   const requireTool = (name: string, discovery: DiscoveryResult, config: AgentsConfig) => {
     const descriptor = discovery.tools.find((tool) => tool.name === name);
     if (descriptor !== undefined) return descriptor;
@@ -300,8 +374,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('--timeout <ms>', 'deadline of the execution in ms')
     .option('--resource <id=path[:read|write]>', 'bind a folder or file (repeatable)', (value: string, previous: BoundResource[]) => parseResource(value, io.cwd, previous), [] as BoundResource[])
     .option('--plan-id <id>', 'id of the plan')
+    .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
+    .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
-    .action(async (name: string, local: { input: string; readOnly?: boolean; requireCheckpoint?: boolean; network: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
+    .action(async (name: string, local: ApprovalFlags & { input: string; readOnly?: boolean; requireCheckpoint?: boolean; network: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
       const input = parseInput(local.input, io.cwd);
       const timeoutMs = local.timeout === undefined ? undefined : Number(local.timeout);
       if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
@@ -309,8 +385,16 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       }
       if (local.planId !== undefined) checkPlanId(local.planId);
       const config = loadConfiguration();
+      const rules = loadRules(config, local.rules, io);
+      const approvalPolicy = config.approval?.policy;
+      const asks = mayAsk(approvalPolicy, rules);
+      // A one-step plan keeps its approvals only when it has an id to be run again with.
+      const kept = asks && local.planId !== undefined ? approvalStore() : undefined;
+      const handler = asks ? approvalHandler(local, false) : undefined;
       startTracing();
-      const { runtime: rt, discovery } = await open(config, [name]);
+      const { runtime: rt, discovery } = await open(config, [name], {
+        approval: { rules: rules.definitions, ...(handler === undefined ? {} : { handler }), ...(kept === undefined ? {} : kept) },
+      });
       const descriptor = requireTool(name, discovery, config);
       const advice = adviceFor('tools run', config, descriptor.inputSchema);
       const resources = new Map(config.resources.map((resource) => [resource.id, resource]));
@@ -324,7 +408,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
           rt.runPlan(
             {
               ...(local.planId === undefined ? {} : { planId: local.planId }),
-              policy: { readOnly: local.readOnly === true, requireCheckpoint: local.requireCheckpoint === true, network: local.network === false ? 'deny' : 'allow' },
+              policy: {
+                readOnly: local.readOnly === true,
+                requireCheckpoint: local.requireCheckpoint === true,
+                network: local.network === false ? 'deny' : 'allow',
+                ...(approvalPolicy === undefined ? {} : { approval: approvalPolicy }),
+              },
               resources: [...resources.values()],
             },
             async (ctx) => {
@@ -335,6 +424,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
                 if (result.ok) {
                   exitCode = EXIT_CODES.ok;
                   io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
+                  await kept?.store.forget(ctx.planId);
                   return;
                 }
                 const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
@@ -357,16 +447,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       });
     });
 
-  const plan = program.command('plan').description('check, run, list and cancel plans');
+  const plan = program.command('plan').description('check, run, list and cancel plans, and answer their approval requests');
   plan
     .command('check <file>')
-    .description('check a plan file against the configuration without running anything: every tool exists, the policy lets it run, its input matches its schema')
+    .description('check a plan file against the configuration without running anything: every tool exists, the policy lets it run, no deny rule refuses it, its input matches its schema')
+    .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
-    .action(async (file: string, local: { json?: boolean }) => {
+    .action(async (file: string, local: { json?: boolean; rules: string[] }) => {
       const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
+      const rules = loadRules(config, local.rules, io);
       const { discovery, validator } = await open(config, toolsOf(planFile));
-      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator, rules: rules.rules });
       const blocking = problems.filter((problem) => problem.blocking);
       exitCode = blocking.length > 0 ? EXIT_CODES.usage : EXIT_CODES.ok;
       if (wantsJson(local)) {
@@ -388,14 +480,32 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .description('check a plan file (JSON or YAML), then run it: policy, bound resources, steps of tool + input; a line per step (also in a pipe), a summary table')
     .option('--plan-id <id>', "id of the plan (default: the file's id, else a random UUID)")
     .option('--traces <file.jsonl>', 'write the traces as JSON Lines')
+    .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
+    .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
+    .option('--await-approval', "off a terminal, wait for 'agents plan approve|deny' from another terminal instead of refusing calls that need approval")
     .option('--json', 'machine-readable output')
-    .action(async (file: string, local: { planId?: string; traces?: string; json?: boolean }) => {
+    .action(async (file: string, local: ApprovalFlags & { planId?: string; traces?: string; json?: boolean; awaitApproval?: boolean }) => {
       if (local.planId !== undefined) checkPlanId(local.planId);
-      const planFile = loadPlanFile(file, { cwd: io.cwd, env: io.env });
+      const loaded = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
+      const rules = loadRules(config, local.rules, io);
+      const approvalPolicy = loaded.policy.approval ?? config.approval?.policy;
+      const planFile: PlanFile = approvalPolicy === undefined ? loaded : { ...loaded, policy: { ...loaded.policy, approval: approvalPolicy } };
+      const asks = mayAsk(approvalPolicy, rules);
+      const kept = asks ? approvalStore() : undefined;
+      // Answers through the plan registry (agents plan approve|deny): on a terminal beside the question there, and off one with --await-approval.
+      const fromRegistry = asks && config.approval?.answersFromRegistry !== false;
+      if (local.awaitApproval === true && !fromRegistry && asks) {
+        throw new CliError({ code: 'CLI_USAGE', message: '--await-approval waits for answers through the plan registry, but the configuration turns them off (approval.answersFromRegistry: false).' });
+      }
+      const handler = asks ? approvalHandler(local, fromRegistry) : undefined;
       startTracing();
-      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile), await planRegistry(config));
-      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator });
+      const plans = await planRegistry(config);
+      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile), {
+        planRegistry: plans,
+        approval: { rules: rules.definitions, registryApprovals: fromRegistry, ...(handler === undefined ? {} : { handler }), ...(kept === undefined ? {} : kept) },
+      });
+      const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator, rules: rules.rules });
       const blocking = problems.filter((problem) => problem.blocking);
       if (blocking.length > 0) {
         throw new CliError({
@@ -429,6 +539,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         return ran;
       });
       exitCode = report.exitCode;
+      // A plan that did all it was to do is done: its approvals are not kept for another run.
+      if (exitCode === EXIT_CODES.ok) await kept?.store.forget(report.planId);
     });
 
   plan
@@ -456,6 +568,69 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       }
     });
 
+  /**
+   * Answers an approval request of a running plan through the plan registry:
+   * the request is found in the plan's registration (the only one it waits
+   * for when no id is given), so a wrong id is reported here, not lost.
+   */
+  const answerRequest = async (
+    planId: string,
+    requestId: string | undefined,
+    answer: { readonly decision: 'approve'; readonly scope: 'once' | 'tool' | 'call' } | { readonly decision: 'deny'; readonly reason?: string },
+  ): Promise<void> => {
+    checkPlanId(planId);
+    const plans = await planRegistry();
+    const notFound = (cause?: unknown): CliError =>
+      new CliError({
+        code: 'CLI_PLAN_NOT_FOUND',
+        exitCode: EXIT_CODES.notFound,
+        message: `No running plan has id '${planId}' in ${plans.description}. 'agents plan list' shows the running plans.`,
+        ...(cause === undefined ? {} : { cause }),
+      });
+    const running = (await plans.list()).find((entry) => entry.planId === planId);
+    if (running === undefined) throw notFound();
+    const request = pendingRequest(running, requestId);
+    const command = `agents plan ${answer.decision}`;
+    const sentBy = `${whoAmI(io.env)} (${command} on ${os.hostname()})`.slice(0, 200);
+    let delivery: 'delivered' | 'queued';
+    try {
+      ({ delivery } = await plans.send(createApprovalMessage({ planId, requestId: request.requestId, sentBy, ...answer })));
+    } catch (error) {
+      if (PlanRegistryError.isInstance(error) && error.code === 'PLAN_REGISTRY_PLAN_NOT_FOUND') throw notFound(error);
+      throw error;
+    }
+    const subject = `request ${request.requestId} (${request.toolName}) of plan ${planId}`;
+    io.stdout(
+      answer.decision === 'approve'
+        ? `Approved ${subject}${answer.scope === 'once' ? '' : ` for the rest of the plan (${answer.scope})`}.`
+        : `Denied ${subject}.`,
+    );
+    io.stdout(delivery === 'delivered' ? '\n' : ` Its host is not connected to the registry right now and gets the answer when it reconnects.\n`);
+  };
+
+  plan
+    .command('approve <plan-id> [request-id]')
+    .description('approve an approval request of a running plan (the only one it waits for, when no id is given): in another terminal, or on any host with a shared registry')
+    .option('--for <scope>', 'once (default), tool (this tool for the rest of the plan) or call (these arguments for the rest of the plan)', 'once')
+    .action(async (planId: string, requestId: string | undefined, local: { for: string }) => {
+      const scope = local.for;
+      if (scope !== 'once' && scope !== 'tool' && scope !== 'call') {
+        throw new CliError({ code: 'CLI_USAGE', message: `--for ${scope}: expected once, tool or call.` });
+      }
+      await answerRequest(planId, requestId, { decision: 'approve', scope });
+    });
+
+  plan
+    .command('deny <plan-id> [request-id]')
+    .description('deny an approval request of a running plan (the only one it waits for, when no id is given)')
+    .option('--reason <text>', 'why, for the trace and the error the plan reports (at most 1,000 characters)')
+    .action(async (planId: string, requestId: string | undefined, local: { reason?: string }) => {
+      // One line of text: control characters would not pass the registry's checks.
+      // eslint-disable-next-line no-control-regex
+      const reason = local.reason?.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, 1_000);
+      await answerRequest(planId, requestId, { decision: 'deny', ...(reason === undefined || reason === '' ? {} : { reason }) });
+    });
+
   plan
     .command('list')
     .description('show running plans')
@@ -467,7 +642,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       else {
         io.stdout(
           formatTable(
-            ['plan', 'pid', 'host', 'started', 'steps', 'policy', 'tools', 'file'],
+            ['plan', 'pid', 'host', 'started', 'steps', 'policy', 'tools', 'waits for', 'file'],
             plans.map((entry) => [
               entry.planId,
               String(entry.pid),
@@ -476,6 +651,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
               String(entry.stepsDone),
               describePolicy(entry.policy),
               entry.tools.join(', '),
+              (entry.pendingApprovals ?? []).map((request) => `approval ${request.requestId} (${request.toolName})`).join(', '),
               entry.labels['file'] ?? '',
             ]),
             100,
@@ -502,11 +678,34 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   } catch (error) {
     exitCode = report(error, io, verbose());
   } finally {
+    prompter?.close();
     await built?.dispose();
     await registry?.close();
     await traceExport?.shutdown();
   }
   return exitCode;
+}
+
+/**
+ * The waiting request an answer is for: the one named, or the only one.
+ * @throws CliError `CLI_APPROVAL_NOT_FOUND` (exit 4) naming the requests that wait, if any.
+ */
+function pendingRequest(plan: RegisteredPlan, requestId: string | undefined): { readonly requestId: string; readonly toolName: string } {
+  const pending = plan.pendingApprovals ?? [];
+  const named = pending.map((request) => `${request.requestId} (${request.toolName})`).join(', ');
+  const fail = (message: string): never => {
+    throw new CliError({ code: 'CLI_APPROVAL_NOT_FOUND', exitCode: EXIT_CODES.notFound, message });
+  };
+  if (pending.length === 0) {
+    return fail(
+      `Plan '${plan.planId}' waits for no approval request: none is pending, or it takes no answers through the plan registry (it runs off a terminal without --await-approval, or its configuration says approval.answersFromRegistry: false).`,
+    );
+  }
+  if (requestId === undefined) {
+    if (pending.length > 1) return fail(`Plan '${plan.planId}' waits for ${pending.length} approval requests; name one: ${named}.`);
+    return pending[0] as { requestId: string; toolName: string };
+  }
+  return pending.find((request) => request.requestId === requestId) ?? fail(`Plan '${plan.planId}' waits for no approval request '${requestId}'; it waits for ${named}.`);
 }
 
 /**

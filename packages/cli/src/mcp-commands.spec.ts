@@ -210,6 +210,40 @@ describe('MCP protocol features through the command', () => {
   });
 });
 
+describe('one terminal for every question', () => {
+  it('a tool call to approve and the MCP server\'s form it then sends are asked on the same terminal, one after the other', async () => {
+    const folder = temporaryFolder();
+    writeFixture(
+      folder,
+      'agents.config.json',
+      JSON.stringify({
+        mcpServers: { everything: { command: process.execPath, args: [path.join(fixtures, 'counted-server.js')], cwd: path.join(fixtures, 'with-mcp') } },
+        approval: { policy: { always: true } },
+      }),
+    );
+    const io = withTerminal(captureIo({}, folder));
+    const done = main(['--state-dir', path.join(folder, 'state'), 'tools', 'run', 'mcp.everything.trigger-elicitation-request', '--json'], io);
+    const waitFor = async (text: string) => {
+      for (let waited = 0; !io.err().includes(text); waited += 20) {
+        if (waited > 30_000) throw new Error(`never asked: ${text}\n${io.err()}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await waitFor('Approve?');
+    expect(io.err()).toContain('tool       mcp.everything.trigger-elicitation-request (mcp)');
+    expect(io.err()).not.toContain('asks: Please provide inputs');
+    io.type('y\n');
+    await waitFor('Answer it?');
+    // The server's question comes after the approval, on the same terminal.
+    expect(io.err().indexOf('asks: Please provide inputs')).toBeGreaterThan(io.err().indexOf('Approve?'));
+    io.type(`y\nGrace Hopper\n${'\n'.repeat(14)}`);
+    expect(await done).toBe(EXIT_CODES.ok);
+    const result = JSON.parse(io.out()) as { output: unknown; trace: { approval?: unknown } };
+    expect(result.trace.approval).toMatchObject({ decision: 'approved', scope: 'once', decidedBy: expect.stringMatching(/ \(terminal\)$/) });
+    expect(JSON.stringify(result.output)).toContain('Grace Hopper');
+  });
+});
+
 describe('agents mcp login|logout <server> (OAuth)', () => {
   let server: ChildProcess;
   let url: string;

@@ -1,6 +1,6 @@
 import { createSchemaValidator, ToolSchemaValidationError, type SchemaValidator } from '@ca/schema';
 import type { BoundResource, PlanPolicy } from '@ca/tool-context';
-import { policyRefusal, ToolCheckpointRequiredError, type DiscoveryResult, type ToolDescriptor } from '@ca/tool-lifecycle';
+import { policyRefusal, ToolCheckpointRequiredError, type DiscoveryResult, type ToolDescriptor, type ToolRules } from '@ca/tool-lifecycle';
 import { explainError, type AdviceContext } from './cli-advice';
 import type { AgentsConfig } from './config';
 import { describeConfigFile } from './config-sources';
@@ -33,6 +33,8 @@ export interface PlanCheckOptions {
   readonly cwd: string;
   /** Compiles the tools' input schemas; default a new `createSchemaValidator()`. */
   readonly validator?: SchemaValidator;
+  /** The rules the plan will run with: a step a deny rule refuses is a problem too. */
+  readonly rules?: ToolRules;
 }
 
 /** What to change in a plan file, per rule of the runtime's policy step (`policyRefusal`, the one place that decides). */
@@ -53,6 +55,16 @@ function refusalOf(policy: PlanPolicy, descriptor: ToolDescriptor): { code: stri
       refusal.rule === 'network'
         ? `Tool '${name}' reaches the network (open world), but the plan denies it. Set "policy": { "network": "allow" } in the plan file, choose a tool that stays off the network, ${step}.`
         : `Tool '${name}' writes, but the plan is read-only. Set "policy": { "readOnly": false } in the plan file, choose a tool that does not write, ${step}.`,
+  };
+}
+
+/** A deny rule's refusal of a step, which the plan file's input lets the check see in full. */
+function ruleRefusalOf(rules: ToolRules | undefined, tool: string, input: unknown): { code: string; message: string } | undefined {
+  const verdict = rules?.decide(tool, input);
+  if (verdict?.decision !== 'deny') return undefined;
+  return {
+    code: 'TOOL_APPROVAL_DENIED',
+    message: `Rule '${verdict.rule}' refuses this call${verdict.reason === undefined ? '' : `: ${verdict.reason}`}. Change the step's input or the rule (approval.rules, or a rules file), or, if the step is meant to be refused, say "expect: refused".`,
   };
 }
 
@@ -92,12 +104,12 @@ export function checkPlanFile(plan: PlanFile, discovery: DiscoveryResult, option
       report(missing.code, missing.message);
       continue;
     }
-    const refusal = refusalOf(plan.policy, descriptor);
+    const refusal = refusalOf(plan.policy, descriptor) ?? ruleRefusalOf(options.rules, step.tool, step.input);
     if (step.expect === 'refused') {
       if (refusal === undefined) {
         report(
           'STEP_NOT_REFUSED',
-          `The step expects to be refused, but the plan's policy (${describePolicy(plan.policy)}) lets '${step.tool}' run (writes: ${descriptor.capability.writes}, checkpointable: ${descriptor.capability.checkpointable}). Change "expect" or the plan's "policy".`,
+          `The step expects to be refused, but the plan's policy (${describePolicy(plan.policy)}) lets '${step.tool}' run (writes: ${descriptor.capability.writes}, checkpointable: ${descriptor.capability.checkpointable}) and no deny rule refuses it. Change "expect" or the plan's "policy".`,
         );
       }
       continue;

@@ -99,6 +99,7 @@ export function loadPlanFile(file: string, options: { readonly cwd: string; read
       readOnly: document.policy?.readOnly ?? false,
       requireCheckpoint: document.policy?.requireCheckpoint ?? false,
       network: document.policy?.network ?? 'allow',
+      ...(document.policy?.approval === undefined ? {} : { approval: document.policy.approval }),
     },
     ...(document.timeoutMs === undefined ? {} : { timeoutMs: document.timeoutMs }),
     resources: bindResources(document.resources ?? [], path.dirname(absolute), absolute),

@@ -52,7 +52,7 @@ describe('agents with a Redis plan registry', () => {
       // An operator's shell: no TEST_WORKSPACE, no state folder — only the registry.
       const list = run(['--registry', server.url, 'plan', 'list']);
       expect(list.status).toBe(0);
-      expect(list.stdout).toMatch(new RegExp(`^plan\\s+pid\\s+host\\s+started\\s+steps\\s+policy\\s+tools\\s+file\n`));
+      expect(list.stdout).toMatch(new RegExp(`^plan\\s+pid\\s+host\\s+started\\s+steps\\s+policy\\s+tools\\s+waits for\\s+file\n`));
       expect(list.stdout).toMatch(new RegExp(`^shared-1\\s+${plan.child.pid}\\s+\\S+\\s+\\S+\\s+0\\s+read-only\\s+.*slow-plan\\.yaml$`, 'm'));
       const json = run(['--registry', server.url, 'plan', 'list', '--json']);
       expect(JSON.parse(json.stdout)).toEqual([
@@ -67,6 +67,36 @@ describe('agents with a Redis plan registry', () => {
       const again = run(['--registry', server.url, 'plan', 'cancel', 'shared-1']);
       expect(again.status).toBe(4);
       expect(again.stderr).toBe(`CLI_PLAN_NOT_FOUND: No running plan has id 'shared-1' in redis://127.0.0.1:${server.port}. 'agents plan list' shows the running plans.\n`);
+    } finally {
+      plan.child.kill('SIGKILL');
+    }
+  });
+
+  it('carries approval: a plan waiting for it is listed on every host, and `plan approve` from another process answers it through Redis', async () => {
+    const folder = temporaryFolder();
+    const workspace = path.join(folder, 'work');
+    fs.mkdirSync(workspace);
+    writeFixture(folder, 'agents.config.json', JSON.stringify({ resources: [{ id: 'work', path: './work', access: 'write' }], builtin: { tools: ['builtin.fs.write'] } }));
+    writeFixture(
+      folder,
+      'guarded.yaml',
+      ['id: guarded', 'policy: { approval: { capabilities: [writes] } }', 'steps:', '  - { tool: builtin.fs.write, input: { resource: work, path: out.txt, content: "approved via redis" } }'].join('\n'),
+    );
+    const stateDir = path.join(temporaryFolder(), 'state');
+    const plan = startPlan(['--registry', server.url, '--state-dir', stateDir, 'plan', 'run', 'guarded.yaml', '--await-approval'], {}, folder);
+    try {
+      await waitFor(() => plan.output().includes('approval needed: request 1 of plan guarded'));
+      // An operator's shell elsewhere: only the registry, no configuration, no state folder of the plan's.
+      const listed = () => JSON.parse(run(['--registry', server.url, 'plan', 'list', '--json']).stdout) as { planId: string; pendingApprovals?: unknown[]; policy: unknown }[];
+      await waitFor(() => listed()[0]?.pendingApprovals?.length === 1);
+      expect(listed()[0]).toMatchObject({ planId: 'guarded', policy: { approval: 'writes' }, pendingApprovals: [{ requestId: '1', toolName: 'builtin.fs.write' }] });
+      expect(run(['--registry', server.url, 'plan', 'list']).stdout).toMatch(/^guarded\s.*approval 1 \(builtin\.fs\.write\)/m);
+      const approve = run(['--registry', server.url, 'plan', 'approve', 'guarded']);
+      expect([approve.status, approve.stdout, approve.stderr]).toEqual([0, 'Approved request 1 (builtin.fs.write) of plan guarded.\n', '']);
+      expect(await plan.exit).toBe(0);
+      expect(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('approved via redis');
+      expect(plan.output()).not.toContain('warning');
+      expect(await server.keys()).toEqual([]);
     } finally {
       plan.child.kill('SIGKILL');
     }

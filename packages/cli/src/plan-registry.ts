@@ -6,6 +6,7 @@ import path from 'node:path';
 import {
   PlanRegistryError,
   checkPlanControlMessage,
+  checkPlanProgress,
   checkPlanRegistration,
   parsePlanControlMessage,
   parseRegisteredPlan,
@@ -19,11 +20,16 @@ import {
   type RegisteredPlan,
 } from '@ca/tool-lifecycle';
 import { CliError } from './cli-error';
+import { checkStateFolder } from './state-folder';
 
 /** What `agents plan list` shows of a running plan. */
 export type RunningPlan = RegisteredPlan;
 
-/** An entry of the state folder: the plan's record and the socket it listens on. */
+/**
+ * An entry of the state folder: the plan's record, and the socket it listens
+ * on (written for earlier versions of the command, which read it; this one
+ * derives the socket from the plan id and never trusts the field).
+ */
 interface StateEntry extends RegisteredPlan {
   readonly socket: string;
 }
@@ -63,22 +69,42 @@ function isAlive(pid: number): boolean {
  * The plan registry of one machine and user (the `PlanRegistry` of
  * `@ca/tool-lifecycle`, for the `agents` command when no shared registry is
  * configured): running plans are announced under a state directory, as
- * `plans/<id>.json` (the plan's record and socket) and a Unix socket (or
- * Windows pipe) the plan listens on for control messages. Entries of
- * processes that died are cleaned up when listed. Heartbeats rewrite the
- * record with the plan's progress; liveness is the process's, not a TTL.
+ * `plans/<id>.json` (the plan's record) and a Unix socket (or Windows pipe)
+ * the plan listens on for control messages, whose path follows from the plan
+ * id alone. Entries of processes that died are cleaned up when listed.
+ * Heartbeats rewrite the record with the plan's progress; liveness is the
+ * process's, not a TTL.
+ *
+ * Whoever can write to the state folder can read and steer the plans in it,
+ * so the folder (and `plans` in it) must be the user's own, writable by
+ * nobody else and not a link: every operation checks that first
+ * (`CLI_STATE_UNSAFE`). An entry's content is never trusted with a path: the
+ * socket connected to and the files removed are derived from the plan id.
  */
 export class LocalPlanRegistry implements PlanRegistry {
   readonly description: string;
   readonly heartbeatIntervalMs: number;
+  private readonly stateDir: string;
   private readonly plansDir: string;
   private readonly host = os.hostname();
   private readonly entries = new Set<PlanRegistryEntry>();
 
   constructor(stateDir: string, options: { readonly heartbeatIntervalMs?: number } = {}) {
+    this.stateDir = stateDir;
     this.plansDir = path.join(stateDir, 'plans');
     this.description = `state folder ${stateDir}`;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 2_000;
+    // Checked at once, so that a command refuses an unsafe folder before it starts anything.
+    this.checkFolders(false);
+  }
+
+  /**
+   * Checks the state folder and its `plans` folder (making them with
+   * `create`); false when they do not exist yet.
+   * @throws CliError `CLI_STATE_UNSAFE`.
+   */
+  private checkFolders(create: boolean): boolean {
+    return checkStateFolder(this.stateDir, 'running plans', { create }) && checkStateFolder(this.plansDir, 'running plans', { create });
   }
 
   /**
@@ -92,7 +118,7 @@ export class LocalPlanRegistry implements PlanRegistry {
     const planId = checked.planId;
     const problem = planIdText(planId);
     if (problem !== undefined) throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, planId, reason: problem });
-    fs.mkdirSync(this.plansDir, { recursive: true, mode: 0o700 });
+    this.checkFolders(true);
     const existing = this.read(planId);
     if (existing !== undefined && isAlive(existing.pid)) {
       throw new PlanRegistryError({
@@ -103,7 +129,7 @@ export class LocalPlanRegistry implements PlanRegistry {
         advice: `Choose another --plan-id, or cancel it with 'agents plan cancel ${planId}'.`,
       });
     }
-    const socket = this.socketPath(planId);
+    const socket = this.socketPath(planId, true);
     if (process.platform !== 'win32') fs.rmSync(socket, { force: true });
     const server = net.createServer((connection) => {
       connection.setEncoding('utf8');
@@ -138,7 +164,8 @@ export class LocalPlanRegistry implements PlanRegistry {
     const entry: PlanRegistryEntry = {
       heartbeat: async (progress: PlanProgress) => {
         if (ended) return;
-        record = { ...record, tools: [...progress.tools], stepsDone: progress.stepsDone, heartbeatAt: new Date().toISOString() };
+        const { pendingApprovals: _previous, ...rest } = record;
+        record = { ...rest, ...checkPlanProgress(progress, this.description, planId), heartbeatAt: new Date().toISOString() };
         this.write(record);
       },
       end: async () => {
@@ -154,20 +181,25 @@ export class LocalPlanRegistry implements PlanRegistry {
     return entry;
   }
 
-  /** The live plans, oldest first; stale entries are removed. */
+  /**
+   * The live plans, oldest first. The entries of processes that died are
+   * removed — the entry and the socket its plan id names, never a file the
+   * entry's content names.
+   */
   async list(): Promise<readonly RunningPlan[]> {
-    if (!fs.existsSync(this.plansDir)) return [];
+    if (!this.checkFolders(false)) return [];
     const plans: RunningPlan[] = [];
     for (const file of fs.readdirSync(this.plansDir)) {
       if (!file.endsWith('.json')) continue;
-      const entry = this.read(file.slice(0, -'.json'.length));
+      const planId = file.slice(0, -'.json'.length);
+      if (planIdText(planId) !== undefined) continue;
+      const entry = this.read(planId);
       if (entry === undefined) continue;
       if (!isAlive(entry.pid)) {
-        this.remove(entry);
+        this.remove(planId);
         continue;
       }
-      const { socket: _socket, ...plan } = entry;
-      plans.push(plan);
+      plans.push(entry);
     }
     return plans.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
   }
@@ -181,13 +213,19 @@ export class LocalPlanRegistry implements PlanRegistry {
     const planId = checked.planId;
     const problem = planIdText(planId);
     if (problem !== undefined) throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, planId, reason: problem });
-    const entry = this.read(planId);
+    const entry = this.checkFolders(false) ? this.read(planId) : undefined;
     if (entry === undefined || !isAlive(entry.pid)) {
-      if (entry !== undefined) this.remove(entry);
+      if (entry !== undefined) this.remove(planId);
       throw new PlanRegistryError({ code: 'PLAN_REGISTRY_PLAN_NOT_FOUND', registry: this.description, planId });
     }
+    // The plan's socket, from its id: an entry naming another socket is not followed.
+    const socket = this.socketPath(planId, false);
+    const socketProblem = this.socketProblem(socket);
+    if (socketProblem !== undefined) {
+      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_PLAN_NOT_FOUND', registry: this.description, planId, reason: `could not reach it (pid ${entry.pid}): ${socketProblem}` });
+    }
     const reply = await new Promise<string>((resolve, reject) => {
-      const connection = net.connect(entry.socket);
+      const connection = net.connect(socket);
       let answer = '';
       const timer = setTimeout(() => {
         connection.destroy();
@@ -238,21 +276,40 @@ export class LocalPlanRegistry implements PlanRegistry {
     return message?.planId === planId ? message : undefined;
   }
 
-  private read(planId: string): StateEntry | undefined {
+  /** Why the socket at `socket` is not one a plan of this user listens on, or `undefined`. */
+  private socketProblem(socket: string): string | undefined {
+    if (process.platform === 'win32') return undefined;
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(socket);
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ENOENT' ? `it has no socket at ${socket}` : (error as Error).message;
+    }
+    if (!stat.isSocket()) return `${socket} is not a socket`;
+    const uid = process.getuid?.();
+    if (uid !== undefined && stat.uid !== uid) return `${socket} belongs to another user (uid ${stat.uid})`;
+    return undefined;
+  }
+
+  private read(planId: string): RegisteredPlan | undefined {
+    const file = this.entryPath(planId);
     let raw: Record<string, unknown>;
     try {
-      raw = JSON.parse(fs.readFileSync(this.entryPath(planId), 'utf8')) as Record<string, unknown>;
+      // Only a regular file is read: a FIFO or a link in its place is no entry (and must not block the command).
+      if (!fs.lstatSync(file).isFile()) return undefined;
+      raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
     } catch {
       return undefined;
     }
-    if (typeof raw !== 'object' || raw === null || typeof raw['socket'] !== 'string') return undefined;
+    if (typeof raw !== 'object' || raw === null) return undefined;
     // Entries written by earlier versions of the command carry only the plan file.
     const record =
       raw['policy'] === undefined && typeof raw['planFile'] === 'string'
         ? { planId: raw['planId'], pid: raw['pid'], startedAt: raw['startedAt'], heartbeatAt: raw['startedAt'], host: this.host, policy: {}, tools: [], stepsDone: 0, labels: { file: raw['planFile'] } }
         : raw;
     const plan = parseRegisteredPlan(record);
-    return plan === undefined ? undefined : { ...plan, socket: raw['socket'] };
+    // An entry speaks for the plan its file is named after, or for none.
+    return plan === undefined || plan.planId !== planId ? undefined : plan;
   }
 
   private write(record: StateEntry): void {
@@ -263,20 +320,31 @@ export class LocalPlanRegistry implements PlanRegistry {
     fs.renameSync(temporary, file);
   }
 
-  private remove(entry: StateEntry): void {
-    fs.rmSync(this.entryPath(entry.planId), { force: true });
-    if (process.platform !== 'win32') fs.rmSync(entry.socket, { force: true });
+  /** Removes a plan's entry and its socket: both paths follow from the plan id. */
+  private remove(planId: string): void {
+    fs.rmSync(this.entryPath(planId), { force: true });
+    if (process.platform !== 'win32') fs.rmSync(this.socketPath(planId, false), { force: true });
   }
 
   private entryPath(planId: string): string {
     return path.join(this.plansDir, `${planId}.json`);
   }
 
-  private socketPath(planId: string): string {
+  /**
+   * The socket of a plan, from its id (which `planIdText` has checked: letters,
+   * digits, `_`, `.`, `-`): `plans/<id>.sock`, or — when that path is too long
+   * for a Unix socket — a hash of it in a folder of this user's own under the
+   * system's temporary folder (checked as the state folder is, and made with
+   * `create`), never a shared one where another user could listen first.
+   */
+  private socketPath(planId: string, create: boolean): string {
     const hash = createHash('sha256').update(`${this.plansDir}\0${planId}`).digest('hex').slice(0, 16);
     if (process.platform === 'win32') return `\\\\.\\pipe\\agents-${hash}`;
     const preferred = path.join(this.plansDir, `${planId}.sock`);
     // Unix socket paths are limited to about 104 bytes.
-    return Buffer.byteLength(preferred) < 100 ? preferred : path.join(os.tmpdir(), `agents-${hash}.sock`);
+    if (Buffer.byteLength(preferred) < 100) return preferred;
+    const folder = path.join(os.tmpdir(), `agents-${process.getuid?.() ?? 'user'}`);
+    checkStateFolder(folder, 'sockets of running plans', { create });
+    return path.join(folder, `${hash}.sock`);
   }
 }

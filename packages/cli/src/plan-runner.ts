@@ -5,6 +5,7 @@ import { ToolSchemaValidationError } from '@ca/schema';
 import { ToolCancelledError, type ToolExecutionContext, type ToolExecutionTrace } from '@ca/tool-context';
 import {
   ToolAccessDeniedError,
+  ToolApprovalDeniedError,
   ToolCheckpointRequiredError,
   ToolNotFoundError,
   ToolRegistrationError,
@@ -72,7 +73,9 @@ export function classify(
 ): { outcome: StepOutcome; code: string; message: string } {
   const { code, message } = explainError(error, context);
   if (ToolCancelledError.isInstance(error)) return { outcome: planCancelled ? 'cancelled' : 'failed', code, message };
-  if (ToolAccessDeniedError.isInstance(error) || ToolCheckpointRequiredError.isInstance(error)) return { outcome: 'refused', code, message };
+  if (ToolAccessDeniedError.isInstance(error) || ToolCheckpointRequiredError.isInstance(error) || ToolApprovalDeniedError.isInstance(error)) {
+    return { outcome: 'refused', code, message };
+  }
   if (ToolNotFoundError.isInstance(error) || ToolRegistrationError.isInstance(error)) return { outcome: 'not-found', code, message };
   if (ToolSchemaValidationError.isInstance(error)) return { outcome: 'failed', code, message };
   return { outcome: 'failed', code, message };
@@ -194,7 +197,8 @@ export async function runPlanFile(
         let report: StepReport;
         let thrown: unknown;
         try {
-          const result = await runtime.execute(step.tool, step.input, ctx, step.timeoutMs === undefined ? { onProgress } : { timeoutMs: step.timeoutMs, onProgress });
+          // The step's id makes the call's idempotency key the same whenever the plan runs it again.
+          const result = await runtime.execute(step.tool, step.input, ctx, step.timeoutMs === undefined ? { onProgress, step: step.id } : { timeoutMs: step.timeoutMs, onProgress, step: step.id });
           const durationMs = performance.now() - started;
           if (result.ok) {
             report = { id: step.id, tool: step.tool, outcome: 'ok', asExpected: expected('ok', step.expect), durationMs, output: result.output };

@@ -6,6 +6,19 @@ import { didYouMean } from './suggest';
 
 let validator: SchemaValidator | undefined;
 
+/** A file of rules (`approval.rulesFiles`, `--rules`): `{ "rules": [...] }`, each rule as in the configuration. */
+const rulesSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://ca.internal/schemas/agents.rules.json',
+  type: 'object',
+  additionalProperties: false,
+  required: ['rules'],
+  properties: {
+    $schema: { type: 'string' },
+    rules: { type: 'array', items: { $ref: 'https://ca.internal/schemas/agents.config.json#/$defs/toolRule' } },
+  },
+} as const;
+
 function schemaValidator(): SchemaValidator {
   if (validator === undefined) {
     validator = createSchemaValidator();
@@ -26,7 +39,7 @@ function locate(issue: SchemaIssue): string {
  * raised: `schemaPath` (`<uri>#/properties/skills/additionalProperties`)
  * leads to the schema object, whose `properties` are the known keys.
  */
-export function knownKeysAt(schemaPath: string, root: object, schemas: readonly object[] = [configSchema, planSchema]): string[] {
+export function knownKeysAt(schemaPath: string, root: object, schemas: readonly object[] = [configSchema, planSchema, rulesSchema]): string[] {
   const hash = schemaPath.indexOf('#');
   const uri = hash <= 0 ? '' : schemaPath.slice(0, hash);
   let node: unknown = uri === '' ? root : schemas.find((schema) => (schema as { $id?: string }).$id === uri);
@@ -59,8 +72,8 @@ function inBranch(issue: SchemaIssue): boolean {
  * with the CLI.
  * @throws CliError listing every problem, each at the key it concerns.
  */
-export function validateDocument(kind: 'config' | 'plan', value: unknown, file: string, code: CliErrorCode): void {
-  const root = kind === 'config' ? configSchema : planSchema;
+export function validateDocument(kind: 'config' | 'plan' | 'rules', value: unknown, file: string, code: CliErrorCode): void {
+  const root = kind === 'config' ? configSchema : kind === 'plan' ? planSchema : rulesSchema;
   const result = schemaValidator().validate(root, value, { trust: 'trusted' });
   if (result.valid) return;
   // oneOf/anyOf produce an issue per branch; keep the most specific ones: the
@@ -74,10 +87,12 @@ export function validateDocument(kind: 'config' | 'plan', value: unknown, file: 
   const lines = [...new Set(shown.map((issue) => `  ${locate(issue)}: ${describe(issue, root)}`))];
   throw new CliError({
     code,
-    message: `${kind === 'config' ? 'Configuration' : 'Plan file'} ${file} is invalid:\n${lines.join('\n')}\n${
+    message: `${kind === 'config' ? 'Configuration' : kind === 'plan' ? 'Plan file' : 'Rules file'} ${file} is invalid:\n${lines.join('\n')}\n${
       kind === 'config'
         ? 'See the agents.config schema (packages/cli/src/agents-config.schema.json, shipped as @ca/cli/agents-config.schema.json).'
-        : 'See the plan file schema (@ca/cli/plan-file.schema.json).'
+        : kind === 'plan'
+          ? 'See the plan file schema (@ca/cli/plan-file.schema.json).'
+          : 'A rules file is { "rules": [ { "name", "decision", "tools", "arguments"?, "reason"?, "examples"? } ] } (rulesFile in @ca/cli/agents-config.schema.json).'
     }`,
   });
 }

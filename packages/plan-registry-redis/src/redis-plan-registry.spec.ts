@@ -3,7 +3,9 @@ import path from 'node:path';
 import {
   PlanRegistryError,
   ToolRuntime,
+  createApprovalMessage,
   createCancelMessage,
+  type ApprovalContext,
   type PlanControlMessage,
   type PlanRegistration,
 } from '@ca/tool-lifecycle';
@@ -172,6 +174,34 @@ describe('RedisPlanRegistry against a real redis-server', () => {
     expect(await keys()).toEqual([]);
   });
 
+  it('carries approval: a waiting request is listed for every host, and an answer from another registry runs the call', async () => {
+    const registry = await open({ host: 'worker-1' });
+    const control = await open({ host: 'operator' });
+    const tool = new TestTool({ name: 'test.write', capability: { writes: true, openWorld: false } });
+    const contexts: ApprovalContext[] = [];
+    const runtime = new ToolRuntime({
+      sources: [new InMemoryToolSource([tool])],
+      planRegistry: registry,
+      logger: new RecordingLogger(),
+      // The person asked in the plan's own process never answers: the answer comes through Redis.
+      approvalHandler: { requestApproval: (_request, context) => (contexts.push(context), new Promise(() => undefined)) },
+      options: { registryApprovals: true },
+    });
+    const running = runtime.runPlan({ planId: 'needs-ok', policy: { approval: { capabilities: ['writes'] } } }, (ctx) => runtime.execute('test.write', {}, ctx));
+    await waitFor(async () => (await control.list())[0]?.pendingApprovals?.length === 1);
+    const listed = (await control.list())[0]!;
+    expect(listed.pendingApprovals).toEqual([{ requestId: '1', toolName: 'test.write', askedAt: expect.any(String) }]);
+    expect(listed.policy).toMatchObject({ approval: 'writes' });
+    const answer = createApprovalMessage({ planId: 'needs-ok', requestId: '1', decision: 'approve', sentBy: 'ops (operator)' });
+    expect(await control.send(answer)).toEqual({ planId: 'needs-ok', delivery: 'delivered' });
+    const result = await running;
+    expect(result.ok).toBe(true);
+    expect(result.trace.approval).toMatchObject({ decision: 'approved', decidedBy: 'ops (operator)', requestId: '1' });
+    expect(tool.count('execute')).toBe(1);
+    expect(contexts[0]?.signal.aborted).toBe(true);
+    expect(await keys()).toEqual([]);
+  });
+
   it('expires the plans of a registry that stops refreshing them, within one TTL', async () => {
     const writer = await open({ ttlMs: 500, heartbeatIntervalMs: 100 });
     const reader = await open();
@@ -234,7 +264,7 @@ describe('connecting', () => {
       const registry = await connectRedisPlanRegistry({ url: acl.url, ...credentials, logger: new RecordingLogger() });
       const other = await connectRedisPlanRegistry({ url: acl.url, ...credentials, logger: new RecordingLogger() });
       const received: string[] = [];
-      const entry = await registry.register(registration('acl-plan'), (message) => received.push(message.reason));
+      const entry = await registry.register(registration('acl-plan'), (message) => received.push(message.kind === 'cancel' ? message.reason : message.kind));
       await entry.heartbeat({ tools: ['a'], stepsDone: 1 });
       expect((await other.list()).map((plan) => plan.planId)).toEqual(['acl-plan']);
       await other.send(createCancelMessage('acl-plan', 'with least privilege'));

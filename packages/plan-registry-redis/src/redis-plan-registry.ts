@@ -4,6 +4,7 @@ import { messageOf } from '@ca/domain';
 import {
   PlanRegistryError,
   checkPlanControlMessage,
+  checkPlanProgress,
   checkPlanRegistration,
   createConsoleLogger,
   parsePlanControlMessage,
@@ -130,7 +131,7 @@ export class RedisPlanRegistry implements PlanRegistry {
       registration: randomUUID(),
       planId: base.planId,
       base,
-      progress: { tools: base.tools, stepsDone: base.stepsDone },
+      progress: { tools: base.tools, stepsDone: base.stepsDone, ...(base.pendingApprovals === undefined ? {} : { pendingApprovals: base.pendingApprovals }) },
       onMessage,
       delivered: new Set(),
       written: false,
@@ -357,10 +358,13 @@ export class RedisPlanRegistry implements PlanRegistry {
    * fails it.
    */
   private async write(plan: LocalPlan, mode: 'new' | 'refresh' | 'resync'): Promise<void> {
+    const { pendingApprovals: _registered, ...base } = plan.base;
+    const pendingApprovals = plan.progress.pendingApprovals;
     const record = JSON.stringify({
-      ...plan.base,
+      ...base,
       tools: plan.progress.tools,
       stepsDone: plan.progress.stepsDone,
+      ...(pendingApprovals === undefined || pendingApprovals.length === 0 ? {} : { pendingApprovals }),
       host: this.settings.planHost,
       pid: process.pid,
       heartbeatAt: new Date().toISOString(),
@@ -397,7 +401,7 @@ export class RedisPlanRegistry implements PlanRegistry {
 
   private async heartbeat(plan: LocalPlan, progress: PlanProgress): Promise<void> {
     if (plan.ended || this.closed) return;
-    plan.progress = { tools: [...progress.tools], stepsDone: progress.stepsDone };
+    plan.progress = checkPlanProgress(progress, this.description, plan.planId);
     if (!this.isReady()) return; // written again on reconnection
     try {
       await this.write(plan, plan.written ? 'refresh' : 'new');

@@ -137,7 +137,7 @@ describe('createExecutionContext', () => {
     it.each([
       [{ readOnly: 'yes' }, 'policy.readOnly', /expected true or false .*got the string "yes"/],
       [{ requireCheckpoint: 1 }, 'policy.requireCheckpoint', /expected true or false .*got number 1/],
-      [{ readonly: true }, 'policy.readonly', /unknown policy field; a policy has only readOnly, requireCheckpoint and network/],
+      [{ readonly: true }, 'policy.readonly', /unknown policy field; a policy has only readOnly, requireCheckpoint, network and approval/],
       ['strict', 'policy', /expected an object like/],
     ])('refuses the policy %p', (policy, field, message) => {
       const error = validationError(() => createExecutionContext({ planId: 'plan-9', policy: policy as never }));
@@ -277,12 +277,36 @@ describe('ToolExecutionContext records', () => {
     ['a fractional size', { resultSizeBytes: 1.5 }, 'trace.resultSizeBytes'],
     ['a success that is not a boolean', { success: 'yes' as never }, 'trace.success'],
     ['an error that is not { name, code, message }', { error: new Error('x') as never }, 'trace.error'],
+    ['an approval that is not an object', { approval: 'yes' as never }, 'trace.approval'],
+    ['an approval with an unknown decision', { approval: { decision: 'maybe', decidedBy: 'a', waitedMs: 0 } as never }, 'trace.approval.decision'],
+    ['an approval nobody decided', { approval: { decision: 'approved', decidedBy: '', waitedMs: 0 } }, 'trace.approval.decidedBy'],
+    ['an approval with an unknown scope', { approval: { decision: 'approved', decidedBy: 'a', waitedMs: 0, scope: 'forever' as never } }, 'trace.approval.scope'],
+    ['an approval with a negative wait', { approval: { decision: 'approved', decidedBy: 'a', waitedMs: -1 } }, 'trace.approval.waitedMs'],
+    ['an approval with a reason that is not a string', { approval: { decision: 'denied', decidedBy: 'a', waitedMs: 0, reason: 5 as never } }, 'trace.approval.reason'],
+    ['an approval remembered as "yes"', { approval: { decision: 'approved', decidedBy: 'a', waitedMs: 0, remembered: 'yes' as never } }, 'trace.approval.remembered'],
+    ['zero attempts', { attempts: 0 }, 'trace.attempts'],
+    ['an empty replayedFrom', { replayedFrom: '' }, 'trace.replayedFrom'],
   ])('refuses a trace with %s', (_label, overrides, field) => {
     const ctx = createExecutionContext({ planId: 'plan-1' });
     const error = validationError(() => ctx.recordTrace(trace(overrides)));
     expect(error.field).toBe(field);
     expect(error.planId).toBe('plan-1');
     expect(ctx.traces).toHaveLength(0);
+  });
+
+  it('keeps the approval, attempts and replay of a trace; copies and makes safe an approval that is not frozen', () => {
+    const ctx = createExecutionContext({ planId: 'plan-1' });
+    const approval = { decision: 'denied' as const, decidedBy: 'alice', waitedMs: 12.5, requestId: '3', reason: 'see https://bob:hunter2@example.com/x', extra: 'dropped' };
+    ctx.recordTrace(trace({ approval, attempts: 2, replayedFrom: 'exec-0' }));
+    const recorded = ctx.traces[0]!;
+    expect(recorded.approval).toEqual({ decision: 'denied', decidedBy: 'alice', waitedMs: 12.5, requestId: '3', reason: 'see https://***@example.com/x' });
+    expect(Object.isFrozen(recorded.approval)).toBe(true);
+    expect(recorded).toMatchObject({ attempts: 2, replayedFrom: 'exec-0' });
+
+    // A frozen trace with a frozen approval (what the runtime records) is kept as it is.
+    const frozen = Object.freeze({ ...trace({ executionId: 'exec-2' }), approval: Object.freeze({ decision: 'approved' as const, decidedBy: 'rule:docs', scope: 'once' as const, waitedMs: 0 }) });
+    ctx.recordTrace(frozen);
+    expect(ctx.traces[1]).toBe(frozen);
   });
 
   it('accepts timestamps with an offset and without fractions', () => {
@@ -364,12 +388,28 @@ describe('PlanContext.forExecution', () => {
     ['an empty execution id', { executionId: '', toolName: 'echo' }, 'executionId'],
     ['an empty tool name', { executionId: 'exec-1', toolName: '' }, 'toolName'],
     ['a token that is not a token', { executionId: 'exec-1', toolName: 'echo', cancellationToken: 5 }, 'cancellationToken'],
+    ['an idempotency key that is neither a string nor a function', { executionId: 'exec-1', toolName: 'echo', idempotencyKey: 5 }, 'idempotencyKey'],
+    ['an empty idempotency key', { executionId: 'exec-1', toolName: 'echo', idempotencyKey: '' }, 'idempotencyKey'],
+    ['an idempotency key without an execution', { toolName: 'echo', idempotencyKey: 'k' }, 'idempotencyKey'],
     ['no options', undefined, 'options'],
   ])('refuses %s', (_label, options, field) => {
     const ctx = createExecutionContext({ planId: 'plan-1' });
     const error = validationError(() => ctx.forExecution(options as never));
     expect(error.field).toBe(field);
     expect(error.planId).toBe('plan-1');
+  });
+
+  it("gives an execution's view its idempotency key, computed on first read and kept", () => {
+    const ctx = createExecutionContext({ planId: 'plan-1' });
+    let computed = 0;
+    const view = ctx.forExecution({ executionId: 'exec-1', toolName: 'echo', idempotencyKey: () => `key-${++computed}` });
+    expect(computed).toBe(0);
+    expect(view.idempotencyKey).toBe('key-1');
+    expect(view.idempotencyKey).toBe('key-1');
+    expect(computed).toBe(1);
+    expect(ctx.forExecution({ executionId: 'exec-2', toolName: 'echo', idempotencyKey: 'given' }).idempotencyKey).toBe('given');
+    expect(ctx.forExecution({ executionId: 'exec-3', toolName: 'echo' }).idempotencyKey).toBeUndefined();
+    expect(ctx.idempotencyKey).toBeUndefined();
   });
 
   it('copies nothing per execution: 100,000 views with child tokens share the plan\'s records and leave no child behind', () => {

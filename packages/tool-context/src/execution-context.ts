@@ -30,6 +30,17 @@ export interface ToolExecutionContext {
   readonly executionId?: string;
   /** Set on the view given to a tool; undefined on the plan context. */
   readonly toolName?: string;
+  /**
+   * Set on the view given to an execution: the key that identifies this
+   * call — its plan, tool, canonical arguments and step — so that an effect
+   * happens once. The same on every retry of the call and when a plan
+   * restarted with the same id makes the same call again; send it where the
+   * effect happens (an `Idempotency-Key` header, an MCP request's `_meta`).
+   * Computed on first read (it hashes the arguments): read it before
+   * changing the input, if the tool ever does. Undefined on the plan context
+   * and on activation views.
+   */
+  readonly idempotencyKey?: string;
   /** Free-form data about the plan (a frozen shallow copy of what was given). */
   readonly metadata: Readonly<Record<string, unknown>>;
   /**
@@ -112,6 +123,12 @@ export interface ExecutionViewOptions {
   readonly toolName: string;
   /** The execution's token, e.g. `ctx.cancellationToken.child({ timeoutMs })`. */
   readonly cancellationToken?: CancellationToken;
+  /**
+   * The execution's idempotency key (see {@link ToolExecutionContext.idempotencyKey}),
+   * or a function that computes it on the view's first read of it (its
+   * answer is kept). Only with `executionId`.
+   */
+  readonly idempotencyKey?: string | (() => string);
 }
 
 /** Options of {@link createExecutionContext}; all optional. */
@@ -215,6 +232,7 @@ class PlanExecutionContext implements PlanContext {
   readonly cancellationToken: CancellationToken;
   readonly executionId: undefined;
   readonly toolName: undefined;
+  readonly idempotencyKey: undefined;
   readonly metadata: Readonly<Record<string, unknown>>;
   readonly changes: readonly Change[];
   readonly traces: readonly ToolExecutionTrace[];
@@ -261,7 +279,7 @@ class PlanExecutionContext implements PlanContext {
         message: `forExecution expects { toolName, executionId?, cancellationToken? }, got ${describeType(options)}.`,
       });
     }
-    const { executionId, toolName, cancellationToken } = options;
+    const { executionId, toolName, cancellationToken, idempotencyKey } = options;
     if (executionId !== undefined && (typeof executionId !== 'string' || executionId.length === 0)) {
       throw new ContextValidationError({
         field: 'executionId',
@@ -277,7 +295,23 @@ class PlanExecutionContext implements PlanContext {
       });
     }
     if (cancellationToken !== undefined) checkToken(cancellationToken, 'cancellationToken', this.planId);
-    return new ToolView(this.#records, cancellationToken ?? this.cancellationToken, executionId, toolName);
+    if (idempotencyKey !== undefined) {
+      if (executionId === undefined) {
+        throw new ContextValidationError({
+          field: 'idempotencyKey',
+          planId: this.planId,
+          message: 'an idempotency key belongs to an execution; give the executionId as well (activation views have none).',
+        });
+      }
+      if (!(typeof idempotencyKey === 'function' || (typeof idempotencyKey === 'string' && idempotencyKey.length > 0))) {
+        throw new ContextValidationError({
+          field: 'idempotencyKey',
+          planId: this.planId,
+          message: `expected a non-empty string or a function that returns one, got ${describeType(idempotencyKey)}.`,
+        });
+      }
+    }
+    return new ToolView(this.#records, cancellationToken ?? this.cancellationToken, executionId, toolName, idempotencyKey);
   }
 }
 
@@ -292,8 +326,15 @@ class ToolView implements ToolExecutionContext {
   readonly metadata: Readonly<Record<string, unknown>>;
   readonly changes: readonly Change[];
   readonly #records: PlanRecords;
+  #idempotencyKey: string | (() => string) | undefined;
 
-  constructor(records: PlanRecords, cancellationToken: CancellationToken, executionId: string | undefined, toolName: string) {
+  constructor(
+    records: PlanRecords,
+    cancellationToken: CancellationToken,
+    executionId: string | undefined,
+    toolName: string,
+    idempotencyKey: string | (() => string) | undefined,
+  ) {
     this.planId = records.planId;
     this.policy = records.policy;
     this.resources = records.resources;
@@ -303,10 +344,19 @@ class ToolView implements ToolExecutionContext {
     this.metadata = records.metadata;
     this.changes = records.changesView;
     this.#records = records;
+    this.#idempotencyKey = idempotencyKey;
   }
 
   get signal(): AbortSignal {
     return this.cancellationToken.signal;
+  }
+
+  get idempotencyKey(): string | undefined {
+    const key = this.#idempotencyKey;
+    if (typeof key !== 'function') return key;
+    const computed = key();
+    this.#idempotencyKey = computed;
+    return computed;
   }
 
   getResource(id: string): BoundResource | undefined {

@@ -1,9 +1,9 @@
-export type { PlanNetworkAccess, PlanPolicy } from './plan-policy';
+export type { ApprovalCapability, PlanApprovalPolicy, PlanNetworkAccess, PlanPolicy } from './plan-policy';
 export type { BoundResource, ResourceAccess, ResourceFromPathOptions } from './bound-resource';
 export { resourceFromPath, resourcePath } from './bound-resource';
 export type { Change, ChangeInput, ChangeKind } from './change';
 export { CHANGE_KINDS } from './change';
-export type { ToolExecutionTrace, ToolExecutionTraceError } from './tool-execution-trace';
+export type { ToolApprovalOutcome, ToolExecutionTrace, ToolExecutionTraceApproval, ToolExecutionTraceError } from './tool-execution-trace';
 export { toTraceError } from './tool-execution-trace';
 export type {
   CancellationCheckDetails,

@@ -20,6 +20,35 @@ export interface ToolExecutionTraceError {
   readonly message: string;
 }
 
+/** How the approval of a call was decided: `approved`, `denied`, or `withdrawn` (the wait ended without an answer: the plan was cancelled or ended). */
+export type ToolApprovalOutcome = 'approved' | 'denied' | 'withdrawn';
+
+/**
+ * The approval of one execution, when the call needed one or a rule decided
+ * it. Absent from the trace of a call nobody had to approve.
+ */
+export interface ToolExecutionTraceApproval {
+  /** What was decided. */
+  readonly decision: ToolApprovalOutcome;
+  /**
+   * Who decided: the person or handler that answered (as the approval
+   * handler names them; for a remembered approval, who gave it), `rule:<name>`
+   * for a rule of the service, `runtime` when nobody could be asked or the
+   * wait ended. At most 200 characters.
+   */
+  readonly decidedBy: string;
+  /** True when an approval given earlier in the plan (or before the plan was restarted) decided, without asking. */
+  readonly remembered?: boolean;
+  /** For an approval: `once`, `tool` (this tool for the rest of the plan) or `call` (this tool with these arguments). */
+  readonly scope?: 'once' | 'tool' | 'call';
+  /** How long the call waited for the answer, in milliseconds: 0 when a rule or an earlier approval decided, or the handler returned its decision at once instead of a promise. */
+  readonly waitedMs: number;
+  /** The id of the request that was asked, when one was. */
+  readonly requestId?: string;
+  /** Why it was denied, made safe to keep like an error message (see `toTraceError`). */
+  readonly reason?: string;
+}
+
 /**
  * One execution of one tool, successful or not. The runtime appends exactly
  * one per execution to the plan's context.
@@ -43,6 +72,16 @@ export interface ToolExecutionTrace {
   readonly success: boolean;
   /** Why it failed, when it did. */
   readonly error?: ToolExecutionTraceError;
+  /** The approval of the call, when one was needed or a rule decided it. */
+  readonly approval?: ToolExecutionTraceApproval;
+  /** How many times the tool was called, when it was retried (2 or more); absent for a single call. */
+  readonly attempts?: number;
+  /**
+   * Set when the call was not made because a result was already recorded
+   * for its idempotency key in this plan: the id of the execution whose
+   * result was returned.
+   */
+  readonly replayedFrom?: string;
 }
 
 /**
@@ -108,7 +147,7 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     fail('', `recordTrace expects { executionId, planId, toolName, startedAt, … }, got ${describeType(trace)}.`);
   }
   const record = trace as Record<string, unknown>;
-  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error } = record;
+  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom } = record;
   if (typeof executionId !== 'string' || executionId.length === 0) {
     fail('.executionId', `expected the id of the execution, got ${describeType(executionId)}.`);
   }
@@ -133,11 +172,18 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (typeof success !== 'boolean') {
     fail('.success', `expected true or false, got ${describeType(success)}.`);
   }
+  if (attempts !== undefined && !(typeof attempts === 'number' && Number.isSafeInteger(attempts) && attempts >= 1)) {
+    fail('.attempts', `expected a whole number of calls ≥ 1, got ${describeType(attempts)}.`);
+  }
+  if (replayedFrom !== undefined && (typeof replayedFrom !== 'string' || replayedFrom.length === 0)) {
+    fail('.replayedFrom', `expected the id of the execution whose result was returned, got ${describeType(replayedFrom)}.`);
+  }
   // A frozen trace (the runtime records those) cannot change after this
   // check, so it is kept as given: copying it on every execution would cost
   // more than the rest of recording.
-  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error))) {
+  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error)) && (approval === undefined || Object.isFrozen(approval))) {
     if (error !== undefined) checkTraceError(error, fail);
+    if (approval !== undefined) checkTraceApproval(approval, fail);
     return record as unknown as ToolExecutionTrace;
   }
   const copy: { -readonly [K in keyof ToolExecutionTrace]: ToolExecutionTrace[K] } = {
@@ -154,6 +200,45 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     const { name, code, message } = checkTraceError(error, fail);
     copy.error = Object.freeze({ name, code, message });
   }
+  if (approval !== undefined) copy.approval = copyTraceApproval(checkTraceApproval(approval, fail));
+  if (attempts !== undefined) copy.attempts = attempts as number;
+  if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
+  return Object.freeze(copy);
+}
+
+const APPROVAL_OUTCOMES: readonly unknown[] = ['approved', 'denied', 'withdrawn'];
+const APPROVAL_SCOPES: readonly unknown[] = ['once', 'tool', 'call'];
+
+function checkTraceApproval(approval: unknown, fail: (field: string, message: string) => never): ToolExecutionTraceApproval {
+  if (typeof approval !== 'object' || approval === null || Array.isArray(approval)) {
+    fail('.approval', `expected { decision, decidedBy, waitedMs, scope?, remembered?, requestId?, reason? }, got ${describeType(approval)}.`);
+  }
+  const { decision, decidedBy, scope, waitedMs, requestId, reason, remembered } = approval as Record<string, unknown>;
+  if (!APPROVAL_OUTCOMES.includes(decision)) fail('.approval.decision', `expected 'approved', 'denied' or 'withdrawn', got ${describeType(decision)}.`);
+  if (typeof decidedBy !== 'string' || decidedBy.length === 0) fail('.approval.decidedBy', `expected who decided, got ${describeType(decidedBy)}.`);
+  if (scope !== undefined && !APPROVAL_SCOPES.includes(scope)) fail('.approval.scope', `expected 'once', 'tool' or 'call', got ${describeType(scope)}.`);
+  if (typeof waitedMs !== 'number' || !Number.isFinite(waitedMs) || waitedMs < 0) {
+    fail('.approval.waitedMs', `expected a finite number of milliseconds ≥ 0, got ${describeType(waitedMs)}.`);
+  }
+  if (requestId !== undefined && (typeof requestId !== 'string' || requestId.length === 0)) {
+    fail('.approval.requestId', `expected the id of the request, got ${describeType(requestId)}.`);
+  }
+  if (reason !== undefined && typeof reason !== 'string') fail('.approval.reason', `expected a string, got ${describeType(reason)}.`);
+  if (remembered !== undefined && typeof remembered !== 'boolean') fail('.approval.remembered', `expected true or false, got ${describeType(remembered)}.`);
+  return approval as ToolExecutionTraceApproval;
+}
+
+function copyTraceApproval(approval: ToolExecutionTraceApproval): ToolExecutionTraceApproval {
+  const copy: { -readonly [K in keyof ToolExecutionTraceApproval]: ToolExecutionTraceApproval[K] } = {
+    decision: approval.decision,
+    decidedBy: safeMessage(approval.decidedBy, MAX_LABEL_LENGTH),
+    waitedMs: approval.waitedMs,
+  };
+  if (approval.remembered === true) copy.remembered = true;
+  if (approval.scope !== undefined) copy.scope = approval.scope;
+  if (approval.requestId !== undefined) copy.requestId = safeMessage(approval.requestId, MAX_LABEL_LENGTH);
+  // A reason written by a person or a handler is kept like an error message: redacted and capped.
+  if (approval.reason !== undefined) copy.reason = safeMessage(approval.reason);
   return Object.freeze(copy);
 }
 

@@ -2,14 +2,17 @@ import { CaError } from '@ca/domain';
 import {
   ToolAccessDeniedError,
   ToolActivationError,
+  ToolApprovalDeniedError,
   ToolCheckpointRequiredError,
   ToolDeactivationError,
   ToolExecutionError,
   ToolInvalidArgumentError,
+  ToolLimitExceededError,
   ToolNotActivatedError,
   ToolNotFoundError,
   ToolPlanEndedError,
   ToolRegistrationError,
+  ToolRuleError,
   ToolRuntimeError,
 } from './index';
 
@@ -28,6 +31,13 @@ const cases: readonly [ToolRuntimeError, string, RegExp][] = [
   [new ToolRegistrationError({ problem: 'not-provided', toolName: 't', sourceId: 's', planId: 'p', cause }), 'TOOL_REGISTRATION_FAILED', /^Source 's' listed tool 't' but could not provide it: root cause\./],
   [new ToolPlanEndedError({ toolName: 't', planId: 'p' }), 'TOOL_PLAN_ENDED', /^Plan 'p' has ended, so tool 't' cannot run in it\./],
   [new ToolInvalidArgumentError({ argument: 'timeoutMs', expected: 'a positive number', received: -1, toolName: 't', planId: 'p' }), 'TOOL_INVALID_ARGUMENT', /^Tool 't': timeoutMs must be a positive number; got number -1\./],
+  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'denied', decidedBy: 'alice' }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' was denied by alice\. The tool did not run\./],
+  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'rule', rule: 'r', reason: 'no' }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' is refused by rule 'r': no\. /],
+  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'no-handler', asked: 'it writes' }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' needs approval \(it writes\), but nobody can be asked/],
+  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'handler-failed', cause }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' needs approval, but the approval handler failed/],
+  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'timed-out', timeoutMs: 5 }), 'TOOL_APPROVAL_DENIED', /no answer came within 5 ms \(approvalTimeoutMs\)/],
+  [new ToolLimitExceededError({ toolName: 't', planId: 'p', limit: 'rate', scope: 'runtime', detail: '2 call(s) per 100 ms', waitedMs: 12 }), 'TOOL_LIMIT_EXCEEDED', /^Tool 't' in plan 'p' was not called: it is at the rate limit of 2 call\(s\) per 100 ms for the runtime, and no turn came within 12 ms/],
+  [Object.assign(new ToolRuleError({ rule: 'r', index: 0, field: 'tools', problem: 'invalid', detail: 'bad.' }), { planId: 'p' }), 'TOOL_RULE_INVALID', /^Rule 'r' \(rules\[0\]\) is invalid at tools: bad\./],
 ];
 
 describe('ToolRuntimeError hierarchy', () => {

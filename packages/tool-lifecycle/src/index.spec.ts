@@ -4,8 +4,13 @@ import * as testing from './testing/index';
 describe('@ca/tool-lifecycle public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
+      'APPROVAL_HANDLER',
+      'APPROVAL_KEY',
+      'APPROVAL_STORE',
       'INTERACTION_HANDLER',
+      'MAX_LISTED_APPROVALS',
       'MAX_LISTED_TOOLS',
+      'MemoryApprovalStore',
       'PLAN_REGISTRY',
       'PROCESS_GROUPS_SUPPORTED',
       'PlanRegistryError',
@@ -19,24 +24,34 @@ describe('@ca/tool-lifecycle public API', () => {
       'TOOL_SOURCE',
       'ToolAccessDeniedError',
       'ToolActivationError',
+      'ToolApprovalDeniedError',
       'ToolCheckpointRequiredError',
       'ToolDeactivationError',
       'ToolExecutionError',
       'ToolInvalidArgumentError',
       'ToolLifecycleCache',
+      'ToolLimitExceededError',
       'ToolNotActivatedError',
       'ToolNotFoundError',
       'ToolPlanEndedError',
       'ToolRegistrationError',
+      'ToolRuleError',
       'ToolRuntime',
       'ToolRuntimeError',
       'ToolSet',
+      'approvalThroughInteraction',
+      'canonicalJson',
       'checkPlanControlMessage',
+      'checkPlanProgress',
       'checkPlanRegistration',
       'closestNames',
+      'compileToolPattern',
+      'compileToolRules',
+      'createApprovalMessage',
       'createCancelMessage',
       'createConsoleLogger',
       'createRedactingLogger',
+      'fingerprintTool',
       'parsePlanControlMessage',
       'parseRegisteredPlan',
       'planControlMessageKey',
@@ -58,6 +73,9 @@ describe('@ca/tool-lifecycle public API', () => {
   it('uses Symbol.for tokens so two copies of the package share them', () => {
     expect(publicApi.TOOL_SOURCE).toBe(Symbol.for('ca.tool-lifecycle.ToolSource'));
     expect(publicApi.TOOL_RUNTIME).toBe(Symbol.for('ca.tool-lifecycle.ToolRuntime'));
+    expect(publicApi.APPROVAL_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.ApprovalHandler'));
+    expect(publicApi.APPROVAL_STORE).toBe(Symbol.for('ca.tool-lifecycle.ApprovalStore'));
+    expect(publicApi.APPROVAL_KEY).toBe(Symbol.for('ca.tool-lifecycle.ApprovalKey'));
     expect(publicApi.INTERACTION_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.InteractionHandler'));
     expect(publicApi.SAMPLING_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.SamplingHandler'));
     expect(publicApi.PLAN_REGISTRY).toBe(Symbol.for('ca.tool-lifecycle.PlanRegistry'));

@@ -20,6 +20,19 @@ export { policyRefusal } from './policy';
 export type { ToolSetSettings } from './tool-set';
 export { closestNames } from './closest-names';
 export { registerToolRuntime } from './register-tool-runtime';
+export { APPROVAL_HANDLER } from './approval-handler';
+export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
+export { approvalThroughInteraction } from './approval-interaction';
+export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval-interaction';
+export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval-store';
+export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval-store';
+export { compileToolRules } from './tool-rules';
+export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict } from './tool-rules';
+export { compileToolPattern } from './tool-pattern';
+export type { PatternMatcher } from './tool-pattern';
+export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './call-settings';
+export { canonicalJson } from './canonical-json';
+export { fingerprintTool } from './tool-fingerprint';
 export { INTERACTION_HANDLER } from './interaction-handler';
 export type {
   FormInteraction,
@@ -60,25 +73,36 @@ export type {
   RegisteredPlan,
   PlanControlMessage,
   PlanCancelMessage,
+  PlanApprovalMessage,
+  PendingApprovalSummary,
   PlanMessageHandler,
   PlanSendResult,
 } from './plan-registry/plan-registry';
-export { MAX_LISTED_TOOLS } from './plan-registry/plan-registry';
+export { MAX_LISTED_APPROVALS, MAX_LISTED_TOOLS } from './plan-registry/plan-registry';
 export { PlanRegistryError } from './plan-registry/plan-registry-error';
 export type { PlanRegistryErrorCode, PlanRegistryErrorOptions } from './plan-registry/plan-registry-error';
 export {
   checkPlanRegistration,
   checkPlanControlMessage,
+  checkPlanProgress,
+  createApprovalMessage,
   createCancelMessage,
   parsePlanControlMessage,
   parseRegisteredPlan,
   planControlMessageKey,
   planIdProblem,
 } from './plan-registry/plan-registry-records';
+export type { PlanApprovalAnswer } from './plan-registry/plan-registry-records';
 export { ToolRuntimeError } from './errors/tool-runtime-error';
 export type { ToolRuntimeErrorCode, ToolRuntimeErrorOptions } from './errors/tool-runtime-error';
 export { ToolAccessDeniedError } from './errors/tool-access-denied-error';
 export type { ToolAccessDeniedErrorOptions, ToolAccessDeniedRule } from './errors/tool-access-denied-error';
+export { ToolApprovalDeniedError } from './errors/tool-approval-denied-error';
+export type { ToolApprovalDenial, ToolApprovalDeniedErrorOptions } from './errors/tool-approval-denied-error';
+export { ToolLimitExceededError } from './errors/tool-limit-exceeded-error';
+export type { ToolLimitExceededErrorOptions, ToolLimitKind } from './errors/tool-limit-exceeded-error';
+export { ToolRuleError } from './errors/tool-rule-error';
+export type { ToolRuleErrorOptions, ToolRuleProblem } from './errors/tool-rule-error';
 export { ToolCheckpointRequiredError } from './errors/tool-checkpoint-required-error';
 export type { ToolCheckpointRequiredErrorOptions } from './errors/tool-checkpoint-required-error';
 export { ToolNotActivatedError } from './errors/tool-not-activated-error';

@@ -1,4 +1,5 @@
 import type { InjectionToken } from 'tsyringe';
+import type { ApprovalRequest } from './approval-handler';
 
 /**
  * A form a person is asked to fill in: `schema` is a flat JSON Schema object
@@ -12,6 +13,13 @@ export interface FormInteraction {
   readonly message: string;
   /** The fields wanted: `{ type: 'object', properties: { … }, required?: [...] }`. */
   readonly schema: Readonly<Record<string, unknown>>;
+  /**
+   * Set when the runtime asks whether a tool call may run (see
+   * `approvalThroughInteraction`): the request itself, for a handler that
+   * shows approvals its own way (the tool, its capability, the arguments).
+   * A handler that does not look at it asks the form as any other.
+   */
+  readonly approval?: ApprovalRequest;
 }
 
 /**
@@ -32,9 +40,10 @@ export interface UrlInteraction {
 }
 
 /**
- * What a person is asked. A union so that further kinds (approving a tool
- * call, for example) can join without changing the handler's signature:
- * a handler answers `decline` to a kind it does not know.
+ * What a person is asked. A union so that further kinds can join without
+ * changing the handler's signature: a handler answers `decline` to a kind it
+ * does not know. Approving a tool call is a form (with `approval` set), so
+ * every handler that asks forms can answer it.
  */
 export type InteractionRequest = FormInteraction | UrlInteraction;
 
@@ -53,9 +62,9 @@ export type InteractionResponse =
 
 /** Where a request comes from, so that a service can route it to the right person. */
 export interface InteractionContext {
-  /** The kind of source asking (`mcp`, …). */
+  /** The kind of source asking (`mcp`, …), or `runtime` for an approval. */
   readonly source: string;
-  /** Which one of that kind: the MCP server's name. */
+  /** Which one of that kind: the MCP server's name; `approval` for an approval. */
   readonly origin: string;
   /** The plan the request belongs to, when the source can tell. */
   readonly planId?: string;
@@ -66,14 +75,17 @@ export interface InteractionContext {
 }
 
 /**
- * Asks a person something on behalf of a tool source: an MCP server's
- * elicitation (form or URL), an OAuth sign-in page. The service injects one
- * (a terminal prompt, a web dialog, a chat message); without one, sources do
- * not offer what needs it (an MCP client declares no elicitation capability).
+ * Asks a person something on behalf of a tool source or the runtime: an MCP
+ * server's elicitation (form or URL), an OAuth sign-in page, and — through
+ * `approvalThroughInteraction` — whether a tool call may run. The service
+ * injects one (a terminal prompt, a web dialog, a chat message); without one,
+ * sources do not offer what needs it (an MCP client declares no elicitation
+ * capability).
  *
  * It lives in this layer, the lowest that adapters and the runtime both
- * import, so that the runtime's own questions to a person (approving a tool
- * call) can go through the same handler.
+ * import, so that one handler answers every question put to a person:
+ * `registerToolRuntime` asks approvals through the `INTERACTION_HANDLER`
+ * when the service registered no `APPROVAL_HANDLER`.
  */
 export interface InteractionHandler {
   /**

@@ -1,5 +1,9 @@
 import { createSchemaValidator } from '@ca/schema';
-import { instanceCachingFactory, type DependencyContainer } from 'tsyringe';
+import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
+import { APPROVAL_HANDLER } from './approval-handler';
+import { approvalThroughInteraction } from './approval-interaction';
+import { APPROVAL_KEY, APPROVAL_STORE } from './approval-store';
+import { INTERACTION_HANDLER } from './interaction-handler';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolLifecycleCache } from './lifecycle-cache';
 import { systemClock } from './runtime-clock';
@@ -14,7 +18,23 @@ import {
   TOOL_RUNTIME_OPTIONS,
   TOOL_SOURCE,
 } from './tokens';
-import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions } from './tool-runtime';
+import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './tool-runtime';
+
+type Resolver = Parameters<FactoryFunction<unknown>>[0];
+
+/** The approval handler, store and key the service registered; approvals through its interaction handler when it has no approval handler. */
+function approvalSettingsOf(resolver: Resolver): Pick<ToolRuntimeSettings, 'approvalHandler' | 'approvalStore' | 'approvalKey'> {
+  const approvalHandler = resolver.isRegistered(APPROVAL_HANDLER, true)
+    ? resolver.resolve(APPROVAL_HANDLER)
+    : resolver.isRegistered(INTERACTION_HANDLER, true)
+      ? approvalThroughInteraction(resolver.resolve(INTERACTION_HANDLER))
+      : undefined;
+  return {
+    ...(approvalHandler === undefined ? {} : { approvalHandler }),
+    ...(resolver.isRegistered(APPROVAL_STORE, true) ? { approvalStore: resolver.resolve(APPROVAL_STORE) } : {}),
+    ...(resolver.isRegistered(APPROVAL_KEY, true) ? { approvalKey: resolver.resolve(APPROVAL_KEY) } : {}),
+  };
+}
 
 /**
  * Registers the core of the runtime in `container`: the logger, clock and
@@ -25,6 +45,13 @@ import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions } from './tool-run
  * and a plan registry, when the service has one, under `PLAN_REGISTRY`; both
  * are read when the runtime is first resolved, so register them before
  * resolving.
+ *
+ * Approval requests go to the `APPROVAL_HANDLER` the service registered; when
+ * it registered none but has an `INTERACTION_HANDLER` (the one that answers
+ * MCP elicitation), requests are asked through that one, as a form
+ * (`approvalThroughInteraction`), so one handler answers every question the
+ * runtime and its sources put to a person. `APPROVAL_STORE` and
+ * `APPROVAL_KEY` are read when registered.
  *
  * Never touches tsyringe's global container unless you pass it.
  * @throws ToolInvalidArgumentError when `container` is not a tsyringe container.
@@ -60,6 +87,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           clock: resolver.resolve(RUNTIME_CLOCK),
           cache: resolver.resolve(TOOL_LIFECYCLE_CACHE),
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
+          ...approvalSettingsOf(resolver),
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
         }),
     ),

@@ -35,6 +35,8 @@ export interface RegisteredTool {
   readonly timeoutMs: number | undefined;
   instance: ToolInstance | undefined;
   instancePromise: Promise<ToolInstance> | undefined;
+  /** Whether a rule of the runtime names this tool, once the runtime has asked (its rules never change). */
+  ruled: boolean | undefined;
 }
 
 /** Settings of a {@link ToolCatalog}. */
@@ -320,6 +322,7 @@ export class ToolCatalog {
       timeoutMs: candidate.timeoutMs ?? this.settings.defaultTimeoutMs,
       instance: undefined,
       instancePromise: undefined,
+      ruled: undefined,
     };
   }
 }

@@ -11,13 +11,21 @@ import {
   type ToolExecutionContext,
   type ToolExecutionContextOptions,
   type ToolExecutionTrace,
+  type ToolExecutionTraceApproval,
 } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
+import type { ApprovalHandler } from './approval-handler';
+import { ApprovalGate, type PlanCallsSource } from './approval-gate';
+import type { ApprovalStore } from './approval-store';
+import { CallLimiter } from './call-limiter';
+import { CallSettings, type RetryPlan, type ToolCallPlan, type ToolCallSettings } from './call-settings';
+import { canonicalJson, digest } from './canonical-json';
 import { ToolExecutionError } from './errors/tool-execution-error';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolNotActivatedError } from './errors/tool-not-activated-error';
 import { ToolRuntimeError } from './errors/tool-runtime-error';
 import { ToolLifecycleCache, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
+import { PlanCalls } from './plan-calls';
 import { PlanRegistryLink, checkRegistryOption } from './plan-registry/plan-registry-link';
 import type { PlanRegistry, PlanRegistryOptions } from './plan-registry/plan-registry';
 import { enforcePolicy } from './policy';
@@ -25,6 +33,7 @@ import { systemClock, type RuntimeClock } from './runtime-clock';
 import { createConsoleLogger, createRedactingLogger, type RuntimeLogger } from './runtime-logger';
 import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
 import { ToolCatalog, isTimeout, type DiscoveryResult, type RegisteredTool } from './tool-catalog';
+import { compileToolRules, type ToolRuleDefinition } from './tool-rules';
 import type { ToolDescriptor } from './tool-descriptor';
 import type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
 import type { ExecutionResult, ToolFailure, ToolResult } from './tool-result';
@@ -56,6 +65,27 @@ export interface ToolRuntimeOptions {
   readonly discoverTimeoutMs?: number;
   /** Fail results whose output does not match `outputSchema`, for every tool. */
   readonly strictOutput?: boolean;
+  /**
+   * The service's rules: allow / deny / ask by tool-name pattern and
+   * argument patterns, applied to every plan before its `policy.approval`
+   * (see `ToolRuleDefinition`). Checked when the runtime is built, examples
+   * included: a broken rule throws `ToolRuleError` there.
+   */
+  readonly rules?: readonly ToolRuleDefinition[];
+  /** Retries and limits of the calls of tools, by tool-name pattern (see `ToolCallSettings`). */
+  readonly calls?: readonly ToolCallSettings[];
+  /** How long a call waits for an approval before it is refused (`timed-out`), in ms. Default: as long as the plan runs. */
+  readonly approvalTimeoutMs?: number;
+  /**
+   * Take answers to approval requests from the plan registry (`agents plan
+   * approve|deny`, a control plane): each plan lists its waiting requests in
+   * its registration, and a `PlanApprovalMessage` answers one, racing the
+   * `ApprovalHandler` (the first answer wins). Whoever may send messages to
+   * the registry may then approve calls: turn it on only where the
+   * registry's access is as narrow as approval's. Default `false` (approval
+   * messages are ignored with a warning, and no request is listed).
+   */
+  readonly registryApprovals?: boolean;
 }
 
 /** What a {@link ToolRuntime} is built from; everything but the sources has a default. */
@@ -66,6 +96,16 @@ export interface ToolRuntimeSettings {
   readonly clock?: RuntimeClock;
   readonly cache?: ToolLifecycleCache;
   readonly options?: ToolRuntimeOptions;
+  /** Asks a person about calls that need approval. Without one, such calls are refused (`no-handler`). */
+  readonly approvalHandler?: ApprovalHandler;
+  /**
+   * Keeps `tool` and `call` approvals beyond the runtime, so that a plan
+   * restarted with the same id does not ask again. Default: none (approvals
+   * last as long as the plan in this runtime). Needs `approvalKey`.
+   */
+  readonly approvalStore?: ApprovalStore;
+  /** The secret (at least 32 bytes) approval records are signed with; the same for every runtime that shares the store. */
+  readonly approvalKey?: string | Uint8Array;
   /** Where the runtime announces its plans (see `PlanRegistry`); none by default. */
   readonly planRegistry?: PlanRegistry;
 }
@@ -76,6 +116,15 @@ export interface ExecuteOptions {
   readonly timeoutMs?: number;
   /** Receives the progress the tool reports. */
   readonly onProgress?: (progress: ToolProgress) => void;
+  /**
+   * The caller's id of this call in the plan (a plan file's step id, an
+   * agent's tool-call id), 1–1,000 characters. It replaces the ordinal in the
+   * call's idempotency key, so the key is the same whenever this step is made
+   * again; and a successful result of the same step (same tool, same
+   * arguments) already recorded in the plan is returned instead of calling
+   * again (the trace says `replayedFrom`).
+   */
+  readonly step?: string;
 }
 
 /** Options of a plan: those of its context plus a deadline for the whole plan. */
@@ -100,7 +149,28 @@ interface Execution {
   /** The tool's view of the plan, once the call has started. */
   view: ToolExecutionContext | undefined;
   span: Span | undefined;
+  /** What only some executions have (approval, retries, replay, key), made when the first of them is: most executions have none. */
+  extra: ExecutionExtra | undefined;
 }
+
+/** The less common facts of an execution, for its trace. */
+interface ExecutionExtra {
+  /** What the approval step decided, when it decided anything. */
+  approval?: ToolExecutionTraceApproval;
+  /** How many times the tool was called, once it was retried. */
+  attempts?: number;
+  /** The execution whose recorded result was returned instead of calling. */
+  replayedFrom?: string;
+  /** The call's idempotency key, once computed. */
+  idempotencyKey?: string;
+}
+
+function extraOf(execution: Execution): ExecutionExtra {
+  return (execution.extra ??= {});
+}
+
+/** Longest step id a call may give. */
+const MAX_STEP_LENGTH = 1_000;
 
 const DEFAULT_DISCOVER_TIMEOUT_MS = 60_000;
 
@@ -122,6 +192,14 @@ export class ToolRuntime {
   private readonly clock: TraceClock;
   private readonly cache: ToolLifecycleCache;
   private readonly autoActivate: boolean;
+  private readonly approvals: ApprovalGate;
+  /** True when the service has rules: every call goes through the approval step, not only those of plans that ask. */
+  private readonly hasRules: boolean;
+  private readonly callSettings: CallSettings | undefined;
+  private readonly runtimeLimiters = new Map<string, CallLimiter>();
+  /** What the runtime keeps per plan beyond its context (approvals, idempotency, limits); dropped with the context. */
+  private readonly plans = new WeakMap<PlanContext, PlanCalls>();
+  private readonly planCallsSource: PlanCallsSource = { planCalls: (ctx) => this.planCalls(ctx) };
   private readonly registryLink: PlanRegistryLink | undefined;
 
   constructor(settings: ToolRuntimeSettings = {}) {
@@ -131,8 +209,42 @@ export class ToolRuntime {
     this.clock = new TraceClock(settings.clock ?? systemClock);
     this.cache = settings.cache ?? new ToolLifecycleCache(this.logger, cacheOptionsOf(options));
     this.autoActivate = options.autoActivate ?? true;
+    const runtimeClock = settings.clock ?? systemClock;
+    checkApprovalSettings(settings);
+    // Answers through the registry need its list of waiting requests kept current: one refresh per change.
+    const registryApprovals = options.registryApprovals === true && settings.planRegistry !== undefined;
+    this.approvals = new ApprovalGate({
+      rules: options.rules === undefined ? undefined : compileToolRules(options.rules),
+      handler: settings.approvalHandler,
+      store: settings.approvalStore,
+      key: settings.approvalKey,
+      timeoutMs: options.approvalTimeoutMs,
+      logger: this.logger,
+      monotonic: () => runtimeClock.monotonic(),
+      now: () => runtimeClock.now(),
+      ...(registryApprovals ? { onPendingChange: (ctx: PlanContext) => this.registryLink?.refresh(ctx.planId) } : {}),
+    });
+    this.hasRules = this.approvals.rules !== undefined;
+    const calls = options.calls === undefined ? undefined : new CallSettings(options.calls);
+    this.callSettings = calls === undefined || calls.empty ? undefined : calls;
     this.registryLink =
-      settings.planRegistry === undefined ? undefined : new PlanRegistryLink(settings.planRegistry, this.logger, (planId) => this.cache.activeTools(planId));
+      settings.planRegistry === undefined
+        ? undefined
+        : new PlanRegistryLink(settings.planRegistry, this.logger, {
+            activeTools: (planId) => this.cache.activeTools(planId),
+            pendingApprovals: (ctx) => (registryApprovals ? (this.plans.get(ctx)?.pendingSummaries() ?? []) : []),
+            answerApproval: (ctx, message) => {
+              const registry = settings.planRegistry?.description ?? '';
+              if (registryApprovals) {
+                this.approvals.answerFromRegistry(this.plans.get(ctx), ctx.planId, message, registry);
+                return;
+              }
+              this.logger.warn(
+                `Plan '${ctx.planId}' received an answer to an approval request through plan registry ${registry}; this runtime does not take answers from its registry (option registryApprovals), so it was ignored.`,
+                { planId: ctx.planId },
+              );
+            },
+          });
     this.catalog = new ToolCatalog({
       sources: settings.sources ?? [],
       validator: settings.validator ?? createSchemaValidator(),
@@ -255,6 +367,7 @@ export class ToolRuntime {
       tool: undefined,
       view: undefined,
       span: undefined,
+      extra: undefined,
     };
     try {
       // 1. A cancelled plan runs nothing.
@@ -275,8 +388,13 @@ export class ToolRuntime {
         const error = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: name, planId });
         return this.complete(execution, { ok: false, error }, 0);
       }
-      // 5. The call, timed and cancellable.
-      const result = await this.call(execution, tool, instance, input, options);
+      // A call with the caller's step id may have been made before in this plan.
+      if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options, options.step);
+      // 4½. Approval, where a rule of the service or the plan's policy asks for it.
+      const approval = (this.hasRules && this.isRuled(tool)) || ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
+      if (approval !== undefined) await approval;
+      // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
+      const result = await this.dispatch(execution, tool, instance, input, options);
       // 6. and 7. The output checked, the changes recorded.
       return this.finish(execution, tool, result);
     } catch (thrown) {
@@ -296,6 +414,8 @@ export class ToolRuntime {
       this.logger.error('endPlan was called without a plan context; nothing was ended.', {});
       return { planId: '', deactivated: [], failures: [], abandonedExecutions: 0, alreadyEnded: false };
     }
+    // Approval requests still waiting are withdrawn: nobody will make their calls.
+    this.plans.get(ctx)?.end();
     const report = await this.cache.release(planId, options);
     if (this.registryLink !== undefined) await this.registryLink.detach(planId);
     return report;
@@ -342,17 +462,238 @@ export class ToolRuntime {
     return undefined;
   }
 
+  /** True when a rule of the runtime names the tool: only then are its calls' arguments matched against rules. */
+  private isRuled(tool: RegisteredTool): boolean {
+    return (tool.ruled ??= this.approvals.rules?.coversTool(tool.descriptor.name) === true);
+  }
+
+  /** Step 4½, when a rule or the plan's policy may ask: resolves when the call may run. */
+  private approve(execution: Execution, tool: RegisteredTool, input: unknown): Promise<void> | undefined {
+    return this.approvals.check(execution, tool.descriptor, input, this.planCallsSource, this.hasRules && tool.ruled === true);
+  }
+
+  /** Step 5, with the tool's retries and limits when it has some. */
+  private dispatch(execution: Execution, tool: RegisteredTool, instance: ToolInstance, input: unknown, options: ExecuteOptions | undefined): Promise<ToolResult> {
+    const callPlan = this.callSettings?.forTool(execution.toolName);
+    return callPlan === undefined ? this.call(execution, tool, instance, input, options) : this.callWithSettings(execution, tool, instance, input, options, callPlan);
+  }
+
+  /**
+   * Steps 4½ to 7 of a call with the caller's step id: the result recorded for
+   * its key in the plan, if any, instead of calling; otherwise the call, its
+   * success recorded for the next time, while concurrent calls of the step wait.
+   */
+  private async executeStep(
+    execution: Execution,
+    tool: RegisteredTool,
+    instance: ToolInstance,
+    input: unknown,
+    options: ExecuteOptions,
+    step: unknown,
+  ): Promise<ExecutionResult<never>> {
+    const reserved = await this.reserveStep(execution, input, step);
+    if (typeof reserved !== 'function') return this.complete(execution, reserved.result, reserved.sizeBytes);
+    try {
+      const approval = (this.hasRules && this.isRuled(tool)) || execution.ctx.policy.approval !== undefined ? this.approve(execution, tool, input) : undefined;
+      if (approval !== undefined) await approval;
+      const result = await this.dispatch(execution, tool, instance, input, options);
+      const finished = this.finish(execution, tool, result);
+      if (finished.ok) this.recordStep(execution, finished);
+      return finished;
+    } finally {
+      reserved();
+    }
+  }
+
+  /** What the runtime keeps about the plan's calls, made on first need. */
+  private planCalls(ctx: PlanContext): PlanCalls {
+    let plan = this.plans.get(ctx);
+    if (plan === undefined) {
+      plan = new PlanCalls();
+      this.plans.set(ctx, plan);
+    }
+    return plan;
+  }
+
+  /**
+   * The call's idempotency key: a hash of the plan, the tool, the canonical
+   * arguments and the step — the caller's, or the ordinal of this call among
+   * the identical calls (same tool, same arguments) of the plan that read
+   * their key. Computed once per execution, so every retry has the same.
+   */
+  private idempotencyKeyOf(execution: Execution, input: unknown, step: string | undefined): string {
+    const known = execution.extra?.idempotencyKey;
+    if (known !== undefined) return known;
+    const { toolName, ctx } = execution;
+    let canonical: string;
+    try {
+      canonical = canonicalJson(input === undefined ? null : input);
+    } catch (error) {
+      throw new ToolInvalidArgumentError({
+        argument: 'input',
+        expected: 'JSON data, to compute the idempotency key of the call',
+        received: input,
+        toolName,
+        planId: ctx.planId,
+        advice: (error as Error).message,
+      });
+    }
+    let which: string;
+    if (step !== undefined) {
+      which = `step ${JSON.stringify(step)}`;
+    } else {
+      const ordinals = this.planCalls(ctx).ordinals;
+      // Large arguments are counted by their hash, so the plan does not keep them.
+      const call = canonical.length <= 1_024 ? `${toolName}\0${canonical}` : `${toolName}\0#${digest(canonical)}`;
+      const ordinal = ordinals.get(call) ?? 0;
+      ordinals.set(call, ordinal + 1);
+      which = `ordinal ${ordinal}`;
+    }
+    // One line per part; every part but the last is single-line JSON or a word and a number, so no two calls share a text.
+    const key = digest(`ca.idempotency/1\n${JSON.stringify(ctx.planId)}\n${JSON.stringify(toolName)}\n${which}\n${canonical}`);
+    extraOf(execution).idempotencyKey = key;
+    return key;
+  }
+
+  /**
+   * A call with an explicit step: the result recorded for its key in the
+   * plan, or — after any call of the same key in flight has settled — the
+   * function that ends this one's turn.
+   */
+  private async reserveStep(execution: Execution, input: unknown, step: unknown): Promise<(() => void) | { readonly result: ToolResult; readonly sizeBytes: number }> {
+    const { toolName, ctx } = execution;
+    if (typeof step !== 'string' || step.length === 0 || step.length > MAX_STEP_LENGTH) {
+      throw new ToolInvalidArgumentError({ argument: 'options.step', expected: `a string of 1–${MAX_STEP_LENGTH} characters`, received: step, toolName, planId: ctx.planId });
+    }
+    const key = this.idempotencyKeyOf(execution, input, step);
+    const plan = this.planCalls(ctx);
+    for (;;) {
+      const recorded = plan.results.get(key);
+      if (recorded !== undefined) {
+        extraOf(execution).replayedFrom = recorded.executionId;
+        return { result: recorded.result, sizeBytes: recorded.sizeBytes };
+      }
+      const inFlight = plan.inFlight.get(key);
+      if (inFlight === undefined) break;
+      await untilCancelled(inFlight, ctx.cancellationToken, toolName, ctx.planId);
+    }
+    let done!: () => void;
+    plan.inFlight.set(key, new Promise<void>((resolve) => (done = resolve)));
+    return () => {
+      plan.inFlight.delete(key);
+      done();
+    };
+  }
+
+  /** Keeps a successful result of an explicit step, without its changes (they were recorded once, by this execution). */
+  private recordStep(execution: Execution, result: ExecutionResult<never>): void {
+    const { ctx } = execution;
+    const idempotencyKey = execution.extra?.idempotencyKey;
+    if (idempotencyKey === undefined || !result.ok) return;
+    const kept: { ok: true; output: unknown; content?: unknown; metadata?: unknown } = { ok: true, output: result.output };
+    if (result.content !== undefined) kept.content = result.content;
+    if (result.metadata !== undefined) kept.metadata = result.metadata;
+    this.planCalls(ctx).record(idempotencyKey, { executionId: execution.executionId, result: kept as ToolResult, sizeBytes: result.trace.resultSizeBytes });
+  }
+
+  /**
+   * Step 5 for a tool with retries or limits: each attempt takes a turn of
+   * every limit (given back when the tool's own promise settles), and a
+   * failure the tool marks retryable is tried again after a backoff, with the
+   * same idempotency key, while attempts are left.
+   */
+  private async callWithSettings(
+    execution: Execution,
+    tool: RegisteredTool,
+    instance: ToolInstance,
+    input: unknown,
+    options: ExecuteOptions | undefined,
+    callPlan: ToolCallPlan,
+  ): Promise<ToolResult> {
+    const { ctx, toolName } = execution;
+    const retry = callPlan.retry;
+    for (let attempt = 1; ; attempt++) {
+      const release = callPlan.limits.length === 0 ? undefined : await this.takeTurns(execution, callPlan);
+      let result: ToolResult | undefined;
+      let thrown: unknown;
+      let failed = false;
+      try {
+        result = await this.call(execution, tool, instance, input, options, release);
+      } catch (error) {
+        failed = true;
+        thrown = error;
+      }
+      const failure = failed ? thrown : result?.ok === false ? result.error : undefined;
+      if (attempt > 1 || (retry !== undefined && isRetryable(failure))) extraOf(execution).attempts = attempt;
+      if (retry === undefined || attempt >= retry.attempts || !isRetryable(failure) || ctx.cancellationToken.isCancelled) {
+        if (failed) throw thrown;
+        return result as ToolResult;
+      }
+      // What a failed attempt changed still happened: keep it for rollback.
+      if (!failed) this.recordChanges(execution, result?.changes);
+      const delayMs = backoffOf(retry, attempt, failure);
+      this.logger.debug(`Tool '${toolName}' in plan '${ctx.planId}' failed with a retryable error (attempt ${attempt} of ${retry.attempts}); trying again in ${Math.round(delayMs)} ms.`, {
+        toolName,
+        planId: ctx.planId,
+        executionId: execution.executionId,
+      });
+      await sleep(delayMs, ctx.cancellationToken, toolName, ctx.planId);
+    }
+  }
+
+  /** Takes a turn of every limit of the tool, in order; gives back those taken when one refuses. */
+  private async takeTurns(execution: Execution, callPlan: ToolCallPlan): Promise<() => void> {
+    const { ctx, toolName } = execution;
+    const taken: (() => void)[] = [];
+    const subject = { toolName, planId: ctx.planId, token: ctx.cancellationToken };
+    try {
+      for (const limit of callPlan.limits) {
+        const limiters = limit.scope === 'plan' ? this.planCalls(ctx).limiters : this.runtimeLimiters;
+        let limiter = limiters.get(limit.key);
+        if (limiter === undefined) {
+          limiter = new CallLimiter(limit.limits, limit.scope, () => this.clock.monotonic());
+          limiters.set(limit.key, limiter);
+        }
+        const turn = limiter.acquire(subject, limit.policy);
+        taken.push(typeof turn === 'function' ? turn : await turn);
+      }
+    } catch (error) {
+      for (const give of taken) give();
+      throw error;
+    }
+    return () => {
+      for (const give of taken) give();
+    };
+  }
+
   /** Step 5: the tool runs with its own view of the plan and a token that carries its deadline. */
-  private call(execution: Execution, tool: RegisteredTool, instance: ToolInstance, input: unknown, options: ExecuteOptions | undefined): Promise<ToolResult> {
+  private call(
+    execution: Execution,
+    tool: RegisteredTool,
+    instance: ToolInstance,
+    input: unknown,
+    options: ExecuteOptions | undefined,
+    onSettled?: () => void,
+  ): Promise<ToolResult> {
     const { toolName, ctx, executionId } = execution;
     const planId = ctx.planId;
     const timeoutMs = options?.timeoutMs ?? tool.timeoutMs;
     const planToken = ctx.cancellationToken;
-    // Cancelled while activating or validating: the tool must not start.
-    planToken.check({ toolName, planId });
+    // Cancelled while activating, validating or waiting for approval: the tool must not start.
+    if (onSettled === undefined) {
+      planToken.check({ toolName, planId });
+      this.cache.beginExecution(ctx, toolName);
+    } else {
+      try {
+        planToken.check({ toolName, planId });
+        this.cache.beginExecution(ctx, toolName);
+      } catch (error) {
+        onSettled();
+        throw error;
+      }
+    }
     const token = timeoutMs === undefined ? planToken : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
-    this.cache.beginExecution(ctx, toolName);
-    const view = ctx.forExecution({ executionId, toolName, cancellationToken: token });
+    const view = ctx.forExecution({ executionId, toolName, cancellationToken: token, idempotencyKey: () => this.idempotencyKeyOf(execution, input, options?.step) });
     execution.view = view;
     const callOptions: ToolCallOptions | undefined = options?.onProgress === undefined ? undefined : { onProgress: options.onProgress };
     let running: Promise<ToolResult>;
@@ -373,6 +714,7 @@ export class ToolRuntime {
         (result) => {
           unsubscribe();
           this.cache.endExecution(planId);
+          onSettled?.();
           if (token !== planToken) token.dispose();
           // The caller already got ToolCancelledError, but what the tool did
           // before it stopped still happened: keep its changes for rollback.
@@ -382,6 +724,7 @@ export class ToolRuntime {
         (error: unknown) => {
           unsubscribe();
           this.cache.endExecution(planId);
+          onSettled?.();
           const cancelled = token.isCancelled;
           if (token !== planToken) token.dispose();
           reject(
@@ -460,6 +803,12 @@ export class ToolRuntime {
       success: error === undefined,
     };
     if (traceError !== undefined) trace.error = traceError;
+    const extra = execution.extra;
+    if (extra !== undefined) {
+      if (extra.approval !== undefined) trace.approval = extra.approval;
+      if (extra.attempts !== undefined) trace.attempts = extra.attempts;
+      if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
+    }
     // Frozen, the context records this very object instead of a copy.
     Object.freeze(trace);
     try {
@@ -533,6 +882,43 @@ function untilCancelled(work: Promise<void>, token: CancellationToken, toolName:
   });
 }
 
+/**
+ * A failure the tool marks retryable: a thrown error, or the error of a
+ * failed result, whose `retryable` is `true`. A cancellation never is.
+ */
+function isRetryable(failure: unknown): boolean {
+  if (typeof failure !== 'object' || failure === null || ToolCancelledError.isInstance(failure)) return false;
+  try {
+    return (failure as { retryable?: unknown }).retryable === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The wait before retry `attempt` (1-based): exponential, at most `maxBackoffMs`, between half and all of it; at least the failure's `retryAfterMs`, up to the same cap. */
+function backoffOf(retry: RetryPlan, attempt: number, failure: unknown): number {
+  const full = Math.min(retry.maxBackoffMs, retry.backoffMs * retry.multiplier ** (attempt - 1));
+  const delay = full / 2 + Math.random() * (full / 2);
+  const asked = (failure as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof asked === 'number' && Number.isFinite(asked) && asked > 0 ? Math.max(delay, Math.min(asked, retry.maxBackoffMs)) : delay;
+}
+
+/** Waits `ms` unless the plan is cancelled first. */
+function sleep(ms: number, token: CancellationToken, toolName: string, planId: string): Promise<void> {
+  token.check({ toolName, planId });
+  if (ms <= 0) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      unsubscribe();
+      resolve();
+    }, ms);
+    const unsubscribe = token.onCancel((reason) => {
+      clearTimeout(timer);
+      reject(new ToolCancelledError({ reason, toolName, planId }));
+    });
+  });
+}
+
 /** UTF-8 byte length; short ASCII strings (the common output) skip Buffer. */
 function utf8Length(text: string): number {
   if (text.length > 256) return Buffer.byteLength(text, 'utf8');
@@ -585,6 +971,19 @@ export function cacheOptionsOf(options: ToolRuntimeOptions): ToolLifecycleCacheO
   };
 }
 
+function checkApprovalSettings(settings: ToolRuntimeSettings): void {
+  const { approvalHandler, approvalStore } = settings;
+  if (approvalHandler !== undefined && typeof (approvalHandler as { requestApproval?: unknown })?.requestApproval !== 'function') {
+    throw new ToolInvalidArgumentError({ argument: 'approvalHandler', expected: 'an ApprovalHandler: an object with requestApproval(request, context)', received: approvalHandler });
+  }
+  if (approvalStore !== undefined) {
+    const store = approvalStore as Partial<Record<'load' | 'save' | 'forget', unknown>> | null;
+    if (typeof store?.load !== 'function' || typeof store.save !== 'function' || typeof store.forget !== 'function') {
+      throw new ToolInvalidArgumentError({ argument: 'approvalStore', expected: 'an ApprovalStore: an object with load(planId), save(record) and forget(planId)', received: approvalStore });
+    }
+  }
+}
+
 function checkOptions(options: ToolRuntimeOptions): void {
   if (options.defaultTimeoutMs !== undefined) checkTimeout(options.defaultTimeoutMs, 'defaultTimeoutMs');
   if (options.endPlanGraceMs !== undefined && !(Number.isFinite(options.endPlanGraceMs) && options.endPlanGraceMs >= 0)) {
@@ -593,6 +992,10 @@ function checkOptions(options: ToolRuntimeOptions): void {
   if (options.activateTimeoutMs !== undefined) checkTimeout(options.activateTimeoutMs, 'activateTimeoutMs');
   if (options.deactivateTimeoutMs !== undefined) checkTimeout(options.deactivateTimeoutMs, 'deactivateTimeoutMs');
   if (options.discoverTimeoutMs !== undefined) checkTimeout(options.discoverTimeoutMs, 'discoverTimeoutMs');
+  if (options.approvalTimeoutMs !== undefined) checkTimeout(options.approvalTimeoutMs, 'approvalTimeoutMs');
+  if (options.registryApprovals !== undefined && typeof options.registryApprovals !== 'boolean') {
+    throw new ToolInvalidArgumentError({ argument: 'registryApprovals', expected: 'true or false', received: options.registryApprovals });
+  }
 }
 
 function checkTimeout(value: unknown, argument: string): void {

@@ -27,6 +27,12 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorizat
 // Dropped with the body when a redirect turns the request into a GET (the fetch standard's request-body-header names).
 const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']);
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+// Methods that change something: they carry the execution's idempotency key, so that a retried or replayed call happens once.
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const IDEMPOTENCY_HEADER = new Set(['idempotency-key']);
+// Answers after which the same request may well succeed: timeout, too early, too many requests, and the server's passing failures.
+const RETRYABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504]);
+const LONGEST_RETRY_AFTER_MS = 3_600_000;
 
 const OUTPUT_SCHEMA = schema({
   type: 'object',
@@ -106,7 +112,7 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
     throw call.fail('BUILTIN_INVALID_INPUT', `does not send ${method} requests; use one of ${methods.join(', ')}.`);
   }
   let url = checkUrl(String(input['url']), call);
-  let headers = checkHeaders(input['headers'], call);
+  let headers = withIdempotencyKey(checkHeaders(input['headers'], call), method, call);
   let body: Buffer | undefined =
     typeof input['body'] === 'string' ? Buffer.from(input['body'], input['bodyEncoding'] === 'base64' ? 'base64' : 'utf8') : undefined;
   if (body !== undefined && (method === 'GET' || method === 'HEAD')) {
@@ -144,7 +150,7 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
           if (method !== 'HEAD') method = 'GET';
           body = undefined;
-          headers = withoutHeaders(headers, BODY_HEADERS);
+          headers = withoutHeaders(withoutHeaders(headers, BODY_HEADERS), IDEMPOTENCY_HEADER);
         }
         continue;
       }
@@ -162,8 +168,15 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
         redirects,
       };
       if (response.status >= 400) {
+        const retry = RETRYABLE_STATUSES.has(response.status) ? retryAdvice(response.headers.get('retry-after')) : undefined;
         return toolFailure(
-          call.fail('BUILTIN_HTTP_STATUS', `got HTTP ${response.status} ${response.statusText} from ${url.href}. The response is in the output; check the URL, method, headers and body.`, url.href),
+          call.fail(
+            'BUILTIN_HTTP_STATUS',
+            `got HTTP ${response.status} ${response.statusText} from ${url.href}. The response is in the output; ${retry === undefined ? 'check the URL, method, headers and body.' : 'the server may answer later: the call can be retried.'}`,
+            url.href,
+            undefined,
+            retry,
+          ),
           { output },
         );
       }
@@ -179,14 +192,16 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
     const refused = AddressRefusedError.find(error);
     if (refused !== undefined) throw addressRefusal(call, url, refused.hostname, refused.address, refused.category, error, redirectedFrom);
     if (token.isCancelled) {
-      throw call.fail('BUILTIN_HTTP_TIMED_OUT', `gave up on ${url.href} after ${timeoutMs} ms. Raise timeoutMs, or check that the server answers.`, url.href, error);
+      throw call.fail('BUILTIN_HTTP_TIMED_OUT', `gave up on ${url.href} after ${timeoutMs} ms. Raise timeoutMs, or check that the server answers.`, url.href, error, { retryable: true });
     }
     const cause = (error as { cause?: { message?: string } }).cause;
+    // The request did not get an answer (refused, reset, closed): the same request may get one later.
     throw call.fail(
       'BUILTIN_HTTP_FAILED',
       `could not reach ${url.href}: ${(error as Error).message}${cause?.message === undefined ? '' : ` (${cause.message})`}. Check the URL and the network.`,
       url.href,
       error,
+      { retryable: true },
     );
   } finally {
     token.dispose();
@@ -263,6 +278,26 @@ function checkHeaders(value: unknown, call: ToolCall): Record<string, string> {
     headers[name] = text;
   }
   return headers;
+}
+
+/**
+ * `headers` plus `Idempotency-Key` for a method that changes something, as
+ * the IETF draft writes it (a quoted string): the execution's key, the same
+ * on every retry. A key the caller set is kept.
+ */
+function withIdempotencyKey(headers: Record<string, string>, method: string, call: ToolCall): Record<string, string> {
+  if (!UNSAFE_METHODS.has(method) || Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key')) return headers;
+  const key = call.ctx.idempotencyKey;
+  return key === undefined ? headers : { ...headers, 'idempotency-key': `"${key}"` };
+}
+
+/** A failure marked retryable, waiting what `Retry-After` asks (seconds or an HTTP date; at most an hour). */
+function retryAdvice(retryAfter: string | null): { readonly retryable: true; readonly retryAfterMs?: number } {
+  if (retryAfter === null) return { retryable: true };
+  const text = retryAfter.trim();
+  const milliseconds = /^\d{1,10}$/.test(text) ? Number(text) * 1_000 : Date.parse(text) - Date.now();
+  if (!Number.isFinite(milliseconds)) return { retryable: true };
+  return { retryable: true, retryAfterMs: Math.min(Math.max(milliseconds, 0), LONGEST_RETRY_AFTER_MS) };
 }
 
 function withoutHeaders(headers: Record<string, string>, names: ReadonlySet<string>): Record<string, string> {

@@ -3,6 +3,9 @@ import { CaError, type CaErrorOptions } from '@ca/domain';
 /** Stable codes of the {@link ToolRuntimeError} hierarchy. */
 export type ToolRuntimeErrorCode =
   | 'TOOL_ACCESS_DENIED'
+  | 'TOOL_APPROVAL_DENIED'
+  | 'TOOL_LIMIT_EXCEEDED'
+  | 'TOOL_RULE_INVALID'
   | 'TOOL_CHECKPOINT_REQUIRED'
   | 'TOOL_NOT_ACTIVATED'
   | 'TOOL_ACTIVATION_FAILED'

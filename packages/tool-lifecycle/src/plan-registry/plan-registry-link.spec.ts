@@ -204,10 +204,10 @@ describe('a runtime with a plan registry', () => {
     const runtime = new ToolRuntime({ planRegistry: registry, logger });
     const ctx = runtime.createPlan({ planId: 'newer-sender' });
     await runtime.whenRegistered(ctx);
-    registry.handlers.get('newer-sender')!({ kind: 'approval', planId: 'newer-sender', requestId: 'r1' } as never);
+    registry.handlers.get('newer-sender')!({ kind: 'pause', planId: 'newer-sender' } as never);
     expect(ctx.cancellationToken.isCancelled).toBe(false);
     expect(logger.at('warn').map((entry) => entry.message)).toEqual([
-      "Plan 'newer-sender' received a control message of kind 'approval', which this runtime does not know; it was ignored.",
+      "Plan 'newer-sender' received a control message of kind 'pause', which this runtime does not know; it was ignored.",
     ]);
     await runtime.endPlan(ctx);
     // After the end, a late message changes nothing.

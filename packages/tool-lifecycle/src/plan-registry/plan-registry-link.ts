@@ -2,7 +2,17 @@ import { describeValue, messageOf } from '@ca/domain';
 import type { PlanContext } from '@ca/tool-context';
 import { ToolInvalidArgumentError } from '../errors/tool-invalid-argument-error';
 import type { RuntimeLogger } from '../runtime-logger';
-import { MAX_LISTED_TOOLS, type PlanControlMessage, type PlanRegistry, type PlanRegistryEntry, type PlanRegistryOptions } from './plan-registry';
+import {
+  MAX_LISTED_APPROVALS,
+  MAX_LISTED_TOOLS,
+  type PendingApprovalSummary,
+  type PlanApprovalMessage,
+  type PlanCancelMessage,
+  type PlanControlMessage,
+  type PlanRegistry,
+  type PlanRegistryEntry,
+  type PlanRegistryOptions,
+} from './plan-registry';
 
 /** One plan of this runtime in the registry. */
 interface LinkedPlan {
@@ -13,9 +23,21 @@ interface LinkedPlan {
   error: unknown;
   /** A heartbeat is in flight: the next tick skips the plan instead of piling up calls. */
   beating: boolean;
+  /** Something the registration shows changed while a heartbeat was in flight: send another once it settles. */
+  beatAgain: boolean;
   ended: boolean;
   /** Someone waits for the registration (runPlan): its failure is theirs to report, not the log's. */
   awaited: boolean;
+}
+
+/** What the link asks of the runtime about its plans. */
+export interface PlanRegistryHooks {
+  /** The tools active in the plan, in activation order. */
+  activeTools(planId: string): readonly string[];
+  /** The plan's approval requests that wait for an answer the registry may carry, oldest first. */
+  pendingApprovals(ctx: PlanContext): readonly PendingApprovalSummary[];
+  /** Applies an answer to an approval request that came through the registry. Must not throw. */
+  answerApproval(ctx: PlanContext, message: PlanApprovalMessage): void;
 }
 
 /** Longest an ended plan waits for the registry to withdraw it. */
@@ -47,11 +69,20 @@ export function checkRegistryOption(value: unknown, planId: string | undefined):
   return { labels: Object.freeze({ ...(labels as Record<string, string>) }) };
 }
 
-/** The policy's fields as a registry stores them: the plain values only. */
+/**
+ * The policy's fields as a registry stores them: the plain values, and the
+ * approval policy as one line of what it asks before (`writes, openWorld,
+ * mcp.github.*`, or `always`).
+ */
 function policyOf(ctx: PlanContext): Record<string, string | number | boolean> {
   const summary: Record<string, string | number | boolean> = {};
   for (const [key, value] of Object.entries(ctx.policy)) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') summary[key] = value;
+  }
+  const approval = ctx.policy.approval;
+  if (approval !== undefined) {
+    const asks = approval.always === true ? 'always' : [...(approval.capabilities ?? []), ...(approval.tools ?? [])].join(', ');
+    summary['approval'] = asks.length > 200 ? `${asks.slice(0, 199)}…` : asks;
   }
   return summary;
 }
@@ -73,7 +104,7 @@ export class PlanRegistryLink {
   constructor(
     readonly registry: PlanRegistry,
     private readonly logger: RuntimeLogger,
-    private readonly activeTools: (planId: string) => readonly string[],
+    private readonly hooks: PlanRegistryHooks,
   ) {
     const candidate = registry as Partial<PlanRegistry> | null;
     if (
@@ -96,7 +127,7 @@ export class PlanRegistryLink {
   /** Registers a plan the runtime has just created; the registration runs in the background. */
   attach(ctx: PlanContext, options: PlanRegistryOptions | undefined): void {
     const planId = ctx.planId;
-    const linked: LinkedPlan = { ctx, registration: Promise.resolve(), entry: undefined, error: undefined, beating: false, ended: false, awaited: false };
+    const linked: LinkedPlan = { ctx, registration: Promise.resolve(), entry: undefined, error: undefined, beating: false, beatAgain: false, ended: false, awaited: false };
     let registering: Promise<PlanRegistryEntry>;
     try {
       registering = Promise.resolve(
@@ -185,15 +216,35 @@ export class PlanRegistryLink {
     }
   }
 
+  /**
+   * Refreshes one plan's registration now, instead of at the next tick: its
+   * waiting approval requests changed, and whoever answers them reads the list.
+   */
+  refresh(planId: string): void {
+    const linked = this.plans.get(planId);
+    if (linked === undefined) return;
+    if (linked.beating) linked.beatAgain = true;
+    else this.beatOne(linked);
+  }
+
   private deliver(linked: LinkedPlan, message: PlanControlMessage): void {
     const planId = linked.ctx.planId;
     if (linked.ended) return;
     const kind = (message as { kind?: unknown } | null)?.kind;
-    if (kind === 'cancel') {
-      const from = message.sentBy === undefined ? '' : ` (from ${message.sentBy})`;
-      this.logger.info(`Plan '${planId}' is cancelled through plan registry ${this.registry.description}${from}: ${message.reason}`, { planId });
+    if (kind === 'approval') {
       try {
-        linked.ctx.cancellationToken.cancel(message.reason);
+        this.hooks.answerApproval(linked.ctx, message as PlanApprovalMessage);
+      } catch (error) {
+        this.logger.error(`An answer to an approval request of plan '${planId}' could not be applied: ${messageOf(error)}`, { planId });
+      }
+      return;
+    }
+    if (kind === 'cancel') {
+      const cancel = message as PlanCancelMessage;
+      const from = cancel.sentBy === undefined ? '' : ` (from ${cancel.sentBy})`;
+      this.logger.info(`Plan '${planId}' is cancelled through plan registry ${this.registry.description}${from}: ${cancel.reason}`, { planId });
+      try {
+        linked.ctx.cancellationToken.cancel(cancel.reason);
       } catch (error) {
         this.logger.error(`Cancelling plan '${planId}' failed: ${messageOf(error)}`, { planId });
       }
@@ -217,30 +268,43 @@ export class PlanRegistryLink {
 
   private beat(): void {
     for (const linked of this.plans.values()) {
-      const entry = linked.entry;
-      if (entry === undefined || linked.beating) continue;
-      linked.beating = true;
-      let beating: Promise<void>;
-      try {
-        const tools = this.activeTools(linked.ctx.planId);
-        beating = Promise.resolve(entry.heartbeat({ tools: tools.length > MAX_LISTED_TOOLS ? tools.slice(0, MAX_LISTED_TOOLS) : tools, stepsDone: linked.ctx.traces.length }));
-      } catch (error) {
-        beating = Promise.reject(error);
-      }
-      beating.then(
-        () => {
-          linked.beating = false;
-          this.heartbeatsFailing = false;
-        },
-        (error: unknown) => {
-          linked.beating = false;
-          if (this.heartbeatsFailing) return;
-          this.heartbeatsFailing = true;
-          this.logger.warn(`Plan registry ${this.registry.description} refused a heartbeat; plans may leave its list until it works again: ${messageOf(error)}`, {
-            planId: linked.ctx.planId,
-          });
-        },
-      );
+      if (!linked.beating) this.beatOne(linked);
     }
+  }
+
+  private beatOne(linked: LinkedPlan): void {
+    const entry = linked.entry;
+    if (entry === undefined || linked.ended) return;
+    linked.beating = true;
+    linked.beatAgain = false;
+    let beating: Promise<void>;
+    try {
+      const tools = this.hooks.activeTools(linked.ctx.planId);
+      const pending = this.hooks.pendingApprovals(linked.ctx);
+      beating = Promise.resolve(
+        entry.heartbeat({
+          tools: tools.length > MAX_LISTED_TOOLS ? tools.slice(0, MAX_LISTED_TOOLS) : tools,
+          stepsDone: linked.ctx.traces.length,
+          pendingApprovals: pending.length > MAX_LISTED_APPROVALS ? pending.slice(0, MAX_LISTED_APPROVALS) : pending,
+        }),
+      );
+    } catch (error) {
+      beating = Promise.reject(error);
+    }
+    beating.then(
+      () => {
+        linked.beating = false;
+        this.heartbeatsFailing = false;
+        if (linked.beatAgain) this.beatOne(linked);
+      },
+      (error: unknown) => {
+        linked.beating = false;
+        if (this.heartbeatsFailing) return;
+        this.heartbeatsFailing = true;
+        this.logger.warn(`Plan registry ${this.registry.description} refused a heartbeat; plans may leave its list until it works again: ${messageOf(error)}`, {
+          planId: linked.ctx.planId,
+        });
+      },
+    );
   }
 }

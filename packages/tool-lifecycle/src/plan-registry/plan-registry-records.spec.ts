@@ -1,7 +1,9 @@
 import {
   PlanRegistryError,
   checkPlanControlMessage,
+  checkPlanProgress,
   checkPlanRegistration,
+  createApprovalMessage,
   createCancelMessage,
   parsePlanControlMessage,
   parseRegisteredPlan,
@@ -68,10 +70,54 @@ describe('plan registry records', () => {
     expect(parsePlanControlMessage({ ...message, extra: 1 })).toEqual(message);
     expect(planControlMessageKey(message)).toBe('cancel');
     expect(invalid(() => checkPlanControlMessage({ ...message, reason: 'r'.repeat(1_001) }, 'memory')).message).toContain('reason must be at most 1000 characters');
-    expect(invalid(() => checkPlanControlMessage({ ...message, kind: 'approve' } as never, 'memory')).message).toContain("kind must be 'cancel'");
+    expect(invalid(() => checkPlanControlMessage({ ...message, kind: 'approve' } as never, 'memory')).message).toContain("kind must be 'cancel' or 'approval'");
+    // A cancel's fields do not make an answer to an approval request.
     expect(parsePlanControlMessage({ ...message, kind: 'approval' })).toBeUndefined();
+    expect(parsePlanControlMessage({ ...message, kind: 'pause' })).toBeUndefined();
     expect(parsePlanControlMessage({ ...message, sentAt: 'never' })).toBeUndefined();
     expect(parsePlanControlMessage('{"kind":"cancel"}')).toBeUndefined();
+  });
+
+  it('checks an answer to an approval request, keys it by its request, and reads it back with only its known fields', () => {
+    const approve = createApprovalMessage({ planId: 'plan-1', requestId: '3', decision: 'approve', scope: 'call', sentBy: 'bob' });
+    expect(approve).toEqual({ kind: 'approval', planId: 'plan-1', requestId: '3', decision: 'approve', scope: 'call', sentAt: expect.any(String), sentBy: 'bob' });
+    expect(Date.parse(approve.sentAt)).not.toBeNaN();
+    expect(checkPlanControlMessage(approve, 'memory')).toEqual(approve);
+    expect(Object.isFrozen(checkPlanControlMessage(approve, 'memory'))).toBe(true);
+    expect(parsePlanControlMessage({ ...approve, extra: 'dropped' })).toEqual(approve);
+    expect(planControlMessageKey(approve)).toBe('approval:3');
+    const deny = createApprovalMessage({ planId: 'plan-1', requestId: '4', decision: 'deny', reason: 'not now' });
+    expect(parsePlanControlMessage(JSON.parse(JSON.stringify(deny)))).toEqual(deny);
+    expect(planControlMessageKey(deny)).toBe('approval:4');
+    for (const [bad, problem] of [
+      [{ ...approve, requestId: '' }, 'requestId must not be empty'],
+      [{ ...approve, requestId: 'r'.repeat(65) }, 'requestId must be at most 64 characters'],
+      [{ ...approve, requestId: 'one\nmore' }, 'requestId must not contain control characters'],
+      [{ ...approve, decision: 'maybe' }, "decision must be 'approve' or 'deny'"],
+      [{ ...approve, scope: 'forever' }, "scope must be 'once', 'tool' or 'call'"],
+      [{ ...deny, scope: 'tool' }, 'scope is for an approval only'],
+      [{ ...approve, reason: 'because' }, 'reason is for a denial only'],
+      [{ ...deny, reason: 'r'.repeat(1_001) }, 'reason must be at most 1000 characters'],
+      [{ ...approve, sentBy: 7 }, 'sentBy must be a string'],
+    ] as const) {
+      expect(invalid(() => checkPlanControlMessage(bad as never, 'memory')).message).toContain(problem);
+      expect(parsePlanControlMessage(bad)).toBeUndefined();
+    }
+  });
+
+  it('keeps the waiting approval requests of a registration and a heartbeat, within their limits', () => {
+    const pendingApprovals = [{ requestId: '1', toolName: 'files.write', askedAt: '2026-05-01T10:00:00.000Z' }];
+    expect(checkPlanRegistration({ ...registration, pendingApprovals }, 'memory').pendingApprovals).toEqual(pendingApprovals);
+    expect(checkPlanRegistration({ ...registration, pendingApprovals: [] }, 'memory')).not.toHaveProperty('pendingApprovals');
+    expect(parseRegisteredPlan({ ...record, pendingApprovals })?.pendingApprovals).toEqual(pendingApprovals);
+    expect(checkPlanProgress({ tools: ['a'], stepsDone: 2, pendingApprovals }, 'memory', 'plan-1')).toEqual({ tools: ['a'], stepsDone: 2, pendingApprovals });
+    expect(checkPlanProgress({ tools: [], stepsDone: 0, pendingApprovals: [] }, 'memory', 'plan-1')).toEqual({ tools: [], stepsDone: 0 });
+    const many = Array.from({ length: 21 }, (_, index) => ({ ...pendingApprovals[0]!, requestId: String(index) }));
+    expect(invalid(() => checkPlanProgress({ tools: [], stepsDone: 0, pendingApprovals: many }, 'memory', 'plan-1')).message).toContain('at most 20 requests');
+    expect(invalid(() => checkPlanProgress({ tools: [], stepsDone: -1 }, 'memory', 'plan-1')).message).toContain('stepsDone must be a whole number');
+    for (const bad of [{ requestId: 1 }, { ...pendingApprovals[0], askedAt: 'later' }, { ...pendingApprovals[0], toolName: 'x'.repeat(257) }]) {
+      expect(parseRegisteredPlan({ ...record, pendingApprovals: [bad] })).toBeUndefined();
+    }
   });
 
   it('says why a plan id cannot name a plan', () => {

@@ -1,8 +1,12 @@
 import { describeValue } from '@ca/domain';
 import {
+  MAX_LISTED_APPROVALS,
   MAX_LISTED_TOOLS,
+  type PendingApprovalSummary,
+  type PlanApprovalMessage,
   type PlanCancelMessage,
   type PlanControlMessage,
+  type PlanProgress,
   type PlanRegistration,
   type RegisteredPlan,
 } from './plan-registry';
@@ -22,6 +26,9 @@ const MAX_POLICY_TEXT_LENGTH = 200;
 const MAX_TOOL_NAME_LENGTH = 256;
 const MAX_HOST_LENGTH = 255;
 const MAX_TIMESTAMP_LENGTH = 40;
+const MAX_REQUEST_ID_LENGTH = 64;
+const APPROVAL_DECISIONS: readonly unknown[] = ['approve', 'deny'];
+const APPROVAL_SCOPES: readonly unknown[] = ['once', 'tool', 'call'];
 
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
@@ -88,6 +95,42 @@ function stepsProblem(stepsDone: unknown): Problem {
   return Number.isSafeInteger(stepsDone) && (stepsDone as number) >= 0 ? undefined : `stepsDone must be a whole number ≥ 0; got ${describeValue(stepsDone)}`;
 }
 
+/** Why a list of waiting approval requests cannot be stored, or `undefined` (absent is fine). */
+function pendingApprovalsProblem(pending: unknown): Problem {
+  if (pending === undefined) return undefined;
+  if (!Array.isArray(pending)) return `pendingApprovals must be an array; got ${describeValue(pending)}`;
+  if (pending.length > MAX_LISTED_APPROVALS) return `pendingApprovals must list at most ${MAX_LISTED_APPROVALS} requests; got ${pending.length}`;
+  for (const [index, request] of pending.entries()) {
+    if (!isRecord(request)) return `pendingApprovals[${index}] must be an object; got ${describeValue(request)}`;
+    const problem =
+      textProblem(request['requestId'], `pendingApprovals[${index}].requestId`, MAX_REQUEST_ID_LENGTH) ??
+      textProblem(request['toolName'], `pendingApprovals[${index}].toolName`, MAX_TOOL_NAME_LENGTH) ??
+      timestampProblem(request['askedAt'], `pendingApprovals[${index}].askedAt`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/** The waiting requests with only their known fields, frozen; `undefined` for none. */
+function copyPendingApprovals(pending: readonly PendingApprovalSummary[] | undefined): readonly PendingApprovalSummary[] | undefined {
+  if (pending === undefined || pending.length === 0) return undefined;
+  return Object.freeze(pending.map(({ requestId, toolName, askedAt }) => Object.freeze({ requestId, toolName, askedAt })));
+}
+
+/**
+ * Checks the progress a heartbeat hands a registry, and returns a frozen
+ * copy holding only the known fields.
+ * @throws PlanRegistryError `PLAN_REGISTRY_INVALID_ARGUMENT` naming the field.
+ */
+export function checkPlanProgress(progress: PlanProgress, registry: string, planId: string): PlanProgress {
+  const problem = isRecord(progress)
+    ? (toolsProblem(progress['tools']) ?? stepsProblem(progress['stepsDone']) ?? pendingApprovalsProblem(progress['pendingApprovals']))
+    : `progress must be an object; got ${describeValue(progress)}`;
+  if (problem !== undefined) throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry, planId, reason: problem });
+  const pendingApprovals = copyPendingApprovals(progress.pendingApprovals);
+  return Object.freeze({ tools: Object.freeze([...progress.tools]), stepsDone: progress.stepsDone, ...(pendingApprovals === undefined ? {} : { pendingApprovals }) });
+}
+
 function registrationProblem(value: unknown): Problem {
   if (!isRecord(value)) return `a registration must be an object; got ${describeValue(value)}`;
   return (
@@ -96,7 +139,8 @@ function registrationProblem(value: unknown): Problem {
     timestampProblem(value['startedAt'], 'startedAt') ??
     toolsProblem(value['tools']) ??
     stepsProblem(value['stepsDone']) ??
-    labelsProblem(value['labels'])
+    labelsProblem(value['labels']) ??
+    pendingApprovalsProblem(value['pendingApprovals'])
   );
 }
 
@@ -111,6 +155,7 @@ export function checkPlanRegistration(registration: PlanRegistration, registry: 
     const planId = typeof (registration as { planId?: unknown })?.planId === 'string' ? (registration as { planId: string }).planId : undefined;
     throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry, reason: problem, ...(planId === undefined ? {} : { planId }) });
   }
+  const pendingApprovals = copyPendingApprovals(registration.pendingApprovals);
   return Object.freeze({
     planId: registration.planId,
     policy: Object.freeze({ ...registration.policy }),
@@ -118,6 +163,7 @@ export function checkPlanRegistration(registration: PlanRegistration, registry: 
     tools: Object.freeze([...registration.tools]),
     stepsDone: registration.stepsDone,
     labels: Object.freeze({ ...registration.labels }),
+    ...(pendingApprovals === undefined ? {} : { pendingApprovals }),
   });
 }
 
@@ -141,25 +187,50 @@ export function parseRegisteredPlan(value: unknown): RegisteredPlan | undefined 
   });
 }
 
+function approvalProblem(value: Record<string, unknown>): Problem {
+  const { requestId, decision, scope, reason } = value;
+  return (
+    textProblem(requestId, 'requestId', MAX_REQUEST_ID_LENGTH) ??
+    (APPROVAL_DECISIONS.includes(decision) ? undefined : `decision must be 'approve' or 'deny'; got ${describeValue(decision)}`) ??
+    (scope === undefined
+      ? undefined
+      : decision !== 'approve'
+        ? 'scope is for an approval only; a denial has none'
+        : APPROVAL_SCOPES.includes(scope)
+          ? undefined
+          : `scope must be 'once', 'tool' or 'call'; got ${describeValue(scope)}`) ??
+    (reason === undefined ? undefined : decision !== 'deny' ? 'reason is for a denial only' : textProblem(reason, 'reason', MAX_REASON_LENGTH))
+  );
+}
+
 function messageProblem(value: unknown): Problem {
   if (!isRecord(value)) return `a control message must be an object; got ${describeValue(value)}`;
-  if (value['kind'] !== 'cancel') return `kind must be 'cancel' (the only kind of control message this runtime knows); got ${describeValue(value['kind'])}`;
+  const kind = value['kind'];
+  if (kind !== 'cancel' && kind !== 'approval') return `kind must be 'cancel' or 'approval' (the kinds of control message this runtime knows); got ${describeValue(kind)}`;
   return (
     planIdProblem(value['planId']) ??
-    textProblem(value['reason'], 'reason', MAX_REASON_LENGTH) ??
+    (kind === 'cancel' ? textProblem(value['reason'], 'reason', MAX_REASON_LENGTH) : approvalProblem(value)) ??
     timestampProblem(value['sentAt'], 'sentAt') ??
     (value['sentBy'] === undefined ? undefined : textProblem(value['sentBy'], 'sentBy', MAX_SENT_BY_LENGTH))
   );
 }
 
 function copyMessage(value: PlanControlMessage): PlanControlMessage {
-  const message: PlanCancelMessage = {
-    kind: 'cancel',
-    planId: value.planId,
-    reason: value.reason,
-    sentAt: value.sentAt,
-    ...(value.sentBy === undefined ? {} : { sentBy: value.sentBy }),
-  };
+  const sentBy = value.sentBy === undefined ? {} : { sentBy: value.sentBy };
+  if (value.kind === 'approval') {
+    const message: PlanApprovalMessage = {
+      kind: 'approval',
+      planId: value.planId,
+      requestId: value.requestId,
+      decision: value.decision,
+      ...(value.scope === undefined ? {} : { scope: value.scope }),
+      ...(value.reason === undefined ? {} : { reason: value.reason }),
+      sentAt: value.sentAt,
+      ...sentBy,
+    };
+    return Object.freeze(message);
+  }
+  const message: PlanCancelMessage = { kind: 'cancel', planId: value.planId, reason: value.reason, sentAt: value.sentAt, ...sentBy };
   return Object.freeze(message);
 }
 
@@ -189,13 +260,31 @@ export function parsePlanControlMessage(value: unknown): PlanControlMessage | un
 /**
  * The key under which a registry keeps a message for a plan it cannot reach
  * right now: a later message with the same key replaces it. `cancel` for a
- * cancellation; an approval answer will be keyed by its request.
+ * cancellation, `approval:<requestId>` for the answer to one request.
  */
 export function planControlMessageKey(message: PlanControlMessage): string {
-  return message.kind;
+  return message.kind === 'approval' ? `approval:${message.requestId}` : message.kind;
 }
 
 /** A cancellation request, made now. */
 export function createCancelMessage(planId: string, reason: string, sentBy?: string): PlanCancelMessage {
   return { kind: 'cancel', planId, reason, sentAt: new Date().toISOString(), ...(sentBy === undefined ? {} : { sentBy }) };
+}
+
+/** What {@link createApprovalMessage} is given: the answer, without its kind and time. */
+export type PlanApprovalAnswer = Omit<PlanApprovalMessage, 'kind' | 'sentAt'>;
+
+/** An answer to an approval request of a running plan, made now (check it with `checkPlanControlMessage`, as `send` does). */
+export function createApprovalMessage(answer: PlanApprovalAnswer): PlanApprovalMessage {
+  const { planId, requestId, decision, scope, reason, sentBy } = answer;
+  return {
+    kind: 'approval',
+    planId,
+    requestId,
+    decision,
+    ...(scope === undefined ? {} : { scope }),
+    ...(reason === undefined ? {} : { reason }),
+    sentAt: new Date().toISOString(),
+    ...(sentBy === undefined ? {} : { sentBy }),
+  };
 }

@@ -1,3 +1,5 @@
+import type { ApprovalScope } from '../approval-handler';
+
 /**
  * A plan as the runtime announces it to a {@link PlanRegistry}: who it is,
  * what it may do, and how far it has got.
@@ -15,12 +17,31 @@ export interface PlanRegistration {
   readonly stepsDone: number;
   /** What the service adds to tell its plans apart (`{ file: 'tidy.yaml' }`, a job id, a tenant). */
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The plan's approval requests that wait for an answer the registry may
+   * carry (a {@link PlanApprovalMessage}), oldest first, at most
+   * {@link MAX_LISTED_APPROVALS}. Listed only by a runtime that takes answers
+   * from its registry (`registryApprovals`); absent or empty when none waits.
+   */
+  readonly pendingApprovals?: readonly PendingApprovalSummary[];
+}
+
+/** An approval request waiting for an answer, as a plan's registration lists it. */
+export interface PendingApprovalSummary {
+  /** The request's id in its plan (`1`, `2`, …): what an answer names. */
+  readonly requestId: string;
+  /** The tool whose call waits. */
+  readonly toolName: string;
+  /** When the request was asked (ISO-8601). */
+  readonly askedAt: string;
 }
 
 /** What a heartbeat refreshes. */
 export interface PlanProgress {
   readonly tools: readonly string[];
   readonly stepsDone: number;
+  /** The approval requests waiting now (see {@link PlanRegistration.pendingApprovals}); an empty list clears them. */
+  readonly pendingApprovals?: readonly PendingApprovalSummary[];
 }
 
 /** A running plan as the registry lists it: its registration plus where it runs. */
@@ -49,17 +70,38 @@ export interface PlanCancelMessage {
 }
 
 /**
- * Everything a registry carries to a running plan. Each message is idempotent
- * and has a key ({@link planControlMessageKey}): a registry keeps the last
- * message of each key for a plan that cannot be reached, and delivers it
- * when the plan is back; delivering one twice does no harm.
- *
- * More kinds join this union as the runtime learns to answer them (an
- * approval answer: `{ kind: 'approval', planId, requestId, decision }`, keyed
- * `approval:<requestId>`). Registries transport any kind unchanged; a runtime
- * ignores, with a warning, a kind it does not know.
+ * Answers an approval request of a running plan (`agents plan approve|deny`,
+ * a control plane's dialog). The runtime applies it to the request with that
+ * id when one is waiting and the runtime takes answers from its registry
+ * (`registryApprovals`); otherwise it is ignored with a warning. The first
+ * answer wins, whether it came from the registry or the runtime's
+ * `ApprovalHandler`; the handler's question is then withdrawn.
  */
-export type PlanControlMessage = PlanCancelMessage;
+export interface PlanApprovalMessage {
+  readonly kind: 'approval';
+  readonly planId: string;
+  /** The request answered: its id in the plan, as `pendingApprovals` lists it; at most 64 characters. */
+  readonly requestId: string;
+  readonly decision: 'approve' | 'deny';
+  /** For `approve`: how far the approval reaches (`once` when absent, `tool`, `call`; see `ApprovalScope`). */
+  readonly scope?: ApprovalScope;
+  /** For `deny`: why, for the trace and the error; at most 1,000 characters. */
+  readonly reason?: string;
+  /** When the answer was given (ISO-8601). */
+  readonly sentAt: string;
+  /** Who answered, for the trace (`decidedBy`) and the plan's logs; at most 200 characters. */
+  readonly sentBy?: string;
+}
+
+/**
+ * Everything a registry carries to a running plan. Each message is idempotent
+ * and has a key ({@link planControlMessageKey}: `cancel`, `approval:<requestId>`):
+ * a registry keeps the last message of each key for a plan that cannot be
+ * reached, and delivers it when the plan is back; delivering one twice does
+ * no harm. Registries transport any kind unchanged; a runtime ignores, with a
+ * warning, a kind it does not know.
+ */
+export type PlanControlMessage = PlanCancelMessage | PlanApprovalMessage;
 
 /** Receives the control messages of one registered plan. Must not throw; is never awaited. */
 export type PlanMessageHandler = (message: PlanControlMessage) => void;
@@ -138,3 +180,6 @@ export interface PlanRegistryOptions {
 
 /** How many tool names a registration lists. */
 export const MAX_LISTED_TOOLS = 100;
+
+/** How many waiting approval requests a registration lists. */
+export const MAX_LISTED_APPROVALS = 20;

@@ -9,7 +9,7 @@ import type {
   RegisteredPlan,
 } from '../plan-registry/plan-registry';
 import { PlanRegistryError } from '../plan-registry/plan-registry-error';
-import { checkPlanControlMessage, checkPlanRegistration } from '../plan-registry/plan-registry-records';
+import { checkPlanControlMessage, checkPlanProgress, checkPlanRegistration } from '../plan-registry/plan-registry-records';
 
 interface StoredPlan {
   record: RegisteredPlan;
@@ -45,8 +45,10 @@ export class InMemoryPlanRegistry implements PlanRegistry {
     return {
       heartbeat: async (progress: PlanProgress) => {
         if (this.plans.get(planId) !== stored) return;
+        const checked = checkPlanProgress(progress, this.description, planId);
         stored.heartbeats++;
-        stored.record = { ...stored.record, tools: [...progress.tools], stepsDone: progress.stepsDone, heartbeatAt: new Date().toISOString() };
+        const { pendingApprovals: _previous, ...record } = stored.record;
+        stored.record = { ...record, ...checked, heartbeatAt: new Date().toISOString() };
       },
       end: async () => {
         if (this.plans.get(planId) === stored) this.plans.delete(planId);
