@@ -9,9 +9,7 @@ const layers = {
   'layer:lifecycle': ['layer:domain', 'layer:schema', 'layer:context'],
   'layer:adapter': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle'],
   'layer:app': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:adapter'],
-  'layer:tooling': [
-    'layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:adapter', 'layer:app', 'layer:tooling',
-  ],
+  'layer:tooling': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:adapter', 'layer:app', 'layer:tooling'],
 };
 
 export default [

@@ -56,7 +56,9 @@ async function run() {
       io.stdout(`\n=== ${index + 1}. ${title}\n$ agents plan run examples/plans/${file}\n\n`);
       if (file.startsWith('06-') || file.startsWith('07-')) {
         if (!sandbox.available) {
-          io.stdout(`skipped: the kernel sandbox does not work here (${sandbox.reason}). Install bubblewrap (apt-get install bubblewrap) on Linux to see it.\n`);
+          io.stdout(
+            `skipped: the kernel sandbox does not work here (${sandbox.reason}). Install bubblewrap (apt-get install bubblewrap) on Linux to see it.\n`,
+          );
           continue;
         }
       }
@@ -86,7 +88,10 @@ async function run() {
       }
     }
     io.stdout('\n=== Traces (JSON Lines, one per execution)\n');
-    for (const file of fs.readdirSync(tracesDir).filter((name) => name.endsWith('.jsonl')).sort()) {
+    for (const file of fs
+      .readdirSync(tracesDir)
+      .filter((name) => name.endsWith('.jsonl'))
+      .sort()) {
       const lines = fs.readFileSync(path.join(tracesDir, file), 'utf8').trim().split('\n').filter(Boolean);
       io.stdout(`\n${file} — ${lines.length} trace(s)\n`);
       for (const line of lines) {

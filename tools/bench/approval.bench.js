@@ -38,9 +38,21 @@ const asksAlways = { approval: { always: true } };
 
 /** The subject of each comparison: how its runtime is configured and which policy its plans have. */
 const SUBJECTS = {
-  'configured, not triggered': { settings: { approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } }, policy: asksBeforeWrites, asked: false },
-  'handler returns the decision': { settings: { approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } }, policy: asksAlways, asked: true },
-  'handler returns a promise': { settings: { approvalHandler: { requestApproval: () => Promise.resolve(approveAtOnce) }, options: { rules } }, policy: asksAlways, asked: true },
+  'configured, not triggered': {
+    settings: { approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } },
+    policy: asksBeforeWrites,
+    asked: false,
+  },
+  'handler returns the decision': {
+    settings: { approvalHandler: { requestApproval: () => approveAtOnce }, options: { rules } },
+    policy: asksAlways,
+    asked: true,
+  },
+  'handler returns a promise': {
+    settings: { approvalHandler: { requestApproval: () => Promise.resolve(approveAtOnce) }, options: { rules } },
+    policy: asksAlways,
+    asked: true,
+  },
   'nothing configured, another runtime': { settings: {}, policy: undefined, asked: false },
 };
 
@@ -93,8 +105,20 @@ async function run() {
   const noise = figures['nothing configured, another runtime'].ratio;
   const extra = (name) => figures[name].baselineNs * (figures[name].ratio - 1);
   return [
-    row('configured, not triggered', 'runtime.execute, approval configured but not triggered', 'ratio ≤ 1.05', figures['configured, not triggered'].ratio <= 1.05, `a second runtime with nothing configured: ${noise.toFixed(3)}×`),
-    row('handler returns the decision', 'runtime.execute, every call approved by a handler that returns the decision', '≤ +500 ns', extra('handler returns the decision') <= 500, `+${extra('handler returns the decision').toFixed(0)} ns per call`),
+    row(
+      'configured, not triggered',
+      'runtime.execute, approval configured but not triggered',
+      'ratio ≤ 1.05',
+      figures['configured, not triggered'].ratio <= 1.05,
+      `a second runtime with nothing configured: ${noise.toFixed(3)}×`,
+    ),
+    row(
+      'handler returns the decision',
+      'runtime.execute, every call approved by a handler that returns the decision',
+      '≤ +500 ns',
+      extra('handler returns the decision') <= 500,
+      `+${extra('handler returns the decision').toFixed(0)} ns per call`,
+    ),
     row(
       'handler returns a promise',
       'runtime.execute, every call approved by a handler that returns a resolved promise',

@@ -45,7 +45,11 @@ async function run() {
     const { builtinOnly, builtinAndCustom } = writeConfigs(workspace, workspace);
     const env = { ...process.env, DEMO_WORKSPACE: workspace, DEMO_ROOT: root };
     const agents = (config, tool, input, expected) => async () => {
-      const result = spawnSync(process.execPath, [bin, '-c', config, 'tools', 'run', tool, '--input', JSON.stringify(input)], { cwd: workspace, env, encoding: 'utf8' });
+      const result = spawnSync(process.execPath, [bin, '-c', config, 'tools', 'run', tool, '--input', JSON.stringify(input)], {
+        cwd: workspace,
+        env,
+        encoding: 'utf8',
+      });
       if (result.status !== 0 || !result.stdout.includes(expected)) {
         throw new Error(`agents tools run ${tool} with ${path.basename(config)} exited ${result.status}: ${result.stdout}${result.stderr}`);
       }

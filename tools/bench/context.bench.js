@@ -136,9 +136,20 @@ async function run() {
       'the child adds no listener to the plan signal',
     ),
     row('CancellationToken: child({ timeoutMs }) + dispose()', 'setTimeout + clearTimeout', 'setTimeout + clearTimeout', 'child({ timeoutMs }) + dispose()'),
-    row('ctx.forExecution() (a view with its own token)', 'an object literal with the same nine fields', 'object literal with the view fields', 'forExecution()'),
+    row(
+      'ctx.forExecution() (a view with its own token)',
+      'an object literal with the same nine fields',
+      'object literal with the view fields',
+      'forExecution()',
+    ),
     row('createExecutionId()', 'crypto.randomUUID()', 'crypto.randomUUID()', 'createExecutionId()'),
-    row('ctx.recordTrace() of a frozen trace (validate, keep)', 'push the trace, no validation', 'push the trace', 'recordTrace(), frozen trace', 'what the runtime does'),
+    row(
+      'ctx.recordTrace() of a frozen trace (validate, keep)',
+      'push the trace, no validation',
+      'push the trace',
+      'recordTrace(), frozen trace',
+      'what the runtime does',
+    ),
     row('ctx.recordTrace() of a plain trace (validate, copy, freeze)', 'push a frozen copy, no validation', 'push a frozen copy', 'recordTrace(), plain trace'),
   ];
 }

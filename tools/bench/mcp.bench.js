@@ -101,10 +101,7 @@ async function perCall() {
       },
       { ...options, baseline: 'client.callTool, same options' },
     );
-    const noToken = await comparePaired(
-      { 'client.callTool': hard.bare, 'runtime.execute': hard.execute },
-      { ...options, baseline: 'client.callTool' },
-    );
+    const noToken = await comparePaired({ 'client.callTool': hard.bare, 'runtime.execute': hard.execute }, { ...options, baseline: 'client.callTool' });
     return { bare, same, noToken };
   } finally {
     for (const state of [main, hard]) {

@@ -32,7 +32,9 @@ function freePort() {
 /** A redis-server of the benchmark's own, with nothing on disk. */
 async function startRedis() {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await new Promise((resolve, reject) => {
     let output = '';
     child.stdout.on('data', (chunk) => {
@@ -82,7 +84,14 @@ function percentile(values, fraction) {
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
 }
 
-const registration = (planId) => ({ planId, policy: { readOnly: true, requireCheckpoint: false }, startedAt: new Date().toISOString(), tools: [], stepsDone: 0, labels: { job: planId } });
+const registration = (planId) => ({
+  planId,
+  policy: { readOnly: true, requireCheckpoint: false },
+  startedAt: new Date().toISOString(),
+  tools: [],
+  stepsDone: 0,
+  labels: { job: planId },
+});
 
 async function run() {
   const redis = await startRedis();
@@ -191,7 +200,14 @@ async function run() {
 
     const ops = (value) => `${Math.round(value).toLocaleString('en-US')} ops/s`;
     return [
-      { name: 'registry: register (10,000 plans, 100 in flight)', baseline: 'bare SET of the record', baselineValue: ops(setPerSecond), subjectValue: ops(registerPerSecond), target: 'report', pass: true },
+      {
+        name: 'registry: register (10,000 plans, 100 in flight)',
+        baseline: 'bare SET of the record',
+        baselineValue: ops(setPerSecond),
+        subjectValue: ops(registerPerSecond),
+        target: 'report',
+        pass: true,
+      },
       {
         name: 'registry: heartbeat of 10,000 plans (one tick)',
         baseline: 'bare SET of the record',
@@ -200,10 +216,39 @@ async function run() {
         target: 'report',
         pass: true,
       },
-      { name: 'registry: Redis memory per registered plan', baseline: 'the record as JSON', baselineValue: `${Buffer.byteLength(record)} bytes`, subjectValue: `${Math.round(bytesPerPlan)} bytes`, target: 'report', pass: true, note: 'record, index entry; labels { job }' },
-      { name: 'registry: list of 10,000 plans, from another host', baseline: '10,000 bare PINGs, 100 in flight', baselineValue: `${((PLANS / pingPerSecond) * 1_000).toFixed(0)} ms`, subjectValue: `${listMs.toFixed(0)} ms per list`, target: 'report', pass: true },
-      { name: 'registry: send (100 in flight, 10,000 plans registered)', baseline: 'bare PING', baselineValue: ops(pingPerSecond), subjectValue: ops(sendPerSecond), target: 'report', pass: true },
-      { name: 'registry: end (100 in flight)', baseline: 'bare PING', baselineValue: ops(pingPerSecond), subjectValue: ops(endPerSecond), target: 'report', pass: true },
+      {
+        name: 'registry: Redis memory per registered plan',
+        baseline: 'the record as JSON',
+        baselineValue: `${Buffer.byteLength(record)} bytes`,
+        subjectValue: `${Math.round(bytesPerPlan)} bytes`,
+        target: 'report',
+        pass: true,
+        note: 'record, index entry; labels { job }',
+      },
+      {
+        name: 'registry: list of 10,000 plans, from another host',
+        baseline: '10,000 bare PINGs, 100 in flight',
+        baselineValue: `${((PLANS / pingPerSecond) * 1_000).toFixed(0)} ms`,
+        subjectValue: `${listMs.toFixed(0)} ms per list`,
+        target: 'report',
+        pass: true,
+      },
+      {
+        name: 'registry: send (100 in flight, 10,000 plans registered)',
+        baseline: 'bare PING',
+        baselineValue: ops(pingPerSecond),
+        subjectValue: ops(sendPerSecond),
+        target: 'report',
+        pass: true,
+      },
+      {
+        name: 'registry: end (100 in flight)',
+        baseline: 'bare PING',
+        baselineValue: ops(pingPerSecond),
+        subjectValue: ops(endPerSecond),
+        target: 'report',
+        pass: true,
+      },
       {
         name: 'registry: cancel latency, host B → plan handler on host A (1,000 cancels, 10,000 plans)',
         baseline: 'median',

@@ -50,7 +50,15 @@ const patternSchema = {
   additionalProperties: false,
 };
 const patternValues = [
-  { id: 'order_1234', date: '2024-05-17', currency: 'EUR', email: 'someone@example.com', url: 'https://example.com/a/b?c=1', version: '1.2.3', 'x-trace': 'abc' },
+  {
+    id: 'order_1234',
+    date: '2024-05-17',
+    currency: 'EUR',
+    email: 'someone@example.com',
+    url: 'https://example.com/a/b?c=1',
+    version: '1.2.3',
+    'x-trace': 'abc',
+  },
   { id: 'customer-42', date: '1999-12-31', currency: 'USD', email: 'a.b@c.io', url: 'http://localhost/x', version: '10.0.0-rc.1' },
   { id: 'abc', date: '2000-01-01', currency: 'JPY', email: 'z@z.zz', url: 'https://a.b', version: '0.0.1', 'x-tenant': 'acme' },
 ];
@@ -75,8 +83,12 @@ function loadSubjects() {
   for (const value of patternValues) {
     if (directPatterns(value) !== true || untrusted.validate(value).valid !== true) throw new Error('pattern benchmark values must be valid');
   }
-  for (const invalid of [{ ...patternValues[0], id: 'A' }, { ...patternValues[0], email: 'a b@c.d' }]) {
-    if (directPatterns(invalid) !== false || untrusted.validate(invalid).valid !== false) throw new Error('pattern benchmark schemas must refuse what RegExp refuses');
+  for (const invalid of [
+    { ...patternValues[0], id: 'A' },
+    { ...patternValues[0], email: 'a b@c.d' },
+  ]) {
+    if (directPatterns(invalid) !== false || untrusted.validate(invalid).valid !== false)
+      throw new Error('pattern benchmark schemas must refuse what RegExp refuses');
   }
   return { direct, compiled, directPatterns, untrusted };
 }
@@ -146,13 +158,21 @@ function run() {
     row(
       'schema: CompiledSchema.validate vs ajv (small valid object)',
       'the same schema compiled by Ajv2020, called directly',
-      compare((value) => direct(value), (value) => compiled.validate(value).valid, values),
+      compare(
+        (value) => direct(value),
+        (value) => compiled.validate(value).valid,
+        values,
+      ),
       TARGET_RATIO,
     ),
     row(
       'schema: untrusted pattern-heavy schema (linear-time engine) vs ajv with RegExp',
       'the same schema compiled by Ajv2020 with RegExp, called directly',
-      compare((value) => directPatterns(value), (value) => untrusted.validate(value).valid, patternValues),
+      compare(
+        (value) => directPatterns(value),
+        (value) => untrusted.validate(value).valid,
+        patternValues,
+      ),
       PATTERN_TARGET_RATIO,
     ),
   ];

@@ -78,7 +78,8 @@ async function run() {
 
     for (const root of [small, large, block]) {
       const { skills, diagnostics } = await discoverSkills({ roots: [root] });
-      if (skills.length !== SKILLS || diagnostics.length > 0) throw new Error(`discovery of ${root} found ${skills.length} skills and ${diagnostics.length} diagnostics`);
+      if (skills.length !== SKILLS || diagnostics.length > 0)
+        throw new Error(`discovery of ${root} found ${skills.length} skills and ${diagnostics.length} diagnostics`);
     }
 
     const medians = await compare(

@@ -153,7 +153,10 @@ async function settleEventLoop() {
   for (let index = 0; index < 3; index++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-const summarise = (counts) => Object.entries(counts).map(([type, count]) => `${type} ${count}`).join(', ') || 'none';
+const summarise = (counts) =>
+  Object.entries(counts)
+    .map(([type, count]) => `${type} ${count}`)
+    .join(', ') || 'none';
 const total = (counts) => Object.values(counts).reduce((sum, count) => sum + count, 0);
 const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(2)} MB`;
 

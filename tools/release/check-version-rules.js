@@ -67,7 +67,9 @@ function run(command, args, cwd, { input, allowFailure = false } = {}) {
   if (result.signal === 'SIGINT' || result.signal === 'SIGTERM') throw new Interrupted(result.signal);
   if (!allowFailure && (result.status !== 0 || result.error)) {
     const reason = result.error ? result.error.message : result.signal ? `signal ${result.signal}` : `exit ${result.status}`;
-    throw new CheckFailure(`\`${[path.basename(command), ...args].join(' ')}\` in ${cwd} failed (${reason}).\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`);
+    throw new CheckFailure(
+      `\`${[path.basename(command), ...args].join(' ')}\` in ${cwd} failed (${reason}).\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`,
+    );
   }
   return result;
 }
@@ -231,10 +233,7 @@ function checkBreakingCoreChange(clone, workspace) {
         .filter((entry) => entry.dependency === CORE_PROJECT)
         .map((entry) => {
           const range = manifest[entry.field][entry.dependency];
-          expect(
-            !semver.satisfies(newCore, entry.range),
-            `The check assumes ${name}'s ${entry.field} range ${entry.range} excludes ${newCore}; it does not.`,
-          );
+          expect(!semver.satisfies(newCore, entry.range), `The check assumes ${name}'s ${entry.field} range ${entry.range} excludes ${newCore}; it does not.`);
           return `${entry.field} ${entry.range} -> ${range}`;
         });
       lines.push(`  ${name} ${old.version} -> ${manifest.version}${moved.length ? ` (${CORE_PROJECT}: ${moved.join(', ')})` : ''}`);
@@ -277,14 +276,20 @@ function checkAdapterSteps(clone, workspace) {
   git(clone, 'stash', 'push', '-q', '--include-untracked', '-m', 'the generated package');
   const afterLockfile = versionInClone(clone, projects);
   for (const [name, manifest] of afterLockfile) {
-    expect(manifest.version === before.get(name).version, `A commit of package-lock.json alone released ${name}: ${before.get(name).version} -> ${manifest.version}.`);
+    expect(
+      manifest.version === before.get(name).version,
+      `A commit of package-lock.json alone released ${name}: ${before.get(name).version} -> ${manifest.version}.`,
+    );
   }
   console.log(`  a commit of package-lock.json alone ("fix: …"): no package bumped (${afterLockfile.size} checked)`);
   git(clone, 'reset', '-q', '--hard');
   git(clone, 'stash', 'pop', '-q');
 
   // Then the rest of what the steps produce. Only files of the new package may change.
-  const touched = git(clone, 'status', '--porcelain=v1', '--untracked-files=all').split('\n').filter(Boolean).map((line) => line.slice(3));
+  const touched = git(clone, 'status', '--porcelain=v1', '--untracked-files=all')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(3));
   const outside = touched.filter((file) => !file.startsWith(`packages/adapters-${THROWAWAY_ADAPTER}/`));
   expect(outside.length === 0, `The adapter generator changed files outside its package, which count for other packages: ${outside.join(', ')}`);
   git(clone, 'add', '-A');

@@ -47,7 +47,7 @@ function normalise(row) {
     'baseline figure': row.baselineValue ?? (baselineNs === undefined ? '' : formatNs(baselineNs)),
     'subject figure': row.subjectValue ?? (subjectNs === undefined ? '' : formatNs(subjectNs)),
     ratio: ratio === undefined ? '' : `${ratio.toFixed(ratio < 10 ? 3 : 1)}×`,
-    target: typeof row.target === 'number' ? `≤ ${row.target}×` : row.target ?? '',
+    target: typeof row.target === 'number' ? `≤ ${row.target}×` : (row.target ?? ''),
     result: pass ? 'ok' : 'MISSED',
     note: row.note ?? '',
   };

@@ -232,7 +232,10 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
   const allowAddresses = names('http.allowAddresses', http.allowAddresses);
   const addressList = allowAddresses === undefined ? undefined : parseAddressList(allowAddresses);
   if (addressList !== undefined && addressList.invalid.length > 0) {
-    fail('http.allowAddresses', `cannot read ${addressList.invalid.map((entry) => `"${entry}"`).join(', ')}; give IP addresses or CIDR ranges such as "10.0.0.0/8" or "::1".`);
+    fail(
+      'http.allowAddresses',
+      `cannot read ${addressList.invalid.map((entry) => `"${entry}"`).join(', ')}; give IP addresses or CIDR ranges such as "10.0.0.0/8" or "::1".`,
+    );
   }
   const undoDirectory = undo.directory ?? tmpdir();
   if (typeof undoDirectory !== 'string' || !isAbsolute(undoDirectory)) fail('undo.directory', 'expected an absolute path.');

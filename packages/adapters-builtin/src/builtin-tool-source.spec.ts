@@ -27,7 +27,9 @@ describe('BuiltinToolSource', () => {
       expect(tool.inputSchema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' });
       expect(tool.outputSchema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' });
     }
-    const capability = Object.fromEntries(tools.map((tool) => [tool.name, [tool.capability.writes, tool.capability.checkpointable, tool.capability.openWorld]]));
+    const capability = Object.fromEntries(
+      tools.map((tool) => [tool.name, [tool.capability.writes, tool.capability.checkpointable, tool.capability.openWorld]]),
+    );
     expect(capability).toEqual({
       'builtin.command.run': [true, false, true],
       'builtin.fs.delete': [true, true, false],
@@ -56,7 +58,9 @@ describe('BuiltinToolSource', () => {
     expect(ToolNotFoundError.isInstance(thrown)).toBe(true);
     expect(thrown).toMatchObject({ code: 'TOOL_NOT_FOUND', toolName: 'builtin.fs.reed', sourceId: 'readers', suggestions: ['builtin.fs.read'] });
     expect((thrown as Error).message).toMatch(/^Source 'readers' has no tool named 'builtin\.fs\.reed'\. Did you mean 'builtin\.fs\.read'\?/);
-    expect(() => source.get('builtin.fs.write')).toThrow(expect.objectContaining({ name: 'ToolNotFoundError', code: 'TOOL_NOT_FOUND', toolName: 'builtin.fs.write' }));
+    expect(() => source.get('builtin.fs.write')).toThrow(
+      expect.objectContaining({ name: 'ToolNotFoundError', code: 'TOOL_NOT_FOUND', toolName: 'builtin.fs.write' }),
+    );
   });
 
   it('offers a tool the settings name twice once', async () => {

@@ -54,7 +54,12 @@ export class BuiltinToolSource implements ToolSource {
     this.settings = resolved;
     // A name the settings repeat is one tool, as it always was.
     const names = [...new Set(resolved.tools)].sort((left, right) => left.localeCompare(right));
-    this.tools = new ToolSet({ id: this.id, kind: this.kind, schemaTrust: this.schemaTrust, tools: names.map((name) => new BuiltinTool(SPECS[name], resolved, undo)) });
+    this.tools = new ToolSet({
+      id: this.id,
+      kind: this.kind,
+      schemaTrust: this.schemaTrust,
+      tools: names.map((name) => new BuiltinTool(SPECS[name], resolved, undo)),
+    });
   }
 
   /**

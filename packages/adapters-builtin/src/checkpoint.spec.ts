@@ -126,7 +126,16 @@ describe('checkpoints and rollback', () => {
     const pending = runtime.execute('builtin.fs.delete', { path: 'many', recursive: true }, ctx).catch((error: unknown) => error);
     // Cancel as soon as the first file is gone, so the delete is stopped half-way.
     const countFiles = async (): Promise<number> =>
-      (await Promise.all(Array.from({ length: 10 }, (_, folder) => readdir(join(work, 'many', `d${folder}`)).then((names) => names.length, () => 0)))).reduce((sum, count) => sum + count, 0);
+      (
+        await Promise.all(
+          Array.from({ length: 10 }, (_, folder) =>
+            readdir(join(work, 'many', `d${folder}`)).then(
+              (names) => names.length,
+              () => 0,
+            ),
+          ),
+        )
+      ).reduce((sum, count) => sum + count, 0);
     for (let attempt = 0; attempt < 10_000 && (await countFiles()) === 300; attempt++) await new Promise((resolve) => setImmediate(resolve));
     ctx.cancellationToken.cancel('cancelled by user');
     expect(await pending).toMatchObject({ code: 'TOOL_CANCELLED' });

@@ -49,7 +49,9 @@ describe('builtin.command.run: the sandbox setting', () => {
     const error = await runtime.execute('builtin.command.run', { command: ['sh', '-c', 'echo ran > ran.txt'] }, ctx).catch((caught: unknown) => caught);
     expect(ToolActivationError.isInstance(error)).toBe(true);
     expect((error as Error).cause).toMatchObject({ code: 'SANDBOX_UNAVAILABLE' });
-    expect((error as Error).message).toMatch(/^Tool 'builtin\.command\.run' could not be activated in plan 'plan-required': the sandbox is required \(command\.sandbox\) but does not work on this machine: .*Install bubblewrap \(apt-get install bubblewrap\)/);
+    expect((error as Error).message).toMatch(
+      /^Tool 'builtin\.command\.run' could not be activated in plan 'plan-required': the sandbox is required \(command\.sandbox\) but does not work on this machine: .*Install bubblewrap \(apt-get install bubblewrap\)/,
+    );
     expect(await snapshotTree(work)).toEqual({});
   });
 
@@ -65,7 +67,9 @@ describe('builtin.command.run: the sandbox setting', () => {
   });
 
   it('refuses a sandbox setting of the wrong shape with BUILTIN_INVALID_SETTINGS', () => {
-    expect(() => strictRuntime({ command: { sandbox: 'sometimes' as never } })).toThrow(/Invalid built-in adapter setting command\.sandbox: must be 'required', 'auto' or 'off'/);
+    expect(() => strictRuntime({ command: { sandbox: 'sometimes' as never } })).toThrow(
+      /Invalid built-in adapter setting command\.sandbox: must be 'required', 'auto' or 'off'/,
+    );
     expect(() => strictRuntime({ command: { sandbox: { mode: 'auto', network: 'no' } as never } })).toThrow(/command\.sandbox\.network: must be true or false/);
   });
 });
@@ -102,13 +106,17 @@ describeSandboxed('builtin.command.run in the kernel sandbox (real bwrap)', () =
   it('reports a write outside the bound resources as the kernel refused it, and keeps the write inside', async () => {
     const { runtime } = strictRuntime({ command: { sandbox: 'required' } });
     const ctx = createExecutionContext({ resources: [folderResource('work', work)] });
-    const result = await runtime.execute<any>('builtin.command.run', { command: [node, '-e', "const fs = require('fs'); fs.writeFileSync('kept.txt', 'x'); fs.writeFileSync('/usr/ca-escape', 'x')"] }, ctx);
+    const result = await runtime.execute<any>(
+      'builtin.command.run',
+      { command: [node, '-e', "const fs = require('fs'); fs.writeFileSync('kept.txt', 'x'); fs.writeFileSync('/usr/ca-escape', 'x')"] },
+      ctx,
+    );
     expect(result).toMatchObject({ ok: true, output: { exitCode: 1, sandbox: 'in-place' } });
     expect(result.output.stderr).toMatch(/EROFS: read-only file system, open '\/usr\/ca-escape'/);
     expect(await readFile(join(work, 'kept.txt'), 'utf8')).toBe('x');
   });
 
-  it('rolls back sed -i, a heredoc write, rm -rf sub/ and git commit in one checkpoint plan: every file\'s sha256 and mode as before', async () => {
+  it("rolls back sed -i, a heredoc write, rm -rf sub/ and git commit in one checkpoint plan: every file's sha256 and mode as before", async () => {
     await writeFile(join(work, 'config.ini'), 'mode = old\nlevel = 1\n');
     // Larger than the inline limit of undo data: its previous content goes to the plan's backup folder.
     await writeFile(join(work, 'big.txt'), `${'old line\n'.repeat(20_000)}`);
@@ -147,7 +155,13 @@ describeSandboxed('builtin.command.run in the kernel sandbox (real bwrap)', () =
     for (const change of ctx.changes) {
       expect(change).toMatchObject({ toolName: 'builtin.command.run', resourceId: 'work', undo: { format: UNDO_FORMAT, path: change.target } });
     }
-    expect(ctx.changes.filter((change) => change.target.startsWith(join(work, 'sub'))).map((change) => change.kind)).toEqual(['delete', 'delete', 'delete', 'delete', 'delete']);
+    expect(ctx.changes.filter((change) => change.target.startsWith(join(work, 'sub'))).map((change) => change.kind)).toEqual([
+      'delete',
+      'delete',
+      'delete',
+      'delete',
+      'delete',
+    ]);
 
     const report = await rollback(ctx, mark);
     expect(report.skipped).toEqual([]);
@@ -159,10 +173,16 @@ describeSandboxed('builtin.command.run in the kernel sandbox (real bwrap)', () =
     const { runtime } = strictRuntime({ command: { sandbox: 'required', killGraceMs: 200 } });
     const before = await snapshotTree(work);
     const ctx = runtime.createPlan({ policy: { requireCheckpoint: true }, resources: [folderResource('work', work)] });
-    const timedOut = await runtime.execute<any>('builtin.command.run', { command: ['sh', '-c', 'echo changed > README.md; rm -rf src; sleep 30'], timeoutMs: 500 }, ctx);
+    const timedOut = await runtime.execute<any>(
+      'builtin.command.run',
+      { command: ['sh', '-c', 'echo changed > README.md; rm -rf src; sleep 30'], timeoutMs: 500 },
+      ctx,
+    );
     expect(codeOf(timedOut)).toBe('BUILTIN_COMMAND_TIMED_OUT');
     expect(timedOut.ok ? '' : timedOut.error.message).toMatch(/None of its changes were applied/);
-    const running = runtime.execute('builtin.command.run', { command: ['sh', '-c', 'echo changed > README.md; sleep 30'] }, ctx).catch((caught: unknown) => caught);
+    const running = runtime
+      .execute('builtin.command.run', { command: ['sh', '-c', 'echo changed > README.md; sleep 30'] }, ctx)
+      .catch((caught: unknown) => caught);
     setTimeout(() => ctx.cancellationToken.cancel('stopped by the user'), 300);
     expect(ToolCancelledError.isInstance(await running)).toBe(true);
     expect(await snapshotTree(work)).toEqual(before);
@@ -174,7 +194,11 @@ describeSandboxed('builtin.command.run in the kernel sandbox (real bwrap)', () =
     const { runtime } = strictRuntime({ command: { sandbox: 'required' } });
     const ctx = createExecutionContext({ resources: [folderResource('work', work)] });
     const sleep = `50.${process.pid}${Math.floor(Math.random() * 1e6)}`;
-    const result = await runtime.execute<any>('builtin.command.run', { command: ['sh', '-c', `setsid sleep ${sleep} < /dev/null > /dev/null 2>&1 & child=$!; sleep 0.2; kill -0 $child && echo "daemon running"`] }, ctx);
+    const result = await runtime.execute<any>(
+      'builtin.command.run',
+      { command: ['sh', '-c', `setsid sleep ${sleep} < /dev/null > /dev/null 2>&1 & child=$!; sleep 0.2; kill -0 $child && echo "daemon running"`] },
+      ctx,
+    );
     const leftovers = processesWithArgument(sleep);
     try {
       expect(result.output).toMatchObject({ exitCode: 0, stdout: 'daemon running\n' });
@@ -199,14 +223,24 @@ describeSandboxed('builtin.command.run in the kernel sandbox (real bwrap)', () =
       await new Promise((resolve) => server.close(resolve));
     });
 
-    const connect = [node, '-e', `require('net').connect(Number(process.argv[1]), '127.0.0.1').on('data', (d) => process.stdout.write(String(d))).on('error', (e) => { console.log(e.code); process.exitCode = 1; })`];
+    const connect = [
+      node,
+      '-e',
+      `require('net').connect(Number(process.argv[1]), '127.0.0.1').on('data', (d) => process.stdout.write(String(d))).on('error', (e) => { console.log(e.code); process.exitCode = 1; })`,
+    ];
 
     it('reaches a 127.0.0.1 listener as the plan allows, and not when the settings cut the network off', async () => {
       const ctx = createExecutionContext({ resources: [folderResource('work', work)] });
       const { runtime: online } = strictRuntime({ command: { sandbox: 'required' } });
-      expect((await online.execute<any>('builtin.command.run', { command: [...connect, String(port)] }, ctx)).output).toMatchObject({ exitCode: 0, stdout: 'hello\n' });
+      expect((await online.execute<any>('builtin.command.run', { command: [...connect, String(port)] }, ctx)).output).toMatchObject({
+        exitCode: 0,
+        stdout: 'hello\n',
+      });
       const { runtime: offline } = strictRuntime({ command: { sandbox: { mode: 'required', network: false } } });
-      expect((await offline.execute<any>('builtin.command.run', { command: [...connect, String(port)] }, ctx)).output).toMatchObject({ exitCode: 1, stdout: 'ECONNREFUSED\n' });
+      expect((await offline.execute<any>('builtin.command.run', { command: [...connect, String(port)] }, ctx)).output).toMatchObject({
+        exitCode: 1,
+        stdout: 'ECONNREFUSED\n',
+      });
     });
 
     it('runs in a plan that denies the network, and the kernel keeps it off the network', async () => {

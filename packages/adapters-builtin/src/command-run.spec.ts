@@ -77,7 +77,21 @@ describe.each(SANDBOX_MODES)('builtin.command.run (sandbox: %s)', (sandbox) => {
       expect(env['CA_BUILTIN_TEST_SECRET']).toBeUndefined();
       expect(env).toMatchObject({ GIVEN: 'yes', FIXED: 'from-settings', PATH: process.env['PATH'] });
       // bubblewrap sets PWD, as a shell would.
-      const expected = ['GIVEN', 'FIXED', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER', ...(sandbox === 'off' ? [] : ['PWD'])];
+      const expected = [
+        'GIVEN',
+        'FIXED',
+        'HOME',
+        'LANG',
+        'LC_ALL',
+        'LC_CTYPE',
+        'LOGNAME',
+        'PATH',
+        'TERM',
+        'TMPDIR',
+        'TZ',
+        'USER',
+        ...(sandbox === 'off' ? [] : ['PWD']),
+      ];
       expect(Object.keys(env).filter((name) => !expected.includes(name))).toEqual([]);
       expect(result.output.sandbox).toBe(sandbox === 'off' ? 'off' : 'in-place');
     } finally {
@@ -90,7 +104,10 @@ describe.each(SANDBOX_MODES)('builtin.command.run (sandbox: %s)', (sandbox) => {
     const build = await mkdtemp(join(tmpdir(), 'ca-preload-'));
     const marker = join(work, 'preload-ran');
     try {
-      await writeFile(join(build, 'evil.c'), `#include <stdio.h>\n__attribute__((constructor)) static void evil(void) { FILE *f = fopen("${marker}", "w"); if (f) { fputs("loaded", f); fclose(f); } }\n`);
+      await writeFile(
+        join(build, 'evil.c'),
+        `#include <stdio.h>\n__attribute__((constructor)) static void evil(void) { FILE *f = fopen("${marker}", "w"); if (f) { fputs("loaded", f); fclose(f); } }\n`,
+      );
       await execFileAsync('gcc', ['-shared', '-fPIC', '-o', join(build, 'evil.so'), join(build, 'evil.c')]);
       const library = (await readFile(join(build, 'evil.so'))).toString('base64');
       expect(codeOf(await runtime.execute('builtin.fs.write', { path: 'evil.so', content: library, encoding: 'base64' }, ctx))).toBe('ok');
@@ -112,24 +129,42 @@ describe.each(SANDBOX_MODES)('builtin.command.run (sandbox: %s)', (sandbox) => {
     expect(await readFile(marker, 'utf8')).toBe('loaded');
   });
 
-  it('refuses PATH in the call\'s env, which would swap an allowed program for one in the bound folder', async () => {
+  it("refuses PATH in the call's env, which would swap an allowed program for one in the bound folder", async () => {
     await mkdir(join(work, 'bin'));
     await writeFile(join(work, 'bin', 'ls'), '#!/bin/sh\necho "not the real ls"\n');
     await chmod(join(work, 'bin', 'ls'), 0o755);
     const { runtime: limited } = strict({ command: { allow: ['ls'] } });
-    expect(codeOf(await limited.execute('builtin.command.run', { command: ['ls'], env: { PATH: join(work, 'bin') } }, ctx))).toBe('BUILTIN_COMMAND_ENV_NOT_ALLOWED');
+    expect(codeOf(await limited.execute('builtin.command.run', { command: ['ls'], env: { PATH: join(work, 'bin') } }, ctx))).toBe(
+      'BUILTIN_COMMAND_ENV_NOT_ALLOWED',
+    );
     const { runtime: opened } = strict({ command: { allow: ['ls'], allowEnv: ['PATH'] } });
     const swapped = await opened.execute<any>('builtin.command.run', { command: ['ls'], env: { PATH: join(work, 'bin') } }, ctx);
     expect(swapped.output.stdout).toBe('not the real ls\n');
   });
 
   it('refuses loader, interpreter and shell variables in the call env, and lets ordinary variables through', async () => {
-    const names = ['NODE_OPTIONS', 'PYTHONPATH', 'PERL5OPT', 'RUBYOPT', 'GIT_SSH_COMMAND', 'BASH_ENV', 'ENV', 'IFS', 'DYLD_INSERT_LIBRARIES', 'npm_config_script_shell', 'PAGER', 'GCONV_PATH'];
+    const names = [
+      'NODE_OPTIONS',
+      'PYTHONPATH',
+      'PERL5OPT',
+      'RUBYOPT',
+      'GIT_SSH_COMMAND',
+      'BASH_ENV',
+      'ENV',
+      'IFS',
+      'DYLD_INSERT_LIBRARIES',
+      'npm_config_script_shell',
+      'PAGER',
+      'GCONV_PATH',
+    ];
     for (const name of names) {
       const refused = await run({ command: [node, '-e', ''], env: { [name]: 'x' } });
       expect([name, codeOf(refused)]).toEqual([name, 'BUILTIN_COMMAND_ENV_NOT_ALLOWED']);
     }
-    const ordinary = await run({ command: [node, '-e', 'process.stdout.write(process.env.NODE_ENV + " " + process.env.CI)'], env: { NODE_ENV: 'test', CI: '1' } });
+    const ordinary = await run({
+      command: [node, '-e', 'process.stdout.write(process.env.NODE_ENV + " " + process.env.CI)'],
+      env: { NODE_ENV: 'test', CI: '1' },
+    });
     expect(ordinary.output.stdout).toBe('test 1');
   });
 
@@ -164,7 +199,6 @@ describe.each(SANDBOX_MODES)('builtin.command.run (sandbox: %s)', (sandbox) => {
     expect(codeOf(result)).toBe('BUILTIN_COMMAND_START_FAILED');
     expect(result.ok ? '' : result.error.message).toMatch(/ENOENT/);
   });
-
 });
 
 describe('builtin.command.run without the sandbox: process groups', () => {

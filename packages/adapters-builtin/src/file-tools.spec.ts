@@ -12,7 +12,9 @@ describe('file tools', () => {
 
   beforeEach(async () => {
     work = await makeTemporaryFolder();
-    ({ runtime } = strictRuntime({ files: { readMaxLines: 5, readMaxBytes: 64, listMaxEntries: 3, globMaxResults: 3, grepMaxMatches: 4, grepMaxLineLength: 11 } }));
+    ({ runtime } = strictRuntime({
+      files: { readMaxLines: 5, readMaxBytes: 64, listMaxEntries: 3, globMaxResults: 3, grepMaxMatches: 4, grepMaxLineLength: 11 },
+    }));
     ctx = createExecutionContext({ planId: 'plan-files', resources: [folderResource('work', work)] });
   });
 
@@ -25,7 +27,14 @@ describe('file tools', () => {
 
     it('returns the first lines up to the line limit, with the offset to continue from', async () => {
       const result = await run('read', { path: 'lines.txt' });
-      expect(result.output).toMatchObject({ unit: 'lines', offset: 0, count: 5, nextOffset: 5, truncated: false, content: 'line 1\nline 2\nline 3\nline 4\nline 5\n' });
+      expect(result.output).toMatchObject({
+        unit: 'lines',
+        offset: 0,
+        count: 5,
+        nextOffset: 5,
+        truncated: false,
+        content: 'line 1\nline 2\nline 3\nline 4\nline 5\n',
+      });
     });
 
     it('pages with offset/limit to the end, where nextOffset is absent', async () => {
@@ -80,7 +89,11 @@ describe('file tools', () => {
       ]);
       const replaced = await run('write', { path: 'a/b/c.txt', content: 'bye' });
       expect(replaced.output).toMatchObject({ created: false, bytesWritten: 3 });
-      expect(ctx.changes[3]).toMatchObject({ kind: 'modify', resourceId: 'work', undo: { before: { type: 'file', contentBase64: Buffer.from('hello').toString('base64') } } });
+      expect(ctx.changes[3]).toMatchObject({
+        kind: 'modify',
+        resourceId: 'work',
+        undo: { before: { type: 'file', contentBase64: Buffer.from('hello').toString('base64') } },
+      });
       expect(await readFile(join(work, 'a/b/c.txt'), 'utf8')).toBe('bye');
       expect(JSON.parse(JSON.stringify(ctx.changes))).toEqual([...ctx.changes]);
     });

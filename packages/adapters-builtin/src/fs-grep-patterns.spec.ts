@@ -8,7 +8,9 @@ import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, st
 /** RegExp needs about 37 s to refuse `^(a+)+$` on 30 `a` and a `!`; this file holds many such lines. */
 const ATTACK_LINE = `${'a'.repeat(30)}!`;
 /** The error of a failed result. */
-function errorOf(result: { readonly ok: true } | { readonly ok: false; readonly error: Error & { readonly code?: string } }): Error & { readonly code?: string } {
+function errorOf(
+  result: { readonly ok: true } | { readonly ok: false; readonly error: Error & { readonly code?: string } },
+): Error & { readonly code?: string } {
   if (result.ok) throw new Error('expected a failed result');
   return result.error;
 }
@@ -42,7 +44,11 @@ describe('builtin.fs.grep: the model’s pattern runs on the linear-time engine'
     stalls.enable();
     let results;
     try {
-      results = await Promise.all([grep({ pattern: '^(a+)+$', path: 'attack.txt' }), grep({ pattern: '(a|aa)+$', path: 'long.txt' }), grep({ pattern: '(a*)*b' })]);
+      results = await Promise.all([
+        grep({ pattern: '^(a+)+$', path: 'attack.txt' }),
+        grep({ pattern: '(a|aa)+$', path: 'long.txt' }),
+        grep({ pattern: '(a*)*b' }),
+      ]);
     } finally {
       stalls.disable();
       clearInterval(heartbeat);

@@ -44,9 +44,7 @@ describe('file tools against hostile files', () => {
       const { runtime } = strictRuntime();
       const ctx = createExecutionContext({ planId: 'plan-fifo', resources: [folderResource('work', work)] });
       // Four reads with a deadline each: with a blocking open, each would time out and hold one of libuv's four threads for good.
-      const reads = await Promise.all(
-        Array.from({ length: 4 }, () => runtime.execute('builtin.fs.read', { path: 'pipe' }, ctx, { timeoutMs: 5_000 })),
-      );
+      const reads = await Promise.all(Array.from({ length: 4 }, () => runtime.execute('builtin.fs.read', { path: 'pipe' }, ctx, { timeoutMs: 5_000 })));
       expect(reads.map(codeOf)).toEqual(Array(4).fill('BUILTIN_NOT_REGULAR_FILE'));
       expect(reads[0].ok ? '' : reads[0].error.message).toMatch(/Tool "builtin.fs.read" in plan "plan-fifo" refused "pipe".*fifo/);
       const others = [
@@ -58,7 +56,12 @@ describe('file tools against hostile files', () => {
       expect(others.map(codeOf)).toEqual(Array(4).fill('BUILTIN_NOT_REGULAR_FILE'));
       await writeFile(join(work, 'plain.txt'), 'plain');
       expect(await settlesWithin(readFile(join(work, 'plain.txt'), 'utf8'), 10_000)).toBe('plain');
-      expect(await settlesWithin(dns.lookup('localhost').then(() => 'answered'), 10_000)).toBe('answered');
+      expect(
+        await settlesWithin(
+          dns.lookup('localhost').then(() => 'answered'),
+          10_000,
+        ),
+      ).toBe('answered');
       expect((await readdir(work)).sort()).toEqual(['pipe', 'plain.txt']);
       expect(ctx.changes).toHaveLength(0);
     });
@@ -87,7 +90,9 @@ describe('file tools against hostile files', () => {
       await symlink(outside, join(work, 'box.link'));
       const before = await snapshotTree(outside);
       const stopFile = join(root, 'stop');
-      const swapper = spawn(process.execPath, [join(__dirname, '__fixtures__', 'swap-folder.js'), work, stopFile, '60000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const swapper = spawn(process.execPath, [join(__dirname, '__fixtures__', 'swap-folder.js'), work, stopFile, '60000'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let printed = '';
       swapper.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
       const exited = once(swapper, 'exit');
@@ -156,7 +161,11 @@ describe('file tools against hostile files', () => {
       await symlink(join(work, 'ro'), join(work, 'a', 'to-ro'));
       const ctx = createExecutionContext({
         planId: 'plan-nested-writable',
-        resources: [folderResource('work', work, 'write'), folderResource('inner', join(work, 'a', 'inner'), 'write'), folderResource('ro', join(work, 'ro'), 'read')],
+        resources: [
+          folderResource('work', work, 'write'),
+          folderResource('inner', join(work, 'a', 'inner'), 'write'),
+          folderResource('ro', join(work, 'ro'), 'read'),
+        ],
       });
       const { runtime } = strictRuntime();
       expect(codeOf(await runtime.execute('builtin.fs.delete', { path: 'a', recursive: true }, ctx))).toBe('BUILTIN_INVALID_INPUT');

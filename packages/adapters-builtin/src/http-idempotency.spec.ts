@@ -54,7 +54,11 @@ describe('HTTP tools: effects that happen once', () => {
       else response.end('created');
     };
     const runtime = runtimeWith(retrying);
-    const result = await runtime.execute<{ body: string }>('builtin.http.request', { url: `${base}/orders`, method: 'POST', body: '{"item":"book"}' }, runtime.createPlan());
+    const result = await runtime.execute<{ body: string }>(
+      'builtin.http.request',
+      { url: `${base}/orders`, method: 'POST', body: '{"item":"book"}' },
+      runtime.createPlan(),
+    );
     expect(result).toMatchObject({ ok: true, output: { status: 200, body: 'created' } });
     expect(arrivals).toHaveLength(2);
     expect(arrivals[0]?.key).toMatch(/^"[A-Za-z0-9_-]{43}"$/);

@@ -104,7 +104,11 @@ describe('HTTP tools against a local server', () => {
 
   it('sends a method, headers and a body, and returns binary bodies as base64', async () => {
     const { runtime } = localRuntime();
-    const posted = await runtime.execute<any>('builtin.http.request', { url: `${base}/echo`, method: 'POST', headers: { 'x-test': 'yes' }, body: 'payload' }, plan());
+    const posted = await runtime.execute<any>(
+      'builtin.http.request',
+      { url: `${base}/echo`, method: 'POST', headers: { 'x-test': 'yes' }, body: 'payload' },
+      plan(),
+    );
     expect(posted.output.body).toBe('POST yes payload');
     const binary = await runtime.execute<any>('builtin.http.get', { url: `${base}/binary` }, plan());
     expect(binary.output).toMatchObject({ bodyEncoding: 'base64', body: Buffer.from([0, 1, 2, 255]).toString('base64'), bytesRead: 4 });
@@ -304,7 +308,11 @@ describe('HTTP tools: credentials across redirects', () => {
   });
 
   it('drops the body headers with the body when a 303 turns a POST into a GET', async () => {
-    await runtime().execute('builtin.http.request', { url: `${origin.base}/see-other`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json', authorization: 'Bearer t-1' } }, plan());
+    await runtime().execute(
+      'builtin.http.request',
+      { url: `${origin.base}/see-other`, method: 'POST', body: '{}', headers: { 'content-type': 'application/json', authorization: 'Bearer t-1' } },
+      plan(),
+    );
     expect(origin.requests.map((request) => request.method)).toEqual(['POST', 'GET']);
     expect(origin.requests[1]!.headers['content-type']).toBeUndefined();
     expect(origin.requests[1]!.headers.authorization).toBe('Bearer t-1');
@@ -345,7 +353,10 @@ describe('HTTP tools: private networks', () => {
   it('reaches it with allowPrivateNetworks, or with the address in allowAddresses, and not with another range', async () => {
     for (const http of [{ allowPrivateNetworks: true }, { allowAddresses: ['127.0.0.0/8'] }, { allowAddresses: ['::1', '127.0.0.1'] }]) {
       const { runtime } = strictRuntime({ http });
-      expect(await runtime.execute<any>('builtin.http.get', { url: `http://localhost:${local.port}/` }, plan())).toMatchObject({ ok: true, output: { body: 'local' } });
+      expect(await runtime.execute<any>('builtin.http.get', { url: `http://localhost:${local.port}/` }, plan())).toMatchObject({
+        ok: true,
+        output: { body: 'local' },
+      });
     }
     const { runtime } = strictRuntime({ http: { allowAddresses: ['10.0.0.0/8'] } });
     expect(codeOf(await runtime.execute('builtin.http.get', { url: `${local.base}/` }, plan()))).toBe('BUILTIN_HTTP_ADDRESS_NOT_ALLOWED');
@@ -373,13 +384,31 @@ describe('HTTP tools: private networks', () => {
 
   it('refuses metadata services even where private networks are allowed, and every disguise of loopback', async () => {
     const { runtime } = strictRuntime({ http: { allowPrivateNetworks: true } });
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://metadata.google.internal/computeMetadata/v1/', 'http://[fd00:ec2::254]/', 'http://100.100.100.200/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'http://[fd00:ec2::254]/',
+      'http://100.100.100.200/',
+    ]) {
       const result = await runtime.execute('builtin.http.get', { url }, plan());
       expect(codeOf(result)).toBe('BUILTIN_HTTP_ADDRESS_NOT_ALLOWED');
       expect(messageOf(result)).toMatch(/a cloud metadata service\. Cloud metadata services are refused even where private networks are allowed/);
     }
     const strict = strictRuntime().runtime;
-    for (const host of ['[::ffff:127.0.0.1]', '2130706433', '0x7f.1', '127.1', '0.0.0.0', '[::1]', '[::]', '10.0.0.1', '192.168.1.1', '169.254.1.1', '[fe80::1]', '[64:ff9b::7f00:1]']) {
+    for (const host of [
+      '[::ffff:127.0.0.1]',
+      '2130706433',
+      '0x7f.1',
+      '127.1',
+      '0.0.0.0',
+      '[::1]',
+      '[::]',
+      '10.0.0.1',
+      '192.168.1.1',
+      '169.254.1.1',
+      '[fe80::1]',
+      '[64:ff9b::7f00:1]',
+    ]) {
       const result = await strict.execute('builtin.http.get', { url: `http://${host}:${local.port}/`, timeoutMs: 5_000 }, plan());
       expect([host, codeOf(result)]).toEqual([host, 'BUILTIN_HTTP_ADDRESS_NOT_ALLOWED']);
     }

@@ -36,7 +36,11 @@ describe('BUILTIN_IO_FAILED on real file-system failures', () => {
     // The system error is kept down the cause chain (through the confinement error, when that is where it met it).
     const codes: unknown[] = [];
     // (Node's system errors are not instances of Jest's own Error class: walk any object.)
-    for (let cause = error.cause as { code?: unknown; cause?: unknown } | undefined; typeof cause === 'object' && cause !== null; cause = cause.cause as typeof cause) {
+    for (
+      let cause = error.cause as { code?: unknown; cause?: unknown } | undefined;
+      typeof cause === 'object' && cause !== null;
+      cause = cause.cause as typeof cause
+    ) {
       codes.push(cause.code);
     }
     expect(codes).toContain(systemCode);

@@ -81,7 +81,11 @@ describe('large inputs', () => {
 
     it('greps the whole file line by line, and stops early at the match limit', async () => {
       const last = await runtime.execute<any>('builtin.fs.grep', { pattern: `line ${String(LINES - 1).padStart(7, '0')} `, path: 'big.log' }, ctx);
-      expect(last.output).toEqual({ matches: [{ path: join(work, 'big.log'), line: LINES, text: expect.stringMatching(/^line 0524287 \.+$/) }], filesSearched: 1, truncated: false });
+      expect(last.output).toEqual({
+        matches: [{ path: join(work, 'big.log'), line: LINES, text: expect.stringMatching(/^line 0524287 \.+$/) }],
+        filesSearched: 1,
+        truncated: false,
+      });
       const many = await runtime.execute<any>('builtin.fs.grep', { pattern: 'line', path: 'big.log', maxMatches: 5 }, ctx);
       expect(many.output.matches.map((match: { line: number }) => match.line)).toEqual([1, 2, 3, 4, 5]);
       expect(many.output.truncated).toBe(true);

@@ -40,9 +40,12 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toBe(category);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])('%s is public', (address) => {
-    expect(classifyAddress(address)).toBeUndefined();
-  });
+  it.each(['93.184.215.14', '8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
+    '%s is public',
+    (address) => {
+      expect(classifyAddress(address)).toBeUndefined();
+    },
+  );
 });
 
 describe('refusedCategory', () => {

@@ -47,7 +47,14 @@ for (const address of ['169.254.169.254', '169.254.170.2', '100.100.100.200', '1
 METADATA.addAddress('fd00:ec2::254', 'ipv6');
 
 /** Host names of metadata services, refused before they are resolved. */
-const METADATA_HOST_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+const METADATA_HOST_NAMES = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.internal',
+]);
 
 function ranges(entries: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   const list = new BlockList();
@@ -57,9 +64,27 @@ function ranges(entries: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockLis
 
 // Checked in this order; the first that holds names the category.
 const CATEGORIES: readonly [AddressCategory, BlockList][] = [
-  ['unspecified', ranges([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']])],
-  ['loopback', ranges([['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']])],
-  ['link-local', ranges([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
+  [
+    'unspecified',
+    ranges([
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ]),
+  ],
+  [
+    'loopback',
+    ranges([
+      ['127.0.0.0', 8, 'ipv4'],
+      ['::1', 128, 'ipv6'],
+    ]),
+  ],
+  [
+    'link-local',
+    ranges([
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ]),
+  ],
   [
     'private',
     ranges([
@@ -73,8 +98,20 @@ const CATEGORIES: readonly [AddressCategory, BlockList][] = [
       ['fec0::', 10, 'ipv6'], // site-local (deprecated, still routed by some)
     ]),
   ],
-  ['multicast', ranges([['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']])],
-  ['reserved', ranges([['240.0.0.0', 4, 'ipv4'], ['100::', 64, 'ipv6']])],
+  [
+    'multicast',
+    ranges([
+      ['224.0.0.0', 4, 'ipv4'],
+      ['ff00::', 8, 'ipv6'],
+    ]),
+  ],
+  [
+    'reserved',
+    ranges([
+      ['240.0.0.0', 4, 'ipv4'],
+      ['100::', 64, 'ipv6'],
+    ]),
+  ],
 ];
 
 /**

@@ -61,7 +61,12 @@ export async function guardPath(ctx: ToolExecutionContext, request: GuardRequest
   const where = `Tool "${toolName}" in plan "${planId}"`;
   const given = request.path ?? '.';
   if (typeof given !== 'string' || given.length === 0 || given.includes('\0')) {
-    throw new BuiltinToolError({ code: 'BUILTIN_INVALID_INPUT', toolName, planId, message: `${where} got a path that is not a string or contains a NUL byte; pass a plain path.` });
+    throw new BuiltinToolError({
+      code: 'BUILTIN_INVALID_INPUT',
+      toolName,
+      planId,
+      message: `${where} got a path that is not a string or contains a NUL byte; pass a plain path.`,
+    });
   }
   const roots: ConfinementRoot[] = [];
   for (const resource of ctx.resources) {

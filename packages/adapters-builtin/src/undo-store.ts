@@ -130,7 +130,7 @@ const COPY_CHUNK_BYTES = 64 * 1024;
 /** Copies a file from one open handle to another in chunks, never the whole file in memory. */
 export async function copyHandle(from: FileHandle, to: FileHandle): Promise<void> {
   const buffer = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
-  for (let position = 0; ; ) {
+  for (let position = 0; ;) {
     const { bytesRead } = await from.read(buffer, 0, buffer.length, position);
     if (bytesRead === 0) return;
     await to.write(buffer, 0, bytesRead);

@@ -50,7 +50,10 @@ export async function snapshotTree(root: string): Promise<Record<string, string>
       else if (stats.isDirectory()) {
         snapshot[relative] = `dir ${mode}`;
         await visit(path, relative);
-      } else snapshot[relative] = `file ${mode} ${createHash('sha256').update(await readFile(path)).digest('hex')}`;
+      } else
+        snapshot[relative] = `file ${mode} ${createHash('sha256')
+          .update(await readFile(path))
+          .digest('hex')}`;
     }
   };
   await visit(root, '');

@@ -2,13 +2,7 @@ import { isValidToolName, normalizeCapability, type JsonSchema, type ToolCapabil
 import { createSchemaValidator, type SchemaValidator } from '@ca/schema';
 import type { ToolExecutionContext } from '@ca/tool-context';
 import type { ToolCallOptions, ToolDescriptor, ToolInstance, ToolResult } from '@ca/tool-lifecycle';
-import {
-  CAPABILITY_FIELDS,
-  CustomToolRegistrationError,
-  MAX_TIMEOUT_MS,
-  type CustomToolField,
-  type CustomToolOrigin,
-} from './custom-tool-registration-error';
+import { CAPABILITY_FIELDS, CustomToolRegistrationError, MAX_TIMEOUT_MS, type CustomToolField, type CustomToolOrigin } from './custom-tool-registration-error';
 
 /** The fields every custom tool declares, whether from `defineTool` or a class. */
 export interface CustomToolFields {
@@ -44,12 +38,7 @@ export function isBuiltCustomTool(value: unknown): value is ToolInstance {
  * Checks a custom tool's fields and returns its frozen descriptor.
  * @throws CustomToolRegistrationError (`CUSTOM_TOOL_INVALID`) naming the tool and what to fix.
  */
-export function checkCustomTool(
-  fields: unknown,
-  origin: CustomToolOrigin,
-  validator: SchemaValidator,
-  sourceId?: string,
-): ToolDescriptor {
+export function checkCustomTool(fields: unknown, origin: CustomToolOrigin, validator: SchemaValidator, sourceId?: string): ToolDescriptor {
   const where = sourceId === undefined ? {} : { sourceId };
   if (typeof fields !== 'object' || fields === null) {
     throw new CustomToolRegistrationError({ problem: 'not-an-object', origin, received: fields, ...where });
@@ -74,7 +63,10 @@ export function checkCustomTool(
   if (version !== undefined && typeof version !== 'string') invalid('version', version);
   if (annotations !== undefined && (typeof annotations !== 'object' || annotations === null || Array.isArray(annotations))) invalid('annotations', annotations);
   if (origin === 'defineTool' && inputSchema === undefined) invalid('inputSchema', inputSchema);
-  for (const [direction, schema] of [['input', inputSchema], ['output', outputSchema]] as const) {
+  for (const [direction, schema] of [
+    ['input', inputSchema],
+    ['output', outputSchema],
+  ] as const) {
     if (schema === undefined) continue;
     try {
       validator.compile(schema as JsonSchema, { toolName: name, direction, trust: 'trusted' });
@@ -103,12 +95,7 @@ export function checkCustomTool(
  * them is the definition or the class instance.
  * @throws CustomToolRegistrationError (`CUSTOM_TOOL_INVALID`).
  */
-export function buildCustomTool(
-  fields: CustomToolFields,
-  origin: CustomToolOrigin,
-  validator: SchemaValidator,
-  sourceId?: string,
-): ToolInstance {
+export function buildCustomTool(fields: CustomToolFields, origin: CustomToolOrigin, validator: SchemaValidator, sourceId?: string): ToolInstance {
   const descriptor = checkCustomTool(fields, origin, validator, sourceId);
   const instance: { -readonly [K in keyof ToolInstance]: ToolInstance[K] } = {
     descriptor,

@@ -17,16 +17,7 @@ export type CustomToolOrigin = 'defineTool' | 'class' | 'instance';
 
 /** The fields of a custom tool that are checked one by one. */
 export type CustomToolField =
-  | 'description'
-  | 'capability'
-  | 'execute'
-  | 'activate'
-  | 'deactivate'
-  | 'timeoutMs'
-  | 'strictOutput'
-  | 'version'
-  | 'annotations'
-  | 'inputSchema';
+  'description' | 'capability' | 'execute' | 'activate' | 'deactivate' | 'timeoutMs' | 'strictOutput' | 'version' | 'annotations' | 'inputSchema';
 
 /** The settings of the source (or the argument of `registerCustomAdapter`) that are checked. */
 export type CustomAdapterSetting = 'settings' | 'id' | 'tools' | 'container';

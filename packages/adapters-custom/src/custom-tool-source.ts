@@ -161,7 +161,12 @@ export class CustomToolSource implements ToolSource {
       if (descriptor?.source !== 'custom') {
         throw new CustomToolRegistrationError({ problem: 'wrong-source-kind', toolName: descriptor?.name, kind: descriptor?.source, sourceId: this.id });
       }
-      checkCustomTool({ ...descriptor, execute: instance.execute, activate: instance.activate, deactivate: instance.deactivate }, 'instance', this.validator, this.id);
+      checkCustomTool(
+        { ...descriptor, execute: instance.execute, activate: instance.activate, deactivate: instance.deactivate },
+        'instance',
+        this.validator,
+        this.id,
+      );
       return instance;
     }
     return buildCustomTool(tool as CustomToolFields, 'class', this.validator, this.id);

@@ -82,7 +82,13 @@ describe('class-based custom tools through dependency injection', () => {
     child.register(GREETING_SERVICE, { useValue: { greet: (name: string) => `Bonjour, ${name}!` } });
     child.register(CUSTOM_TOOL, { useClass: GreetTool });
     child.register(CUSTOM_TOOL, { useClass: PlainShapeTool });
-    const inline = defineTool({ name: 'custom.inline', description: 'Inline.', inputSchema: { type: 'object' }, capability: { writes: false }, execute: () => 1 });
+    const inline = defineTool({
+      name: 'custom.inline',
+      description: 'Inline.',
+      inputSchema: { type: 'object' },
+      capability: { writes: false },
+      execute: () => 1,
+    });
     const source = registerCustomAdapter(child, { tools: [inline] });
     expect(child.resolveAll(TOOL_SOURCE)).toContain(source);
 
@@ -146,7 +152,9 @@ describe('class-based custom tools through dependency injection', () => {
     expect(first.sourceErrors).toHaveLength(1);
     expect(first.sourceErrors[0]!.sourceId).toBe('custom:di');
     expect(CustomToolRegistrationError.isInstance(first.sourceErrors[0]!.error)).toBe(true);
-    expect(first.sourceErrors[0]!.error.message).toMatch(/could not resolve the class-based tools registered under CUSTOM_TOOL.*GreetingService.*Register every dependency/s);
+    expect(first.sourceErrors[0]!.error.message).toMatch(
+      /could not resolve the class-based tools registered under CUSTOM_TOOL.*GreetingService.*Register every dependency/s,
+    );
 
     child.register(GREETING_SERVICE, { useValue: { greet: (name: string) => `Hi ${name}` } });
     const second = await tools.discover({ refresh: true });
@@ -161,7 +169,13 @@ describe('class-based custom tools through dependency injection', () => {
 
     const other = container.createChildContainer();
     other.register(CUSTOM_TOOL, { useClass: PlainShapeTool });
-    const clash = defineTool({ name: 'custom.di.plain', description: 'Same name.', inputSchema: { type: 'object' }, capability: { writes: false }, execute: () => 0 });
+    const clash = defineTool({
+      name: 'custom.di.plain',
+      description: 'Same name.',
+      inputSchema: { type: 'object' },
+      capability: { writes: false },
+      execute: () => 0,
+    });
     const duplicateSource = registerCustomAdapter(other, { tools: [clash] });
     const error = await duplicateSource.discover().catch((thrown: unknown) => thrown);
     expect(error).toMatchObject({ code: 'CUSTOM_TOOL_DUPLICATE', toolName: 'custom.di.plain' });

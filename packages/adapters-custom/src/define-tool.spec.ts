@@ -223,9 +223,7 @@ describe('defineTool tools in a ToolRuntime', () => {
     const { runtime } = runtimeWith(tool);
     const ctx = runtime.createPlan({ planId: 'plan-changes' });
     const result = await runtime.execute('custom.touch', { id: 'r1' }, ctx);
-    expect(ctx.changes).toEqual([
-      expect.objectContaining({ kind: 'modify', target: 'record:r1', toolName: 'custom.touch', executionId: result.executionId }),
-    ]);
+    expect(ctx.changes).toEqual([expect.objectContaining({ kind: 'modify', target: 'record:r1', toolName: 'custom.touch', executionId: result.executionId })]);
     const thrown = await runtime.execute('custom.touch', { id: 'boom' }, ctx).catch((error: unknown) => error);
     expect(ToolExecutionError.isInstance(thrown)).toBe(true);
     expect((thrown as Error).cause).toMatchObject({ message: 'database unreachable' });

@@ -96,7 +96,9 @@ describe('a warning about an unavailable tool', () => {
       (logger) =>
         new ToolRuntime({
           // task-only needs a server that runs tasks, which the fixture does not declare.
-          sources: [createMcpAdapter({ servers: { mcpServers: { warned: fixtureServer({}, { include: ['echo', 'task-only'] }) } }, spawn: spawns.spawn, logger })],
+          sources: [
+            createMcpAdapter({ servers: { mcpServers: { warned: fixtureServer({}, { include: ['echo', 'task-only'] }) } }, spawn: spawns.spawn, logger }),
+          ],
           logger,
         }),
     );

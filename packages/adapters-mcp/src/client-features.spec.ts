@@ -1,5 +1,21 @@
 import { join } from 'node:path';
-import { INTERACTION_HANDLER, registerToolRuntime, SAMPLING_HANDLER, TOOL_RUNTIME, ToolAccessDeniedError, ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest, type InteractionResponse, type SamplingContext, type SamplingHandler, type SamplingRequest, type SamplingResult, type ToolProgress } from '@ca/tool-lifecycle';
+import {
+  INTERACTION_HANDLER,
+  registerToolRuntime,
+  SAMPLING_HANDLER,
+  TOOL_RUNTIME,
+  ToolAccessDeniedError,
+  ToolRuntime,
+  type InteractionContext,
+  type InteractionHandler,
+  type InteractionRequest,
+  type InteractionResponse,
+  type SamplingContext,
+  type SamplingHandler,
+  type SamplingRequest,
+  type SamplingResult,
+  type ToolProgress,
+} from '@ca/tool-lifecycle';
 import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { container } from 'tsyringe';
 import { createMcpAdapter, registerMcpAdapter } from './mcp-adapter';
@@ -71,7 +87,13 @@ describe('capabilities follow the handlers the service injects', () => {
     const setup = everything({ interactionHandler: new ScriptedPerson(() => ({ action: 'decline' })), samplingHandler: new EchoModel() });
     try {
       const names = (await setup.runtime.listTools()).map((tool) => tool.name);
-      expect(names).toEqual(expect.arrayContaining(['mcp.everything.trigger-elicitation-request', 'mcp.everything.trigger-url-elicitation', 'mcp.everything.trigger-sampling-request']));
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'mcp.everything.trigger-elicitation-request',
+          'mcp.everything.trigger-url-elicitation',
+          'mcp.everything.trigger-sampling-request',
+        ]),
+      );
     } finally {
       await setup.close();
     }
@@ -85,7 +107,11 @@ describe('handlers registered in the container', () => {
     services.register(INTERACTION_HANDLER, { useValue: person });
     services.register(SAMPLING_HANDLER, { useValue: new EchoModel() });
     const spawns = countingSpawn();
-    registerMcpAdapter(services, { servers: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] } } }, spawn: spawns.spawn, logger: new RecordingLogger() });
+    registerMcpAdapter(services, {
+      servers: { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] } } },
+      spawn: spawns.spawn,
+      logger: new RecordingLogger(),
+    });
     registerToolRuntime(services, {});
     const runtime = services.resolve(TOOL_RUNTIME);
     try {
@@ -100,10 +126,14 @@ describe('handlers registered in the container', () => {
 
 describe('elicitation through the interaction handler', () => {
   it('a form: the person fills it in, the server gets the values; the request names the plan and the tool', async () => {
-    const person = new ScriptedPerson((request) => (request.kind === 'form' ? { action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } } : { action: 'decline' }));
+    const person = new ScriptedPerson((request) =>
+      request.kind === 'form' ? { action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } } : { action: 'decline' },
+    );
     const setup = everything({ interactionHandler: person });
     try {
-      const result = await setup.runtime.runPlan({ planId: 'form-plan' }, (ctx) => setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx));
+      const result = await setup.runtime.runPlan({ planId: 'form-plan' }, (ctx) =>
+        setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx),
+      );
       expect(result.ok).toBe(true);
       expect(result.output).toMatch(/User provided the requested information/);
       expect(result.output).toMatch(/Name: Ada Lovelace/);
@@ -113,7 +143,9 @@ describe('elicitation through the interaction handler', () => {
       expect(request).toMatchObject({ kind: 'form', message: expect.stringMatching(/provide inputs/), schema: { type: 'object', required: ['name'] } });
       expect(context).toMatchObject({ source: 'mcp', origin: 'everything', planId: 'form-plan', toolName: 'mcp.everything.trigger-elicitation-request' });
       expect(context.signal).toBeInstanceOf(AbortSignal);
-      expect(setup.logger.at('info').some((entry) => /asked a person \(form: .*\): accept/.test(entry.message) && entry.fields?.['planId'] === 'form-plan')).toBe(true);
+      expect(
+        setup.logger.at('info').some((entry) => /asked a person \(form: .*\): accept/.test(entry.message) && entry.fields?.['planId'] === 'form-plan'),
+      ).toBe(true);
     } finally {
       await setup.close();
     }
@@ -123,7 +155,9 @@ describe('elicitation through the interaction handler', () => {
     const person = new ScriptedPerson(() => ({ action: 'decline' }));
     const setup = everything({ interactionHandler: person });
     try {
-      const result = await setup.runtime.runPlan({ planId: 'decline-plan' }, (ctx) => setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx));
+      const result = await setup.runtime.runPlan({ planId: 'decline-plan' }, (ctx) =>
+        setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx),
+      );
       expect(result.output).toMatch(/User declined to provide the requested information/);
       expect(setup.logger.at('info').some((entry) => /: decline\.$/.test(entry.message) && entry.fields?.['planId'] === 'decline-plan')).toBe(true);
     } finally {
@@ -181,14 +215,27 @@ describe('elicitation through the interaction handler', () => {
     const setup = everything({ interactionHandler: person });
     try {
       await setup.runtime.runPlan({}, async (ctx) => {
-        const byRequest = await setup.runtime.execute('mcp.everything.trigger-url-elicitation', { url: 'https://example.com/consent', elicitationId: 'one' }, ctx);
+        const byRequest = await setup.runtime.execute(
+          'mcp.everything.trigger-url-elicitation',
+          { url: 'https://example.com/consent', elicitationId: 'one' },
+          ctx,
+        );
         expect(byRequest.output).toMatch(/User completed the URL elicitation flow/);
-        expect(person.asked.at(-1)?.request).toEqual({ kind: 'url', purpose: 'elicitation', url: 'https://example.com/consent', message: expect.any(String), id: 'one' });
+        expect(person.asked.at(-1)?.request).toEqual({
+          kind: 'url',
+          purpose: 'elicitation',
+          url: 'https://example.com/consent',
+          message: expect.any(String),
+          id: 'one',
+        });
         const byError = await setup.runtime.execute('mcp.everything.trigger-url-elicitation', { url: 'https://example.com/second', errorPath: true }, ctx);
         expect(byError.ok).toBe(true);
         expect(byError.output).toMatch(/User completed the URL elicitation flow/);
         // The prerequisite page (from the error), then the page of the retried call.
-        expect(person.asked.slice(1).map(({ request }) => (request as { url: string }).url)).toEqual(['https://modelcontextprotocol.io/', 'https://example.com/second']);
+        expect(person.asked.slice(1).map(({ request }) => (request as { url: string }).url)).toEqual([
+          'https://modelcontextprotocol.io/',
+          'https://example.com/second',
+        ]);
       });
     } finally {
       await setup.close();
@@ -198,7 +245,9 @@ describe('elicitation through the interaction handler', () => {
   it('a URL page the person declines fails the call with MCP_URL_ELICITATION_REQUIRED', async () => {
     const setup = everything({ interactionHandler: new ScriptedPerson(() => ({ action: 'decline' })) });
     try {
-      const result = await setup.runtime.runPlan({}, (ctx) => setup.runtime.execute('mcp.everything.trigger-url-elicitation', { url: 'https://example.com/x', errorPath: true }, ctx));
+      const result = await setup.runtime.runPlan({}, (ctx) =>
+        setup.runtime.execute('mcp.everything.trigger-url-elicitation', { url: 'https://example.com/x', errorPath: true }, ctx),
+      );
       expect(result.ok).toBe(false);
       expect(result.ok === false && result.error).toMatchObject({ code: 'MCP_URL_ELICITATION_REQUIRED', server: 'everything' });
       expect(result.ok === false && result.error.message).toMatch(/needs a person to open a page first, and the person declined/);
@@ -226,13 +275,20 @@ describe('sampling through the sampling handler', () => {
       });
       expect(model.requests).toHaveLength(2);
       expect(model.requests[0]?.request).toMatchObject({ maxTokens: 50, systemPrompt: 'You are a helpful test server.', messages: [{ role: 'user' }] });
-      expect(model.requests[0]?.context).toMatchObject({ source: 'mcp', origin: 'everything', planId: 'sampling-plan', toolName: 'mcp.everything.trigger-sampling-request' });
+      expect(model.requests[0]?.context).toMatchObject({
+        source: 'mcp',
+        origin: 'everything',
+        planId: 'sampling-plan',
+        toolName: 'mcp.everything.trigger-sampling-request',
+      });
       const traced = setup.logger.at('info').filter((entry) => entry.fields?.['sampling'] === true);
       expect(traced).toHaveLength(2);
       expect(traced[0]?.fields).toMatchObject({ server: 'everything', planId: 'sampling-plan', model: 'echo-model', stopReason: 'endTurn' });
       expect(setup.logger.at('warn').some((entry) => /more than 2 sampled message/.test(entry.message))).toBe(true);
       // A new plan has its own allowance.
-      const next = await setup.runtime.runPlan({}, (ctx) => setup.runtime.execute('mcp.everything.trigger-sampling-request', { prompt: 'four', maxTokens: 5 }, ctx));
+      const next = await setup.runtime.runPlan({}, (ctx) =>
+        setup.runtime.execute('mcp.everything.trigger-sampling-request', { prompt: 'four', maxTokens: 5 }, ctx),
+      );
       expect(next.ok).toBe(true);
     } finally {
       await setup.close();
@@ -280,7 +336,9 @@ describe('task-based tools', () => {
   });
 
   it('a task that needs input asks the person through the interaction handler (input_required)', async () => {
-    const person = new ScriptedPerson((request) => (request.kind === 'form' ? { action: 'accept', content: { interpretation: 'historical' } } : { action: 'decline' }));
+    const person = new ScriptedPerson((request) =>
+      request.kind === 'form' ? { action: 'accept', content: { interpretation: 'historical' } } : { action: 'decline' },
+    );
     const setup = everything({ interactionHandler: person });
     try {
       const result = await setup.runtime.runPlan({ planId: 'research' }, (ctx) =>
@@ -304,14 +362,21 @@ describe('task-based tools', () => {
       });
       const error = await rejectionOf(running);
       expect(error.code).toBe('TOOL_CANCELLED');
-      const taskId = setup.logger.at('debug').map((entry) => entry.fields?.['taskId']).find((id): id is string => typeof id === 'string');
+      const taskId = setup.logger
+        .at('debug')
+        .map((entry) => entry.fields?.['taskId'])
+        .find((id): id is string => typeof id === 'string');
       expect(taskId).toBeDefined();
       await setup.runtime.endPlan(ctx);
       // The shared session outlives the plan: ask the server what became of the task.
       const check = setup.runtime.createPlan();
       await setup.runtime.activate('mcp.everything.echo', check);
       const session = setup.source.sessionFor('everything', check.planId);
-      await waitFor(async () => (await session!.client.experimental.tasks.getTask(taskId as string)).status === 'cancelled', 10_000, 'the task to be cancelled');
+      await waitFor(
+        async () => (await session!.client.experimental.tasks.getTask(taskId as string)).status === 'cancelled',
+        10_000,
+        'the task to be cancelled',
+      );
       await setup.runtime.endPlan(check);
     } finally {
       await setup.close();
@@ -340,7 +405,9 @@ describe('resources and prompts inside a plan', () => {
         expect((contents.output as { contents: { uri: string; text: string }[] }).contents[0]).toMatchObject({ uri: document!.uri, text: expect.any(String) });
         expect(contents.content?.[0]).toMatchObject({ type: 'resource', resource: { uri: document!.uri } });
         const prompts = await setup.runtime.execute('mcp.everything.prompts.list', {}, ctx);
-        expect((prompts.output as { prompts: { name: string }[] }).prompts.map((prompt) => prompt.name)).toEqual(expect.arrayContaining(['simple-prompt', 'args-prompt']));
+        expect((prompts.output as { prompts: { name: string }[] }).prompts.map((prompt) => prompt.name)).toEqual(
+          expect.arrayContaining(['simple-prompt', 'args-prompt']),
+        );
         const prompt = await setup.runtime.execute('mcp.everything.prompts.get', { name: 'args-prompt', arguments: { city: 'Lyon' } }, ctx);
         expect(prompt.ok).toBe(true);
         expect(JSON.stringify(prompt.output)).toMatch(/Lyon/);
@@ -393,10 +460,18 @@ describe('resources and prompts inside a plan', () => {
       const before = await setup.runtime.describe('mcp.everything.resources.read');
       expect(before.description).not.toMatch(/fresh\.gz/);
       await setup.runtime.runPlan({}, async (ctx) => {
-        const gzip = await setup.runtime.execute('mcp.everything.gzip-file-as-resource', { name: 'fresh.gz', data: `data:text/plain;base64,${Buffer.from('hello').toString('base64')}`, outputType: 'resourceLink' }, ctx);
+        const gzip = await setup.runtime.execute(
+          'mcp.everything.gzip-file-as-resource',
+          { name: 'fresh.gz', data: `data:text/plain;base64,${Buffer.from('hello').toString('base64')}`, outputType: 'resourceLink' },
+          ctx,
+        );
         expect(gzip.ok).toBe(true);
       });
-      await waitFor(async () => /fresh\.gz/.test((await setup.runtime.describe('mcp.everything.resources.read')).description), 10_000, 'the resource in the description');
+      await waitFor(
+        async () => /fresh\.gz/.test((await setup.runtime.describe('mcp.everything.resources.read')).description),
+        10_000,
+        'the resource in the description',
+      );
     } finally {
       await setup.close();
     }

@@ -54,16 +54,30 @@ export async function answerElicitation(
   const release = session.holdTimeouts();
   let answer: InteractionResponse;
   try {
-    answer = checkAnswer(await handler.interact(request, { source: 'mcp', origin: server, planId, ...(toolName === undefined ? {} : { toolName }), signal: either(signal, callSignal) }));
+    answer = checkAnswer(
+      await handler.interact(request, {
+        source: 'mcp',
+        origin: server,
+        planId,
+        ...(toolName === undefined ? {} : { toolName }),
+        signal: either(signal, callSignal),
+      }),
+    );
   } catch (error) {
     logger.warn(`${during}: the interaction handler failed; the elicitation counts as cancelled: ${messageOf(error)}`, fields);
     answer = { action: 'cancel' };
   } finally {
     release();
   }
-  logger.info(`${during} asked a person (${request.kind}: ${sanitizeText(request.message, 200)}): ${answer.action}.`, { ...fields, interaction: request.kind, action: answer.action });
+  logger.info(`${during} asked a person (${request.kind}: ${sanitizeText(request.message, 200)}): ${answer.action}.`, {
+    ...fields,
+    interaction: request.kind,
+    action: answer.action,
+  });
   if (answer.action !== 'accept') return { action: answer.action };
-  return request.kind === 'form' && answer.content !== undefined ? { action: 'accept', content: answer.content as ElicitResult['content'] } : { action: 'accept' };
+  return request.kind === 'form' && answer.content !== undefined
+    ? { action: 'accept', content: answer.content as ElicitResult['content'] }
+    : { action: 'accept' };
 }
 
 /**
@@ -98,7 +112,13 @@ export async function answerSampling(
   const release = session.holdTimeouts();
   let result: SamplingResult;
   try {
-    result = await gate.handler.createMessage(request, { source: 'mcp', origin: server, planId, ...(toolName === undefined ? {} : { toolName }), signal: either(signal, callSignal) });
+    result = await gate.handler.createMessage(request, {
+      source: 'mcp',
+      origin: server,
+      planId,
+      ...(toolName === undefined ? {} : { toolName }),
+      signal: either(signal, callSignal),
+    });
   } catch (error) {
     logger.warn(`${during}: the sampling handler failed: ${messageOf(error)}`, fields);
     throw new McpError(ErrorCode.InternalError, `Sampling failed: ${messageOf(error)}`);
@@ -110,13 +130,16 @@ export async function answerSampling(
     throw new McpError(ErrorCode.InternalError, 'Sampling failed: the client produced no message.');
   }
   const durationMs = Math.round(performance.now() - started);
-  logger.info(`${during} sampled a message with model ${sanitizeText(result.model, 100)} (${request.messages.length} message(s) in, at most ${request.maxTokens} tokens, ${durationMs} ms).`, {
-    ...fields,
-    sampling: true,
-    model: result.model,
-    stopReason: result.stopReason,
-    durationMs,
-  });
+  logger.info(
+    `${during} sampled a message with model ${sanitizeText(result.model, 100)} (${request.messages.length} message(s) in, at most ${request.maxTokens} tokens, ${durationMs} ms).`,
+    {
+      ...fields,
+      sampling: true,
+      model: result.model,
+      stopReason: result.stopReason,
+      durationMs,
+    },
+  );
   return {
     role: 'assistant',
     content: result.content as CreateMessageResult['content'],
@@ -147,7 +170,8 @@ function toInteraction(params: ElicitRequest['params']): InteractionRequest | st
 
 function checkAnswer(answer: unknown): InteractionResponse {
   const action = (answer as { action?: unknown } | null)?.action;
-  if (typeof action !== 'string' || !ACTIONS.has(action)) throw new TypeError(`expected { action: 'accept' | 'decline' | 'cancel' }, got ${JSON.stringify(answer)}`);
+  if (typeof action !== 'string' || !ACTIONS.has(action))
+    throw new TypeError(`expected { action: 'accept' | 'decline' | 'cancel' }, got ${JSON.stringify(answer)}`);
   return answer as InteractionResponse;
 }
 

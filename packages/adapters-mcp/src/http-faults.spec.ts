@@ -66,7 +66,10 @@ describe('a Streamable HTTP server that refuses the credentials', () => {
   });
 
   it('reports a 401 as MCP_AUTH_FAILED with its status, naming the headers, not as a server that cannot be reached', async () => {
-    const source = createMcpAdapter({ servers: { mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer wrong-token' } } } }, logger: new RecordingLogger() });
+    const source = createMcpAdapter({
+      servers: { mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer wrong-token' } } } },
+      logger: new RecordingLogger(),
+    });
     const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
     try {
       const { sourceErrors } = await runtime.discover();
@@ -81,7 +84,10 @@ describe('a Streamable HTTP server that refuses the credentials', () => {
   });
 
   it('works with the right token', async () => {
-    const source = createMcpAdapter({ servers: { mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer right-token' } } } }, logger: new RecordingLogger() });
+    const source = createMcpAdapter({
+      servers: { mcpServers: { web: { url: server.url, headers: { Authorization: 'Bearer right-token' } } } },
+      logger: new RecordingLogger(),
+    });
     const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
     try {
       const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.web.echo', { text: 'authorised' }, ctx));

@@ -13,7 +13,9 @@ describe('tools/call carries the idempotency key in _meta', () => {
   const runtime = (): ToolRuntime => {
     const logger = new RecordingLogger();
     const made = new ToolRuntime({
-      sources: [createMcpAdapter({ servers: { mcpServers: { meta: { command: process.execPath, args: [META_ECHO_SERVER], trustAnnotations: true } } }, logger })],
+      sources: [
+        createMcpAdapter({ servers: { mcpServers: { meta: { command: process.execPath, args: [META_ECHO_SERVER], trustAnnotations: true } } }, logger }),
+      ],
       logger,
     });
     runtimes.push(made);

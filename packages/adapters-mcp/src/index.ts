@@ -7,13 +7,7 @@ export { MCP_OPERATIONS } from './mcp-operations';
 export type { McpOperation } from './mcp-operations';
 export { MemoryTokenStore } from './mcp-oauth';
 export type { McpStoredCredentials, McpTokenStore } from './mcp-oauth';
-export {
-  DEFAULT_CALL_TIMEOUT_MS,
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_SHUTDOWN_GRACE_MS,
-  loadMcpConfig,
-  parseMcpConfig,
-} from './mcp-config';
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_MS, loadMcpConfig, parseMcpConfig } from './mcp-config';
 export type {
   McpCapabilityOverride,
   McpHttpServerConfig,

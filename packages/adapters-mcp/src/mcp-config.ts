@@ -269,10 +269,7 @@ export function parseMcpConfig(value: unknown, options: ParseMcpConfigOptions = 
   const parsed: ParsedMcpServer[] = [];
   for (const [name, entry] of Object.entries(servers as Record<string, unknown>)) {
     if (!SERVER_NAME.test(name)) {
-      fail(
-        `the server name '${name}' cannot be used in tool names (mcp.<server>.<tool>): use 1–64 letters, digits, '_' or '-' (no dots or spaces).`,
-        name,
-      );
+      fail(`the server name '${name}' cannot be used in tool names (mcp.<server>.<tool>): use 1–64 letters, digits, '_' or '-' (no dots or spaces).`, name);
     }
     const server = parseServer(name, entry, (message, key) => fail(message, name, key));
     if (server !== undefined) parsed.push(server);
@@ -310,11 +307,7 @@ export async function loadMcpConfig(path: string): Promise<ParsedMcpConfig> {
   return parseMcpConfig(value, { source: path });
 }
 
-function parseServer(
-  name: string,
-  entry: unknown,
-  fail: (message: string, key?: string) => never,
-): ParsedMcpServer | undefined {
+function parseServer(name: string, entry: unknown, fail: (message: string, key?: string) => never): ParsedMcpServer | undefined {
   if (!isPlainObject(entry)) fail(`expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${describeValue(entry)}.`);
   const raw = entry as Record<string, unknown>;
   const disabled = optionalBoolean(raw['disabled'], 'disabled', fail);
@@ -338,10 +331,7 @@ function parseServer(
   const allowed = transport === 'stdio' ? STDIO_KEYS : HTTP_KEYS;
   for (const key of Object.keys(raw)) {
     if (!allowed.has(key)) {
-      fail(
-        `unknown key for a ${transport === 'stdio' ? 'stdio' : 'Streamable HTTP'} server; allowed keys are ${[...allowed].join(', ')}.`,
-        key,
-      );
+      fail(`unknown key for a ${transport === 'stdio' ? 'stdio' : 'Streamable HTTP'} server; allowed keys are ${[...allowed].join(', ')}.`, key);
     }
   }
 
@@ -357,8 +347,7 @@ function parseServer(
     scope: (scope as McpServerScope | undefined) ?? 'plan',
     connectTimeoutMs: optionalTimeout(raw['connectTimeoutMs'], 'connectTimeoutMs', fail) ?? DEFAULT_CONNECT_TIMEOUT_MS,
     callTimeoutMs,
-    maxTotalTimeoutMs:
-      optionalTimeout(raw['maxTotalTimeoutMs'], 'maxTotalTimeoutMs', fail) ?? Math.min(callTimeoutMs * 10, MAX_TIMER_MS),
+    maxTotalTimeoutMs: optionalTimeout(raw['maxTotalTimeoutMs'], 'maxTotalTimeoutMs', fail) ?? Math.min(callTimeoutMs * 10, MAX_TIMER_MS),
     resetTimeoutOnProgress: (resetTimeoutOnProgress as boolean | undefined) ?? true,
     shutdownGraceMs: optionalTimeout(raw['shutdownGraceMs'], 'shutdownGraceMs', fail) ?? DEFAULT_SHUTDOWN_GRACE_MS,
     include: optionalStrings(raw['include'], 'include', fail) ?? ['*'],
@@ -434,7 +423,11 @@ function parseSandbox(value: unknown, fail: (message: string, key?: string) => n
   const readable = paths('readable');
   let settings;
   try {
-    settings = resolveSandboxSettings({ mode: record['mode'], ...(record['network'] === undefined ? {} : { network: record['network'] }), ...(record['bwrapPath'] === undefined ? {} : { bwrapPath: record['bwrapPath'] }) });
+    settings = resolveSandboxSettings({
+      mode: record['mode'],
+      ...(record['network'] === undefined ? {} : { network: record['network'] }),
+      ...(record['bwrapPath'] === undefined ? {} : { bwrapPath: record['bwrapPath'] }),
+    });
   } catch (error) {
     if (!SandboxSettingsError.isInstance(error)) throw error;
     return fail(`${error.message.replace(/^The sandbox setting \S+ /, '')}`, error.setting);
@@ -517,12 +510,7 @@ function optionalTimeout(value: unknown, key: string, fail: (message: string, ke
   return value as number;
 }
 
-function optionalStrings(
-  value: unknown,
-  key: string,
-  fail: (message: string, key?: string) => never,
-  allowEmpty = false,
-): string[] | undefined {
+function optionalStrings(value: unknown, key: string, fail: (message: string, key?: string) => never, allowEmpty = false): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) fail(`expected an array of strings, got ${describeValue(value)}.`, key);
   return (value as unknown[]).map((item, index) => {
@@ -533,11 +521,7 @@ function optionalStrings(
   });
 }
 
-function optionalStringRecord(
-  value: unknown,
-  key: string,
-  fail: (message: string, key?: string) => never,
-): Record<string, string> | undefined {
+function optionalStringRecord(value: unknown, key: string, fail: (message: string, key?: string) => never): Record<string, string> | undefined {
   if (value === undefined) return undefined;
   if (!isPlainObject(value)) fail(`expected an object of string values, got ${describeValue(value)}.`, key);
   const result: Record<string, string> = {};

@@ -160,7 +160,8 @@ class StoredOAuthProvider implements OAuthClientProvider {
       return;
     }
     if (scope === 'client') await this.#save({ ...(this.#credentials.tokens === undefined ? {} : { tokens: this.#credentials.tokens }) });
-    if (scope === 'tokens') await this.#save(this.#credentials.clientInformation === undefined ? {} : { clientInformation: this.#credentials.clientInformation });
+    if (scope === 'tokens')
+      await this.#save(this.#credentials.clientInformation === undefined ? {} : { clientInformation: this.#credentials.clientInformation });
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
@@ -242,9 +243,13 @@ export class OAuthSession {
       throw this.failure;
     };
     // The address comes from the authorization server's metadata: only a web page is shown to a person.
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') fail('MCP_AUTH_FAILED', `the authorization server's sign-in address uses the scheme ${url.protocol}, not https: or http:.`);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      fail('MCP_AUTH_FAILED', `the authorization server's sign-in address uses the scheme ${url.protocol}, not https: or http:.`);
     if (interaction === undefined) {
-      fail('MCP_AUTH_REQUIRED', 'no interaction handler was given to take a person to the sign-in page. Sign in ahead of time where one is (McpToolSource.authorize), or use the client_credentials grant for a service.');
+      fail(
+        'MCP_AUTH_REQUIRED',
+        'no interaction handler was given to take a person to the sign-in page. Sign in ahead of time where one is (McpToolSource.authorize), or use the client_credentials grant for a service.',
+      );
     }
     // Listen before asking: the person may finish signing in before the handler returns.
     const withdraw = new AbortController();
@@ -267,7 +272,10 @@ export class OAuthSession {
     }
     if (answer?.action !== 'accept') {
       withdraw.abort(new Error('declined'));
-      fail('MCP_AUTH_REQUIRED', `the sign-in was ${answer?.action === 'cancel' ? 'cancelled' : 'declined'}. Sign in ahead of time (McpToolSource.authorize) to use the server without asking.`);
+      fail(
+        'MCP_AUTH_REQUIRED',
+        `the sign-in was ${answer?.action === 'cancel' ? 'cancelled' : 'declined'}. Sign in ahead of time (McpToolSource.authorize) to use the server without asking.`,
+      );
     }
     logger.info(`Waiting for the OAuth sign-in to MCP server '${server.name}'.`, { server: server.name });
     let code: string;

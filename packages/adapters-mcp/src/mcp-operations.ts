@@ -109,7 +109,10 @@ function describeOperation(server: string, operation: McpOperation, offer: Serve
       return `Lists the prompts of MCP server '${server}' with their arguments.`;
     case 'prompts.get':
       return `Gets one prompt of MCP server '${server}', filled in with its arguments; the output is { description?, messages: [{ role, content }] }.${known(
-        offer.knownPrompts?.map((prompt) => `${prompt.name}${prompt.arguments === undefined || prompt.arguments.length === 0 ? '' : `(${prompt.arguments.map((argument) => `${argument.name}${argument.required === true ? '' : '?'}`).join(', ')})`}`),
+        offer.knownPrompts?.map(
+          (prompt) =>
+            `${prompt.name}${prompt.arguments === undefined || prompt.arguments.length === 0 ? '' : `(${prompt.arguments.map((argument) => `${argument.name}${argument.required === true ? '' : '?'}`).join(', ')})`}`,
+        ),
         list,
       )}`;
   }
@@ -227,7 +230,10 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
         return { ok: true, output: { prompts: prompts.items, complete: prompts.complete } };
       }
       case 'prompts.get': {
-        const result = await client.getPrompt({ name: args['name'] as string, ...(args['arguments'] === undefined ? {} : { arguments: args['arguments'] as Record<string, string> }) }, options);
+        const result = await client.getPrompt(
+          { name: args['name'] as string, ...(args['arguments'] === undefined ? {} : { arguments: args['arguments'] as Record<string, string> }) },
+          options,
+        );
         return { ok: true, output: { ...(result.description === undefined ? {} : { description: result.description }), messages: result.messages } };
       }
     }

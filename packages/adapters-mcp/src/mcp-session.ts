@@ -308,7 +308,8 @@ export class McpSession {
    * roots, so that a plan's first call does not race the new roots.
    */
   waitForRootsFetch(fetchesBefore: number, timeoutMs = Math.min(ROOTS_FETCH_WAIT_MS, this.server.connectTimeoutMs)): Promise<boolean> {
-    const settled = (fetched: boolean): Promise<boolean> => (fetched ? new Promise((resolve) => setTimeout(() => resolve(true), ROOTS_SETTLE_MS)) : Promise.resolve(false));
+    const settled = (fetched: boolean): Promise<boolean> =>
+      fetched ? new Promise((resolve) => setTimeout(() => resolve(true), ROOTS_SETTLE_MS)) : Promise.resolve(false);
     if (this.#rootsFetches > fetchesBefore || !this.#open) return settled(this.#rootsFetches > fetchesBefore);
     return new Promise<boolean>((resolve) => {
       const done = (): void => {
@@ -599,7 +600,10 @@ export class McpSession {
     method: string,
     maxPages: number,
     signal: AbortSignal | undefined,
-    fetchPage: (cursor: string | undefined, options: { timeout: number; signal?: AbortSignal }) => Promise<{ items: readonly T[]; next?: string | null | undefined }>,
+    fetchPage: (
+      cursor: string | undefined,
+      options: { timeout: number; signal?: AbortSignal },
+    ) => Promise<{ items: readonly T[]; next?: string | null | undefined }>,
   ): Promise<ListedPage<T>> {
     const items: T[] = [];
     const seen = new Set<string>();
@@ -704,7 +708,12 @@ interface TimeoutInfo {
  *
  * @internal
  */
-export function authFailure(server: ParsedMcpServer, error: unknown, oauth?: OAuthSession, details: { toolName?: string; planId?: string } = {}): McpServerError | undefined {
+export function authFailure(
+  server: ParsedMcpServer,
+  error: unknown,
+  oauth?: OAuthSession,
+  details: { toolName?: string; planId?: string } = {},
+): McpServerError | undefined {
   const where = describeCall(details);
   const ownFailure = oauth?.failure;
   if (ownFailure !== undefined) return ownFailure;

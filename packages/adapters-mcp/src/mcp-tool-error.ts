@@ -15,12 +15,7 @@ import { McpAdapterError, type McpAdapterErrorOptions } from './mcp-adapter-erro
  *   could be asked or the person declined.
  */
 export type McpToolErrorCode =
-  | 'MCP_TOOL_ERROR'
-  | 'MCP_CALL_TIMEOUT'
-  | 'MCP_REQUEST_FAILED'
-  | 'MCP_STRUCTURED_CONTENT_MISSING'
-  | 'MCP_INVALID_RESULT'
-  | 'MCP_URL_ELICITATION_REQUIRED';
+  'MCP_TOOL_ERROR' | 'MCP_CALL_TIMEOUT' | 'MCP_REQUEST_FAILED' | 'MCP_STRUCTURED_CONTENT_MISSING' | 'MCP_INVALID_RESULT' | 'MCP_URL_ELICITATION_REQUIRED';
 
 /** Options of {@link McpToolError}. */
 export interface McpToolErrorOptions extends McpAdapterErrorOptions {

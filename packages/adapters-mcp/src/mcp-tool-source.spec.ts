@@ -111,7 +111,22 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     expect(env['PATH']).toBe(process.env['PATH']);
     expect(env['CA_MCP_TEST_SECRET']).toBeUndefined();
     expect(env['SHELL']).toBeUndefined();
-    const allowed = new Set(['DECLARED', 'CA_MCP_TEST_PASSED', 'FIXTURE_RECORD_FILE', 'FIXTURE_PAGE_SIZE', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER']);
+    const allowed = new Set([
+      'DECLARED',
+      'CA_MCP_TEST_PASSED',
+      'FIXTURE_RECORD_FILE',
+      'FIXTURE_PAGE_SIZE',
+      'HOME',
+      'LANG',
+      'LC_ALL',
+      'LC_CTYPE',
+      'LOGNAME',
+      'PATH',
+      'TERM',
+      'TMPDIR',
+      'TZ',
+      'USER',
+    ]);
     expect(Object.keys(env).filter((name) => !allowed.has(name))).toEqual([]);
   });
 

@@ -453,7 +453,12 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       const suggestions = closestNames(key, [...names, ...OPERATION_NAMES]);
       const message = `"capabilities" names '${key}', which MCP server '${config.name}' does not offer${suggestions.length > 0 ? ` (did you mean ${suggestions.map((name) => `'${name}'`).join(', ')}?)` : ''}; fix or remove that key, so that the override applies to the tool it was written for.`;
       if (fatal) {
-        throw new McpConfigError({ source: this.#config?.source ?? 'settings', server: config.name, key: `capabilities.${key}`, message: `Invalid MCP configuration (${this.#config?.source ?? 'settings'}): MCP server '${config.name}', key 'capabilities.${key}': ${message}` });
+        throw new McpConfigError({
+          source: this.#config?.source ?? 'settings',
+          server: config.name,
+          key: `capabilities.${key}`,
+          message: `Invalid MCP configuration (${this.#config?.source ?? 'settings'}): MCP server '${config.name}', key 'capabilities.${key}': ${message}`,
+        });
       }
       warnOnce(this.#logger, `${this.id}\u0000${config.name}\u0000capabilities\u0000${key}`, message, { server: config.name });
     }
@@ -514,7 +519,9 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         } catch (error) {
           if (!session.isOpen || this.#disposed) {
             // The session ended while listing (its plan is over): the next session lists again.
-            this.#logger.debug(`MCP server '${state.config.name}': listing after a change stopped, the session ended: ${messageOf(error)}`, { server: state.config.name });
+            this.#logger.debug(`MCP server '${state.config.name}': listing after a change stopped, the session ended: ${messageOf(error)}`, {
+              server: state.config.name,
+            });
             return;
           }
           this.#logger.warn(`MCP server '${state.config.name}' changed what it offers, but it could not be listed again: ${messageOf(error)}`, {
@@ -574,7 +581,9 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       }
       const taskSupport = definition.execution?.taskSupport;
       if (taskSupport === 'required' && !listing.runsToolTasks) {
-        refuse(`MCP tool '${definition.name}' can only run as a task (execution.taskSupport: "required"), but the server does not declare that it runs tool calls as tasks.`);
+        refuse(
+          `MCP tool '${definition.name}' can only run as a task (execution.taskSupport: "required"), but the server does not declare that it runs tool calls as tasks.`,
+        );
         continue;
       }
       const descriptor = this.#describe(config, name, definition, listing.serverVersion);
@@ -593,7 +602,10 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     }
     for (const { operation, descriptor } of operationDescriptors(config, listing.offer, listing.serverVersion)) {
       descriptors.push(descriptor);
-      tools.set(descriptor.name, new McpOperationTool({ descriptor, operation, server: config, provider: this, logger: this.#logger, maxPages: this.#maxToolPages }));
+      tools.set(
+        descriptor.name,
+        new McpOperationTool({ descriptor, operation, server: config, provider: this, logger: this.#logger, maxPages: this.#maxToolPages }),
+      );
     }
     return {
       tools,
@@ -644,6 +656,7 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
 
 function checkHandler<T>(handler: T | undefined, method: string, name: string): T | undefined {
   if (handler === undefined) return undefined;
-  if (typeof (handler as Record<string, unknown> | null)?.[method] !== 'function') throw new TypeError(`${name} must be an object with a ${method}() method; got ${String(handler)}.`);
+  if (typeof (handler as Record<string, unknown> | null)?.[method] !== 'function')
+    throw new TypeError(`${name} must be an object with a ${method}() method; got ${String(handler)}.`);
   return handler;
 }

@@ -137,11 +137,18 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
   /** The `tools/call` parameters: a call that may change something carries the execution's idempotency key, the same on every retry of the call. */
   #params(input: Record<string, unknown>, ctx: ToolExecutionContext): { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } {
     const key = this.descriptor.capability.writes ? ctx.idempotencyKey : undefined;
-    return key === undefined ? { name: this.mcpName, arguments: input ?? {} } : { name: this.mcpName, arguments: input ?? {}, _meta: { [IDEMPOTENCY_META_KEY]: key } };
+    return key === undefined
+      ? { name: this.mcpName, arguments: input ?? {} }
+      : { name: this.mcpName, arguments: input ?? {}, _meta: { [IDEMPOTENCY_META_KEY]: key } };
   }
 
   /** A task-based call: created, polled, its result fetched; cancelled on the server when the plan gives up. */
-  async #executeAsTask(session: McpSession, input: Record<string, unknown>, ctx: ToolExecutionContext, options: ToolCallOptions | undefined): Promise<ToolResult> {
+  async #executeAsTask(
+    session: McpSession,
+    input: Record<string, unknown>,
+    ctx: ToolExecutionContext,
+    options: ToolCallOptions | undefined,
+  ): Promise<ToolResult> {
     const toolName = this.descriptor.name;
     const planId = ctx.planId;
     const link = linkToken(ctx.cancellationToken, { toolName, planId });
@@ -150,23 +157,19 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     const call: InFlightCall = { planId, toolName, signal: ctx.signal };
     session.inFlight.push(call);
     try {
-      const result = await callToolAsTask(
-        session.client,
-        this.#params(input, ctx),
-        {
-          signal: link.signal,
-          callTimeoutMs: this.#server.callTimeoutMs,
-          maxTotalTimeoutMs: this.#server.maxTotalTimeoutMs,
-          onStatus: (task: Task) => {
-            step++;
-            this.#logger.debug(`Tool '${toolName}' in plan '${planId}': task ${task.taskId} is ${task.status}.`, { toolName, planId, taskId: task.taskId });
-            if (onProgress !== undefined) {
-              const message = task.statusMessage === undefined ? task.status : `${task.status}: ${task.statusMessage}`;
-              this.#forwardProgress(onProgress, { progress: step, message }, planId);
-            }
-          },
+      const result = await callToolAsTask(session.client, this.#params(input, ctx), {
+        signal: link.signal,
+        callTimeoutMs: this.#server.callTimeoutMs,
+        maxTotalTimeoutMs: this.#server.maxTotalTimeoutMs,
+        onStatus: (task: Task) => {
+          step++;
+          this.#logger.debug(`Tool '${toolName}' in plan '${planId}': task ${task.taskId} is ${task.status}.`, { toolName, planId, taskId: task.taskId });
+          if (onProgress !== undefined) {
+            const message = task.statusMessage === undefined ? task.status : `${task.status}: ${task.statusMessage}`;
+            this.#forwardProgress(onProgress, { progress: step, message }, planId);
+          }
         },
-      );
+      });
       return this.#toResult(result, planId);
     } catch (error) {
       if (link.signal.aborted) {
@@ -187,13 +190,31 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
    * elicitation, error -32042): asks through the interaction handler, and
    * calls once more when every page was accepted.
    */
-  async #afterUrlElicitation(error: McpError, input: Record<string, unknown>, ctx: ToolExecutionContext, options: ToolCallOptions | undefined, afterPages: boolean): Promise<ToolResult> {
+  async #afterUrlElicitation(
+    error: McpError,
+    input: Record<string, unknown>,
+    ctx: ToolExecutionContext,
+    options: ToolCallOptions | undefined,
+    afterPages: boolean,
+  ): Promise<ToolResult> {
     const planId = ctx.planId;
     const toolName = this.descriptor.name;
     const handler = this.#provider.interactionHandler;
-    const pages = ((error.data as { elicitations?: unknown } | undefined)?.elicitations ?? []) as readonly { url?: unknown; message?: unknown; elicitationId?: unknown }[];
+    const pages = ((error.data as { elicitations?: unknown } | undefined)?.elicitations ?? []) as readonly {
+      url?: unknown;
+      message?: unknown;
+      elicitationId?: unknown;
+    }[];
     const refuse = (why: string): ToolResult =>
-      toolFailure(this.#error('MCP_URL_ELICITATION_REQUIRED', planId, `needs a person to open ${pages.length === 1 ? 'a page' : `${pages.length} pages`} first, and ${why}`, error, error.code));
+      toolFailure(
+        this.#error(
+          'MCP_URL_ELICITATION_REQUIRED',
+          planId,
+          `needs a person to open ${pages.length === 1 ? 'a page' : `${pages.length} pages`} first, and ${why}`,
+          error,
+          error.code,
+        ),
+      );
     if (afterPages) return refuse('it asked again after the person opened the pages it named');
     if (handler === undefined) return refuse('no interaction handler was given to ask one');
     for (const page of pages) {
@@ -202,7 +223,13 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
       let action: string;
       try {
         const answer = await handler.interact(
-          { kind: 'url', purpose: 'elicitation', url, message: typeof page.message === 'string' ? page.message : '', ...(typeof page.elicitationId === 'string' ? { id: page.elicitationId } : {}) },
+          {
+            kind: 'url',
+            purpose: 'elicitation',
+            url,
+            message: typeof page.message === 'string' ? page.message : '',
+            ...(typeof page.elicitationId === 'string' ? { id: page.elicitationId } : {}),
+          },
           { source: 'mcp', origin: this.#server.name, planId, toolName, signal: ctx.signal },
         );
         action = answer?.action;
@@ -211,7 +238,10 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
         this.#logger.warn(`The interaction handler failed for tool '${toolName}' in plan '${planId}': ${messageOf(cause)}`, { toolName, planId });
         action = 'cancel';
       }
-      this.#logger.info(`MCP server '${this.#server.name}' (tool '${toolName}', plan '${planId}') asked a person to open ${sanitizeText(url, 300)}: ${action}.`, { server: this.#server.name, toolName, planId, interaction: 'url', action });
+      this.#logger.info(
+        `MCP server '${this.#server.name}' (tool '${toolName}', plan '${planId}') asked a person to open ${sanitizeText(url, 300)}: ${action}.`,
+        { server: this.#server.name, toolName, planId, interaction: 'url', action },
+      );
       if (action !== 'accept') return refuse(`the person ${action === 'cancel' ? 'cancelled' : 'declined'}`);
     }
     return this.#execute(input, ctx, options, true);

@@ -57,7 +57,10 @@ describe('OAuth 2.1 against a real local authorization server (the SDK’s auth 
     await removeTempDir(dir);
   });
 
-  function runtimeFor(entry: Partial<McpServerConfig> & Record<string, unknown>, settings: { interactionHandler?: InteractionHandler; tokenStore?: McpTokenStore } = {}) {
+  function runtimeFor(
+    entry: Partial<McpServerConfig> & Record<string, unknown>,
+    settings: { interactionHandler?: InteractionHandler; tokenStore?: McpTokenStore } = {},
+  ) {
     const logger = new RecordingLogger();
     const source = createMcpAdapter({ servers: { mcpServers: { secured: { url: server.url, ...entry } as McpServerConfig } }, logger, ...settings });
     return { source, runtime: new ToolRuntime({ sources: [source], logger }), logger };
@@ -73,16 +76,28 @@ describe('OAuth 2.1 against a real local authorization server (the SDK’s auth 
       expect(tools).toEqual(expect.arrayContaining(['mcp.secured.echo', 'mcp.secured.whoami']));
       expect(person.asked).toHaveLength(1);
       const [{ request, context }] = person.asked as [{ request: InteractionRequest; context: InteractionContext }];
-      expect(request).toMatchObject({ kind: 'url', purpose: 'authorization', message: expect.stringMatching(/Sign in to allow access to MCP server 'secured'/) });
+      expect(request).toMatchObject({
+        kind: 'url',
+        purpose: 'authorization',
+        message: expect.stringMatching(/Sign in to allow access to MCP server 'secured'/),
+      });
       const authorizationUrl = new URL((request as { url: string }).url);
       expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
       expect(authorizationUrl.searchParams.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
       expect(context).toMatchObject({ source: 'mcp', origin: 'secured' });
       const seen = (await readLines(record)).slice(before);
-      expect(seen.filter((line) => !line.startsWith('call') && line !== 'terminate')).toEqual([expect.stringMatching(/^register \S+ @ca\/adapters-mcp$/), expect.stringMatching(/^authorize /), 'token authorization_code']);
+      expect(seen.filter((line) => !line.startsWith('call') && line !== 'terminate')).toEqual([
+        expect.stringMatching(/^register \S+ @ca\/adapters-mcp$/),
+        expect.stringMatching(/^authorize /),
+        'token authorization_code',
+      ]);
       const [stored] = [...store.entries.values()] as [McpStoredCredentials];
       expect(stored.clientInformation).toMatchObject({ client_id: expect.any(String), issuer: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/?$/) });
-      expect(stored.tokens).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String), token_type: expect.stringMatching(/bearer/i) });
+      expect(stored.tokens).toMatchObject({
+        access_token: expect.any(String),
+        refresh_token: expect.any(String),
+        token_type: expect.stringMatching(/bearer/i),
+      });
       const firstToken = stored.tokens?.['access_token'];
 
       // The access token lives 2 s: the next plan's session is refused once, refreshes and goes on.
@@ -132,7 +147,10 @@ describe('OAuth 2.1 against a real local authorization server (the SDK’s auth 
 
   it('client credentials: a service authenticates with its own client, no person involved', async () => {
     const nobody = new PersonAtBrowser(false);
-    const { runtime } = runtimeFor({ oauth: { grant: 'client_credentials', clientId: 'reporting-service', clientSecret: 's3cret' } }, { interactionHandler: nobody });
+    const { runtime } = runtimeFor(
+      { oauth: { grant: 'client_credentials', clientId: 'reporting-service', clientSecret: 's3cret' } },
+      { interactionHandler: nobody },
+    );
     try {
       const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
       expect(result).toMatchObject({ ok: true, output: 'reporting-service' });

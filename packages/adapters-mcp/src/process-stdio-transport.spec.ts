@@ -145,4 +145,3 @@ describe('ProcessStdioTransport (through the process runner)', () => {
     expect(transport.exit).toEqual({ code: null, signal: 'SIGTERM' });
   });
 });
-

@@ -128,35 +128,39 @@ export class ProcessStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.#starting !== undefined) return Promise.reject(new Error('ProcessStdioTransport was already started.'));
     const { command, args, env, inheritEnv = [], cwd, spawn } = this.#options;
-    this.#starting = this.#launcher().then((launcher) => startProcess({
-      command,
-      args,
-      env,
-      inheritEnv: [...MINIMAL_ENVIRONMENT_VARIABLES, ...inheritEnv],
-      ...(cwd === undefined ? {} : { cwd }),
-      ...(spawn === undefined ? {} : { spawn }),
-      killGraceMs: this.#options.shutdownGraceMs,
-      // A grandchild that left the group and holds the pipes must not delay the end for long.
-      outputDrainMs: EXIT_TO_CLOSE_MS,
-      maxStderrBytes: STDERR_TAIL_BYTES,
-      onStderr: (text) => this.#options.onStderr?.(text),
-      onError: (error) => this.onerror?.(error),
-      ...(launcher === undefined ? {} : { launcher }),
-    })).then(
-      (running) => {
-        this.#running = running;
-        running.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
-        running.stdout.on('error', (error) => this.onerror?.(error));
-        void running.exited.then((exit) => this.#finish({ code: exit.exitCode, signal: exit.signal }));
-      },
-      (error: unknown) => {
-        // The session reports the operating system's error (ENOENT: not installed), as before the runner.
-        const cause = ProcessStartError.isInstance(error) ? error.cause : error;
-        this.#spawnError = cause as Error;
-        this.#finish({ code: null, signal: null });
-        throw cause;
-      },
-    );
+    this.#starting = this.#launcher()
+      .then((launcher) =>
+        startProcess({
+          command,
+          args,
+          env,
+          inheritEnv: [...MINIMAL_ENVIRONMENT_VARIABLES, ...inheritEnv],
+          ...(cwd === undefined ? {} : { cwd }),
+          ...(spawn === undefined ? {} : { spawn }),
+          killGraceMs: this.#options.shutdownGraceMs,
+          // A grandchild that left the group and holds the pipes must not delay the end for long.
+          outputDrainMs: EXIT_TO_CLOSE_MS,
+          maxStderrBytes: STDERR_TAIL_BYTES,
+          onStderr: (text) => this.#options.onStderr?.(text),
+          onError: (error) => this.onerror?.(error),
+          ...(launcher === undefined ? {} : { launcher }),
+        }),
+      )
+      .then(
+        (running) => {
+          this.#running = running;
+          running.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+          running.stdout.on('error', (error) => this.onerror?.(error));
+          void running.exited.then((exit) => this.#finish({ code: exit.exitCode, signal: exit.signal }));
+        },
+        (error: unknown) => {
+          // The session reports the operating system's error (ENOENT: not installed), as before the runner.
+          const cause = ProcessStartError.isInstance(error) ? error.cause : error;
+          this.#spawnError = cause as Error;
+          this.#finish({ code: null, signal: null });
+          throw cause;
+        },
+      );
     return this.#starting;
   }
 

@@ -7,7 +7,17 @@ import { registerToolRuntime, TOOL_RUNTIME, TOOL_SOURCE, ToolAccessDeniedError, 
 import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter, registerMcpAdapter } from './mcp-adapter';
 import type { McpToolSource } from './mcp-tool-source';
-import { countingSpawn, EVERYTHING_SERVER, FILESYSTEM_SERVER, makeTempDir, rejectionOf, removeTempDir, startEverythingHttp, waitFor, type HttpServer } from './mcp-fixtures.test-helper';
+import {
+  countingSpawn,
+  EVERYTHING_SERVER,
+  FILESYSTEM_SERVER,
+  makeTempDir,
+  rejectionOf,
+  removeTempDir,
+  startEverythingHttp,
+  waitFor,
+  type HttpServer,
+} from './mcp-fixtures.test-helper';
 
 jest.setTimeout(90_000);
 

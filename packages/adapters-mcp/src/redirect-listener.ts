@@ -26,8 +26,7 @@ export interface RedirectListener {
   close(): Promise<void>;
 }
 
-const PAGE = (title: string, text: string) =>
-  `<!doctype html><meta charset="utf-8"><title>${title}</title><p>${text}</p>`;
+const PAGE = (title: string, text: string) => `<!doctype html><meta charset="utf-8"><title>${title}</title><p>${text}</p>`;
 
 /**
  * Listens on 127.0.0.1 (never a wider address: the code must not be sent to
@@ -48,7 +47,9 @@ export async function listenForRedirect(port: number): Promise<RedirectListener>
     const state = url.searchParams.get('state');
     if (waiter === undefined || state !== waiter.state) {
       // Not the authorization this process started: never take its code.
-      response.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE('Unexpected sign-in', 'This sign-in was not started here, or it is over. Start it again.'));
+      response
+        .writeHead(400, { 'content-type': 'text/html; charset=utf-8' })
+        .end(PAGE('Unexpected sign-in', 'This sign-in was not started here, or it is over. Start it again.'));
       return;
     }
     const current = waiter;
@@ -57,8 +58,15 @@ export async function listenForRedirect(port: number): Promise<RedirectListener>
     const code = url.searchParams.get('code');
     if (error !== null || code === null) {
       const description = url.searchParams.get('error_description');
-      response.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE('Sign-in failed', 'The sign-in did not succeed. You may close this window.'));
-      current.reject(new RedirectError('refused', `the authorization server answered ${error ?? 'without a code'}${description === null ? '' : `: ${description.slice(0, 300)}`}`));
+      response
+        .writeHead(400, { 'content-type': 'text/html; charset=utf-8' })
+        .end(PAGE('Sign-in failed', 'The sign-in did not succeed. You may close this window.'));
+      current.reject(
+        new RedirectError(
+          'refused',
+          `the authorization server answered ${error ?? 'without a code'}${description === null ? '' : `: ${description.slice(0, 300)}`}`,
+        ),
+      );
       return;
     }
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE('Signed in', 'Signed in. You may close this window.'));

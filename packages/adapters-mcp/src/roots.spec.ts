@@ -55,11 +55,15 @@ describe('the plan’s bound resources are the server’s roots', () => {
    */
   async function allowedDirectories(local: ToolRuntime, ctx: Parameters<ToolRuntime['execute']>[2], expected: string): Promise<string> {
     let text = '';
-    await waitFor(async () => {
-      const result = await local.execute('mcp.files.list_allowed_directories', {}, ctx);
-      text = JSON.stringify(result.output);
-      return text.includes(expected);
-    }, 10_000, `the roots to include ${expected}`);
+    await waitFor(
+      async () => {
+        const result = await local.execute('mcp.files.list_allowed_directories', {}, ctx);
+        text = JSON.stringify(result.output);
+        return text.includes(expected);
+      },
+      10_000,
+      `the roots to include ${expected}`,
+    );
     return text;
   }
 
@@ -102,7 +106,12 @@ describe('the plan’s bound resources are the server’s roots', () => {
     runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
     const local = runtime;
     const result = await local.runPlan(
-      { resources: [resourceFromPath({ id: 'workspace', path: first, access: 'write' }), { id: 'api', kind: 'http', uri: 'https://api.example.com/', access: 'read' }] },
+      {
+        resources: [
+          resourceFromPath({ id: 'workspace', path: first, access: 'write' }),
+          { id: 'api', kind: 'http', uri: 'https://api.example.com/', access: 'read' },
+        ],
+      },
       (ctx) => local.execute('mcp.everything.get-roots-list', {}, ctx),
     );
     expect(result.ok).toBe(true);

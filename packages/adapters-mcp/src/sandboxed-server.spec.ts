@@ -60,19 +60,27 @@ describe('the sandbox key of a stdio server', () => {
   });
 
   it('is not a key of a Streamable HTTP server', () => {
-    expect(() => parseMcpConfig({ mcpServers: { remote: { url: 'http://127.0.0.1:1/mcp', sandbox: 'required' } } })).toThrow(/unknown key for a Streamable HTTP server/);
+    expect(() => parseMcpConfig({ mcpServers: { remote: { url: 'http://127.0.0.1:1/mcp', sandbox: 'required' } } })).toThrow(
+      /unknown key for a Streamable HTTP server/,
+    );
   });
 
   it('required without a working bwrap: the server does not start, and the error names the install command', async () => {
     const source = createMcpAdapter({
-      servers: { mcpServers: { files: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], sandbox: { mode: 'required', bwrapPath: '/nonexistent/ca-bwrap' } } } },
+      servers: {
+        mcpServers: {
+          files: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], sandbox: { mode: 'required', bwrapPath: '/nonexistent/ca-bwrap' } },
+        },
+      },
       logger: new RecordingLogger(),
     });
     const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
     const { sourceErrors } = await runtime.discover();
     expect(sourceErrors).toHaveLength(1);
     expect(sourceErrors[0]?.error).toMatchObject({ code: 'MCP_SERVER_START_FAILED' });
-    expect(sourceErrors[0]?.error.message).toMatch(/the sandbox is required \(mcpServers\.files\.sandbox\) but does not work on this machine: .*apt-get install bubblewrap/);
+    expect(sourceErrors[0]?.error.message).toMatch(
+      /the sandbox is required \(mcpServers\.files\.sandbox\) but does not work on this machine: .*apt-get install bubblewrap/,
+    );
     await runtime.dispose();
   });
 });
@@ -96,7 +104,11 @@ describeSandboxed('a stdio server in the kernel sandbox (real bwrap)', () => {
     const source = createMcpAdapter({
       servers: {
         mcpServers: {
-          files: { command: process.execPath, args: [FILESYSTEM_SERVER, writable, readOnly], sandbox: { mode: 'required', writable: [writable], readable: [readOnly], network: false } },
+          files: {
+            command: process.execPath,
+            args: [FILESYSTEM_SERVER, writable, readOnly],
+            sandbox: { mode: 'required', writable: [writable], readable: [readOnly], network: false },
+          },
         },
       },
       logger: new RecordingLogger(),
@@ -104,7 +116,10 @@ describeSandboxed('a stdio server in the kernel sandbox (real bwrap)', () => {
     const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
     try {
       await runtime.runPlan({}, async (ctx) => {
-        expect(await runtime.execute('mcp.files.read_text_file', { path: join(readOnly, 'notes.txt') }, ctx)).toMatchObject({ ok: true, output: { content: 'read me\n' } });
+        expect(await runtime.execute('mcp.files.read_text_file', { path: join(readOnly, 'notes.txt') }, ctx)).toMatchObject({
+          ok: true,
+          output: { content: 'read me\n' },
+        });
         expect(await runtime.execute('mcp.files.write_file', { path: join(writable, 'new.txt'), content: 'hello' }, ctx)).toMatchObject({ ok: true });
         const refused = await runtime.execute('mcp.files.write_file', { path: join(readOnly, 'new.txt'), content: 'x' }, ctx);
         expect(refused.ok).toBe(false);
@@ -141,7 +156,7 @@ describeSandboxed('a stdio server in the kernel sandbox (real bwrap)', () => {
     expect(stderr.join('')).toBe('started\n');
   });
 
-  it('takes a server\'s network away with network: false', async () => {
+  it("takes a server's network away with network: false", async () => {
     const transport = new ProcessStdioTransport({
       command: process.execPath,
       args: ['-e', "process.stderr.write(Object.keys(require('os').networkInterfaces()).join(',') + '\\n'); process.stdin.resume();"],

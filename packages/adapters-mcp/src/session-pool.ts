@@ -53,7 +53,9 @@ interface ParkedSession {
  * @internal
  */
 export function rootsOf(resources: readonly BoundResource[]): Root[] {
-  return resources.filter((resource) => resource.uri.startsWith('file:')).map((resource) => ({ uri: resource.uri, name: resource.id, _meta: { access: resource.access } }));
+  return resources
+    .filter((resource) => resource.uri.startsWith('file:'))
+    .map((resource) => ({ uri: resource.uri, name: resource.id, _meta: { access: resource.access } }));
 }
 
 /**
@@ -182,8 +184,20 @@ export class SessionPool {
     if (parked !== undefined) closing.push(parked.close());
     const shared = this.#shared;
     this.#shared = undefined;
-    if (shared !== undefined) closing.push(shared.opening.then((session) => session.close(), () => undefined));
-    for (const entry of this.#plans.values()) closing.push(entry.opening.then((session) => session.close(), () => undefined));
+    if (shared !== undefined)
+      closing.push(
+        shared.opening.then(
+          (session) => session.close(),
+          () => undefined,
+        ),
+      );
+    for (const entry of this.#plans.values())
+      closing.push(
+        entry.opening.then(
+          (session) => session.close(),
+          () => undefined,
+        ),
+      );
     this.#plans.clear();
     await Promise.all(closing);
   }

@@ -49,10 +49,14 @@ export async function callToolAsTask(
   const deadline = Date.now() + maxTotalTimeoutMs;
   const remaining = (): number => deadline - Date.now();
   const requestOptions = (limit = callTimeoutMs) => ({ signal, timeout: Math.max(1, Math.min(limit, remaining())) });
-  const created = await client.request({ method: 'tools/call', params: { name: params.name, arguments: params.arguments, ...(params._meta === undefined ? {} : { _meta: params._meta }) } }, CreateTaskResultSchema, {
-    ...requestOptions(),
-    task: { ttl: maxTotalTimeoutMs },
-  });
+  const created = await client.request(
+    { method: 'tools/call', params: { name: params.name, arguments: params.arguments, ...(params._meta === undefined ? {} : { _meta: params._meta }) } },
+    CreateTaskResultSchema,
+    {
+      ...requestOptions(),
+      task: { ttl: maxTotalTimeoutMs },
+    },
+  );
   let task: Task = created.task;
   const taskId = task.taskId;
   let reported = '';

@@ -44,7 +44,9 @@ describe('an 8 MiB error message from an MCP server', () => {
     expect(ctx.traces).toHaveLength(2);
     for (const entry of ctx.traces) {
       expect(entry.error!.code).toBe('MCP_REQUEST_FAILED');
-      expect(entry.error!.message).toMatch(/^Tool 'mcp\.fixture\.huge-error' \(MCP tool 'huge-error' of server 'fixture'\) in plan 'plan-huge' was refused by the server/);
+      expect(entry.error!.message).toMatch(
+        /^Tool 'mcp\.fixture\.huge-error' \(MCP tool 'huge-error' of server 'fixture'\) in plan 'plan-huge' was refused by the server/,
+      );
       expect(entry.error!.message.endsWith(`… [truncated, ${fullLength} characters in all]`)).toBe(true);
       expect(entry.error!.message.length).toBeLessThanOrEqual(4096 + 60);
     }

@@ -22,7 +22,9 @@ describe('MCP server schemas are untrusted: their patterns run on the linear-tim
     logger = new RecordingLogger();
     spawns = countingSpawn();
     source = createMcpAdapter({
-      servers: { mcpServers: { fixture: fixtureServer({ FIXTURE_REGEX_TOOLS: '1' }, { include: ['regex-attack', 'regex-lookahead', 'echo'], callTimeoutMs: 10_000 }) } },
+      servers: {
+        mcpServers: { fixture: fixtureServer({ FIXTURE_REGEX_TOOLS: '1' }, { include: ['regex-attack', 'regex-lookahead', 'echo'], callTimeoutMs: 10_000 }) },
+      },
       spawn: spawns.spawn,
       logger,
     });
@@ -38,7 +40,11 @@ describe('MCP server schemas are untrusted: their patterns run on the linear-tim
     const { tools, unavailable } = await runtime.discover();
     expect(tools.map((tool) => tool.name).sort()).toEqual(['mcp.fixture.echo', 'mcp.fixture.regex-attack']);
     expect(unavailable).toHaveLength(1);
-    expect(unavailable[0]).toMatchObject({ name: 'mcp.fixture.regex-lookahead', source: 'mcp', error: { code: 'SCHEMA_INVALID', reason: 'unsupported-pattern' } });
+    expect(unavailable[0]).toMatchObject({
+      name: 'mcp.fixture.regex-lookahead',
+      source: 'mcp',
+      error: { code: 'SCHEMA_INVALID', reason: 'unsupported-pattern' },
+    });
     expect(unavailable[0]?.reason).toMatch(/Tool 'mcp\.fixture\.regex-lookahead' input: .*#\/properties\/user\/pattern: the pattern .* uses lookahead/);
     await expect(runtime.runPlan({}, (ctx) => runtime.execute('mcp.fixture.regex-lookahead', { user: 'x' }, ctx))).rejects.toMatchObject({
       code: 'TOOL_REGISTRATION_FAILED',

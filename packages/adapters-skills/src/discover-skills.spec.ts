@@ -3,14 +3,7 @@ import { join } from 'node:path';
 import { discoverSkills } from './discover-skills';
 import { FRONTMATTER_CHUNK_BYTES } from './frontmatter-reader';
 import { SkillError } from './skill-error';
-import {
-  countingFileSystem,
-  makeTempDir,
-  removeTempDir,
-  sharedFixture,
-  skillMarkdown,
-  writeSkill,
-} from './skills.test-helper';
+import { countingFileSystem, makeTempDir, removeTempDir, sharedFixture, skillMarkdown, writeSkill } from './skills.test-helper';
 
 const realSkills = sharedFixture('agent-skills');
 const invalidSkills = sharedFixture('agent-skills-invalid');
@@ -116,7 +109,11 @@ describe('discoverSkills on the broken skills (what each README.txt expects)', (
     expect(skills.map((skill) => skill.path)).not.toContain(folder('no-frontmatter'));
     const errors = diagnostics.filter((diagnostic) => diagnostic.path === folder('no-frontmatter'));
     expect(errors).toEqual([
-      expect.objectContaining({ severity: 'error', code: 'SKILL_NO_FRONTMATTER', message: expect.stringContaining('SKILL.md must start with YAML frontmatter (---)') }),
+      expect.objectContaining({
+        severity: 'error',
+        code: 'SKILL_NO_FRONTMATTER',
+        message: expect.stringContaining('SKILL.md must start with YAML frontmatter (---)'),
+      }),
     ]);
     expect(skipped.map((entry) => entry.toolName)).toContain('skill.no-frontmatter');
   });

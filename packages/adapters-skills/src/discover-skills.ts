@@ -307,7 +307,10 @@ async function subfolders(folder: Folder, settings: ResolvedSkillsSettings): Pro
     let isFolder = entry.isDirectory();
     if (!isFolder && entry.isSymbolicLink()) {
       // Installers often link skills into a root; the depth bound stops link cycles.
-      isFolder = await settings.fileSystem.stat(path).then((stats) => stats.isDirectory(), () => false);
+      isFolder = await settings.fileSystem.stat(path).then(
+        (stats) => stats.isDirectory(),
+        () => false,
+      );
     }
     if (isFolder) children.push({ path, depth: folder.depth + 1, rootIndex: folder.rootIndex, root: folder.root });
   }

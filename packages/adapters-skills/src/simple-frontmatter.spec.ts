@@ -13,7 +13,8 @@ function frontmatterOf(file: string): string {
 
 describe('parseSimpleFrontmatter', () => {
   it('reads flat fields and one nested mapping like the yaml package does', () => {
-    const text = 'name: pdf-tools\ndescription: Extract text from PDFs. Use it for forms, tables (and more).\nmetadata:\n  author: me\n  owner-team: docs\nlicense: Apache-2.0  \n';
+    const text =
+      'name: pdf-tools\ndescription: Extract text from PDFs. Use it for forms, tables (and more).\nmetadata:\n  author: me\n  owner-team: docs\nlicense: Apache-2.0  \n';
     expect(parseSimpleFrontmatter(text)).toEqual(parse(text));
     expect(parseSimpleFrontmatter(text)).toEqual({
       name: 'pdf-tools',
@@ -62,9 +63,9 @@ describe('parseSimpleFrontmatter', () => {
     const value = fc.stringMatching(/^[A-Za-z][A-Za-z0-9 .,:;()'"#?!\-[\]{}&*|>%@`/]{0,40}$/);
     const line = fc.oneof(
       fc.tuple(key, value).map(([name, text]) => `${name}: ${text}`),
-      fc.tuple(key, fc.array(fc.tuple(key, value), { minLength: 1, maxLength: 3 })).map(
-        ([name, entries]) => `${name}:\n${entries.map(([inner, text]) => `  ${inner}: ${text}`).join('\n')}`,
-      ),
+      fc
+        .tuple(key, fc.array(fc.tuple(key, value), { minLength: 1, maxLength: 3 }))
+        .map(([name, entries]) => `${name}:\n${entries.map(([inner, text]) => `  ${inner}: ${text}`).join('\n')}`),
       fc.constant(''),
     );
     fc.assert(

@@ -15,7 +15,13 @@ describe('SkillError', () => {
     });
     expect(error).toBeInstanceOf(Error);
     expect(CaError.isInstance(error)).toBe(true);
-    expect(error.toJSON()).toEqual({ name: 'SkillError', code: 'SKILL_FILE_READ_FAILED', message: "Tool 'skill.a' could not read 'x.md'.", toolName: 'skill.a', planId: 'plan-1' });
+    expect(error.toJSON()).toEqual({
+      name: 'SkillError',
+      code: 'SKILL_FILE_READ_FAILED',
+      message: "Tool 'skill.a' could not read 'x.md'.",
+      toolName: 'skill.a',
+      planId: 'plan-1',
+    });
     expect(error).toMatchObject({
       name: 'SkillError',
       code: 'SKILL_FILE_READ_FAILED',

@@ -188,7 +188,12 @@ function optionalString(fields: Record<string, unknown>, field: string, issues: 
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') {
-    issues.push({ severity: 'warning', code: 'SKILL_FIELD_INVALID', field, message: `Field '${field}' should be a string; ${JSON.stringify(value)} was converted. Quote it.` });
+    issues.push({
+      severity: 'warning',
+      code: 'SKILL_FIELD_INVALID',
+      field,
+      message: `Field '${field}' should be a string; ${JSON.stringify(value)} was converted. Quote it.`,
+    });
     return String(value);
   }
   issues.push({ severity: 'warning', code: 'SKILL_FIELD_INVALID', field, message: `Field '${field}' must be a string; it was ignored.` });
@@ -203,7 +208,7 @@ function stringMap(value: unknown, issues: FrontmatterIssue[]): Record<string, s
       severity: 'warning',
       code: 'SKILL_FIELD_INVALID',
       field: 'metadata',
-      message: 'Field \'metadata\' must be a mapping of string keys to string values; it was ignored.',
+      message: "Field 'metadata' must be a mapping of string keys to string values; it was ignored.",
     });
     return result;
   }

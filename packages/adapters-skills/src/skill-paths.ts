@@ -134,7 +134,11 @@ export async function readBundledFile(
   } catch (error) {
     const { code, reason } = openRefusal(error);
     const advice =
-      code === 'SKILL_FILE_NOT_FOUND' ? ' Call the tool without "file" to list the bundled files.' : code === 'SKILL_FILE_READ_FAILED' ? ' Check its permissions.' : '';
+      code === 'SKILL_FILE_NOT_FOUND'
+        ? ' Call the tool without "file" to list the bundled files.'
+        : code === 'SKILL_FILE_READ_FAILED'
+          ? ' Check its permissions.'
+          : '';
     throw new SkillError({ ...details, code, cause: error, message: `${where} refused '${relativePath}': ${reason}.${advice}` });
   }
   try {
@@ -157,7 +161,12 @@ export async function readBundledFile(
     return read.bytes;
   } catch (error) {
     if (SkillError.isInstance(error) || signal?.aborted) throw error;
-    throw new SkillError({ ...details, code: 'SKILL_FILE_READ_FAILED', cause: error, message: `${where} could not read '${relativePath}' (${messageOf(error)}).` });
+    throw new SkillError({
+      ...details,
+      code: 'SKILL_FILE_READ_FAILED',
+      cause: error,
+      message: `${where} could not read '${relativePath}' (${messageOf(error)}).`,
+    });
   } finally {
     await handle.close().catch(() => undefined);
   }

@@ -170,7 +170,9 @@ describe('bundled scripts', () => {
   });
 
   it('returns SKILL_SCRIPT_FAILED for an argument the system cannot pass on, starting nothing', async () => {
-    const result = (await (await script('skill.tools-skill.script.echo')).execute({ args: ['ok', 'nul\0byte'] }, createExecutionContext({ planId: 'p' }))) as ToolFailure;
+    const result = (await (
+      await script('skill.tools-skill.script.echo')
+    ).execute({ args: ['ok', 'nul\0byte'] }, createExecutionContext({ planId: 'p' }))) as ToolFailure;
     expect(result.ok).toBe(false);
     expect(result.error).toMatchObject({ code: 'SKILL_SCRIPT_FAILED', message: expect.stringContaining('holds what the system cannot pass to a program') });
   });
@@ -181,16 +183,17 @@ describe('bundled scripts', () => {
   });
 
   it('returns SKILL_SCRIPT_FAILED when the interpreter cannot be started', async () => {
-    const result = (await (await script('skill.tools-skill.script.count', { scriptEnv: { PATH: '/nonexistent' } })).execute(
-      {},
-      createExecutionContext(),
-    )) as ToolFailure;
+    const result = (await (
+      await script('skill.tools-skill.script.count', { scriptEnv: { PATH: '/nonexistent' } })
+    ).execute({}, createExecutionContext())) as ToolFailure;
     expect(result.ok).toBe(false);
     expect(result.error).toMatchObject({ code: 'SKILL_SCRIPT_FAILED', message: expect.stringContaining("could not start 'python3'") });
   });
 
   it('caps the output it keeps', async () => {
-    const result = (await (await script('skill.tools-skill.script.noisy', { maxScriptOutputBytes: 1000 })).execute({}, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
+    const result = (await (
+      await script('skill.tools-skill.script.noisy', { maxScriptOutputBytes: 1000 })
+    ).execute({}, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
     expect(result.output.stdout).toBe('a'.repeat(1000));
     expect(result.output.stdoutTruncated).toBe(true);
     expect(result.output.stderrTruncated).toBe(false);
@@ -198,7 +201,9 @@ describe('bundled scripts', () => {
 
   it('leaves nothing running after a script that exits while its background child lives on', async () => {
     const pidFile = join(temp, 'detach.pid');
-    const result = (await (await script('skill.tools-skill.script.detach')).execute({ args: [pidFile] }, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
+    const result = (await (
+      await script('skill.tools-skill.script.detach')
+    ).execute({ args: [pidFile] }, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
     expect(result).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'started\n' } });
     const grandchild = await readPid(pidFile);
     leftovers.push(grandchild);
@@ -207,10 +212,9 @@ describe('bundled scripts', () => {
 
   it('returns when the script exits, even if a background child still holds its output pipes', async () => {
     const pidFile = join(temp, 'linger.pid');
-    const result = (await (await script('skill.tools-skill.script.linger', { scriptTimeoutMs: 15_000 })).execute(
-      { args: [pidFile] },
-      createExecutionContext(),
-    )) as ToolSuccess<SkillScriptOutput>;
+    const result = (await (
+      await script('skill.tools-skill.script.linger', { scriptTimeoutMs: 15_000 })
+    ).execute({ args: [pidFile] }, createExecutionContext())) as ToolSuccess<SkillScriptOutput>;
     const grandchild = await readPid(pidFile);
     leftovers.push(grandchild);
     expect(result).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'started\n' } });
@@ -219,7 +223,10 @@ describe('bundled scripts', () => {
 
   it('kills the whole process group when the script times out', async () => {
     const pidFile = join(temp, 'timeout.pid');
-    const running = (await script('skill.tools-skill.script.hang', { scriptTimeoutMs: 300 })).execute({ args: [pidFile] }, createExecutionContext({ planId: 'slow' }));
+    const running = (await script('skill.tools-skill.script.hang', { scriptTimeoutMs: 300 })).execute(
+      { args: [pidFile] },
+      createExecutionContext({ planId: 'slow' }),
+    );
     const grandchild = await readPid(pidFile);
     leftovers.push(grandchild);
     const result = (await running) as ToolFailure;
@@ -228,7 +235,7 @@ describe('bundled scripts', () => {
     expect(await waitUntilProcessesGone([grandchild])).toBe(true);
   }, 20_000);
 
-  it("kills the whole process group when the plan is cancelled, rejects with ToolCancelledError and removes its listener", async () => {
+  it('kills the whole process group when the plan is cancelled, rejects with ToolCancelledError and removes its listener', async () => {
     const pidFile = join(temp, 'cancel.pid');
     const token = new CancellationToken();
     const ctx = createExecutionContext({ planId: 'cancelled', cancellationToken: token });
@@ -298,7 +305,9 @@ describe('bundled scripts: the sandbox setting', () => {
   });
 
   it('refuses a sandbox setting of the wrong shape with SKILL_INVALID_SETTINGS', () => {
-    expect(() => createSkillsAdapter({ roots: [temp], sandbox: 'yes' as never })).toThrow(expect.objectContaining({ code: 'SKILL_INVALID_SETTINGS', message: expect.stringMatching(/sandbox must be 'required', 'auto' or 'off'/) }));
+    expect(() => createSkillsAdapter({ roots: [temp], sandbox: 'yes' as never })).toThrow(
+      expect.objectContaining({ code: 'SKILL_INVALID_SETTINGS', message: expect.stringMatching(/sandbox must be 'required', 'auto' or 'off'/) }),
+    );
   });
 });
 
@@ -376,9 +385,16 @@ describeSandboxed('bundled scripts in the kernel sandbox (real bwrap)', () => {
     expect(result).toMatchObject({ ok: true, output: { stdout: 'daemon running\n' } });
     expect(left).toEqual([]);
     const env = (await runtime.execute('skill.builder.script.env', {}, ctx)) as ToolSuccess<SkillScriptOutput>;
-    const names = env.output.stdout.trim().split('\n').map((line) => line.slice(0, line.indexOf('=')));
+    const names = env.output.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.slice(0, line.indexOf('=')));
     // bubblewrap sets PWD; the shell sets SHLVL and _.
-    expect(names.filter((name) => !['HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER', 'PWD', 'SHLVL', '_', 'OLDPWD'].includes(name))).toEqual([]);
+    expect(
+      names.filter(
+        (name) => !['HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER', 'PWD', 'SHLVL', '_', 'OLDPWD'].includes(name),
+      ),
+    ).toEqual([]);
     await runtime.endPlan(ctx);
   });
 });

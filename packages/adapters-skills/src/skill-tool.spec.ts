@@ -6,15 +6,7 @@ import { SkillError } from './skill-error';
 import type { SkillFileOutput, SkillInstructionsOutput, SkillToolInput, SkillToolOutput } from './skill-tool';
 import { createSkillsAdapter } from './skills-tool-source';
 import type { SkillsAdapterSettings } from './skills-adapter-settings';
-import {
-  copyTree,
-  countingFileSystem,
-  makeTempDir,
-  removeTempDir,
-  sharedFixture,
-  skillMarkdown,
-  writeSkill,
-} from './skills.test-helper';
+import { copyTree, countingFileSystem, makeTempDir, removeTempDir, sharedFixture, skillMarkdown, writeSkill } from './skills.test-helper';
 
 const realSkills = sharedFixture('agent-skills');
 const invalidSkills = sharedFixture('agent-skills-invalid');
@@ -99,7 +91,14 @@ describe('skill.<name> on real skills', () => {
     expect(listing.filesTruncated).toBe(true);
     const file = succeeded<SkillFileOutput>(await tool.execute({ file: 'shared/models.md' }, ctx));
     const expected = readFileSync(join(realSkills, 'claude-api', 'shared', 'models.md'), 'utf8');
-    expect(file).toEqual({ kind: 'file', name: 'claude-api', file: 'shared/models.md', encoding: 'utf-8', content: expected, size: Buffer.byteLength(expected) });
+    expect(file).toEqual({
+      kind: 'file',
+      name: 'claude-api',
+      file: 'shared/models.md',
+      encoding: 'utf-8',
+      content: expected,
+      size: Buffer.byteLength(expected),
+    });
     const normalised = succeeded<SkillFileOutput>(await tool.execute({ file: './shared/../shared/models.md' }, ctx));
     expect(normalised.file).toBe('shared/models.md');
   });

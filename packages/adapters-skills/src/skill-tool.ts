@@ -1,13 +1,6 @@
 import { messageOf, normalizeCapability, type JsonSchema } from '@ca/domain';
 import type { ToolExecutionContext } from '@ca/tool-context';
-import {
-  ToolNotActivatedError,
-  toolFailure,
-  toolSuccess,
-  type ToolDescriptor,
-  type ToolInstance,
-  type ToolResult,
-} from '@ca/tool-lifecycle';
+import { ToolNotActivatedError, toolFailure, toolSuccess, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
 import { join } from 'node:path';
 import type { DiscoveredSkill } from './discover-skills';
 import { stripFrontmatter } from './frontmatter-reader';
@@ -57,7 +50,8 @@ const INPUT_SCHEMA: JsonSchema = Object.freeze({
     file: {
       type: 'string',
       minLength: 1,
-      description: 'A file bundled with the skill, relative to its folder (e.g. "references/guide.md"). Leave out to get the instructions and the list of files.',
+      description:
+        'A file bundled with the skill, relative to its folder (e.g. "references/guide.md"). Leave out to get the instructions and the list of files.',
     },
   },
   additionalProperties: false,

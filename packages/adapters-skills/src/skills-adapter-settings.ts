@@ -119,7 +119,9 @@ export function resolveSkillsSettings(settings: SkillsAdapterSettings | undefine
     given.scriptEnv !== undefined &&
     (typeof given.scriptEnv !== 'object' ||
       given.scriptEnv === null ||
-      !Object.entries(given.scriptEnv).every(([name, value]) => /^[^=\0]+$/.test(name) && (value === undefined || (typeof value === 'string' && !value.includes('\0')))))
+      !Object.entries(given.scriptEnv).every(
+        ([name, value]) => /^[^=\0]+$/.test(name) && (value === undefined || (typeof value === 'string' && !value.includes('\0'))),
+      ))
   ) {
     invalid('scriptEnv must be an object of environment variables: names without "=", string values (or undefined) without NUL characters.');
   }

@@ -58,7 +58,11 @@ export class SkillsToolSource implements ToolSource {
       add(tools, reuse(previous.get(skill.toolName), skill) ?? new SkillTool(skill, this.settings));
       for (const script of skill.scripts) {
         const old = previous.get(script.toolName);
-        const same = old instanceof SkillScriptTool && JSON.stringify(old.script) === JSON.stringify(script) && old.skill.path === skill.path && old.sandboxed === sandboxed;
+        const same =
+          old instanceof SkillScriptTool &&
+          JSON.stringify(old.script) === JSON.stringify(script) &&
+          old.skill.path === skill.path &&
+          old.sandboxed === sandboxed;
         add(tools, same ? old : new SkillScriptTool(skill, script, this.settings, sandboxed));
       }
     }

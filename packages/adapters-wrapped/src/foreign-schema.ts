@@ -72,7 +72,9 @@ export function toJsonSchema(schema: unknown, context: ForeignSchemaContext, con
     const converters = standard['jsonSchema'] as Record<string, unknown>;
     const convert = converters[direction];
     if (typeof convert === 'function') {
-      return attempt(`its ~standard.jsonSchema.${direction}()`, () => (convert as (options: object) => unknown).call(converters, { target: STANDARD_JSON_SCHEMA_TARGET }));
+      return attempt(`its ~standard.jsonSchema.${direction}()`, () =>
+        (convert as (options: object) => unknown).call(converters, { target: STANDARD_JSON_SCHEMA_TARGET }),
+      );
     }
   }
   if (typeof candidate['toJSONSchema'] === 'function') {

@@ -54,7 +54,8 @@ export function buildForeignTool(parts: ForeignToolParts): ToolInstance {
   if (!isPlainObject(options)) invalidOption(subject, 'options', 'an object with at least { capability }', options);
   const capability = capabilityOf(options.capability, subject);
   const timeoutMs = checkTimeout(options.timeoutMs, subject);
-  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean') invalidOption(subject, 'strictOutput', 'true or false', options.strictOutput);
+  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean')
+    invalidOption(subject, 'strictOutput', 'true or false', options.strictOutput);
   if (options.version !== undefined && typeof options.version !== 'string') invalidOption(subject, 'version', 'a string', options.version);
   if (options.annotations !== undefined && !isPlainObject(options.annotations)) invalidOption(subject, 'annotations', 'a plain object', options.annotations);
   const validator = options.schemaValidator ?? defaultValidator();
@@ -74,6 +75,9 @@ export function buildForeignTool(parts: ForeignToolParts): ToolInstance {
   });
   return Object.freeze({
     descriptor,
-    execute: async (input: unknown, ctx: ToolExecutionContext, callOptions?: ToolCallOptions) => ({ ok: true as const, output: await run(input, ctx, callOptions) }),
+    execute: async (input: unknown, ctx: ToolExecutionContext, callOptions?: ToolCallOptions) => ({
+      ok: true as const,
+      output: await run(input, ctx, callOptions),
+    }),
   });
 }

@@ -7,7 +7,16 @@ import { ToolExecutionError, ToolRuntime, type ToolInstance } from '@ca/tool-lif
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { jsonSchema, tool as aiTool, zodSchema } from 'ai';
 import { z } from 'zod';
-import { WrappedToolError, createWrappedAdapter, fromAiSdkTool, fromFunction, fromLangChainTool, wrapTool, type AiSdkToolLike, type LangChainToolLike } from './index';
+import {
+  WrappedToolError,
+  createWrappedAdapter,
+  fromAiSdkTool,
+  fromFunction,
+  fromLangChainTool,
+  wrapTool,
+  type AiSdkToolLike,
+  type LangChainToolLike,
+} from './index';
 
 function runtimeOf(...tools: ToolInstance[]) {
   return new ToolRuntime({ sources: [createWrappedAdapter({ id: 'wrapped:foreign', tools })], logger: new RecordingLogger() });
@@ -54,7 +63,12 @@ describe('fromFunction', () => {
       outputSchema: { type: 'number' },
       capability: { writes: false, idempotent: true, openWorld: false },
     });
-    expect(add.descriptor).toMatchObject({ name: 'math.add', source: 'wrapped', annotations: { foreignKind: 'function' }, capability: { writes: false, idempotent: true } });
+    expect(add.descriptor).toMatchObject({
+      name: 'math.add',
+      source: 'wrapped',
+      annotations: { foreignKind: 'function' },
+      capability: { writes: false, idempotent: true },
+    });
     const runtime = runtimeOf(add);
     const ctx = runtime.createPlan({ policy: { readOnly: true } });
     await expect(runtime.execute('math.add', { a: 2, b: 3 }, ctx)).resolves.toMatchObject({ ok: true, output: 5 });
@@ -71,16 +85,23 @@ describe('fromFunction', () => {
 
   it('gives the function the plan signal; cancellation surfaces as ToolCancelledError', async () => {
     const probe = abortProbe();
-    const tool = fromFunction((_input: unknown, { signal }) => probe.waitForAbort(signal), { name: 'fn.wait', description: 'Waits.', capability: { writes: false } });
+    const tool = fromFunction((_input: unknown, { signal }) => probe.waitForAbort(signal), {
+      name: 'fn.wait',
+      description: 'Waits.',
+      capability: { writes: false },
+    });
     const { error } = await cancelMidCall(runtimeOf(tool), 'fn.wait', {}, probe.started);
     expect(ToolCancelledError.isInstance(error)).toBe(true);
     expect(probe.seen.aborted).toBe(true);
   });
 
   it('turns a throw into ToolExecutionError and refuses bad definitions', async () => {
-    const tool = fromFunction(() => {
-      throw new Error('kaput');
-    }, { name: 'fn.throws', description: 'Throws.', capability: { writes: false } });
+    const tool = fromFunction(
+      () => {
+        throw new Error('kaput');
+      },
+      { name: 'fn.throws', description: 'Throws.', capability: { writes: false } },
+    );
     const runtime = runtimeOf(tool);
     const error = await runtime.execute('fn.throws', {}, runtime.createPlan()).catch((thrown: unknown) => thrown);
     expect(ToolExecutionError.isInstance(error)).toBe(true);
@@ -171,7 +192,11 @@ describe('fromAiSdkTool (real `ai` package)', () => {
   });
 
   it('uses options.toJsonSchema for schemas it cannot convert, and explains when there is none', () => {
-    const opaque = { description: 'Has an opaque schema.', inputSchema: { '~standard': { version: 1, vendor: 'x', validate: () => ({ value: {} }) } }, execute: async () => 1 };
+    const opaque = {
+      description: 'Has an opaque schema.',
+      inputSchema: { '~standard': { version: 1, vendor: 'x', validate: () => ({ value: {} }) } },
+      execute: async () => 1,
+    };
     const error = (() => {
       try {
         fromAiSdkTool('ai.opaque', opaque, { capability: { writes: false } });
@@ -266,7 +291,12 @@ describe('foreign tools keep no hard dependency', () => {
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
       const text = await readFile(join(__dirname, file), 'utf8');
-      expect({ file, imports: text.match(/^\s*(?:import|export)\b[^;]*?from '(?:ai|zod|@langchain\/[^']*)'|\brequire\('(?:ai|zod|@langchain\/[^']*)'\)|\bimport\('(?:ai|zod|@langchain\/[^']*)'\)/gm) }).toEqual({ file, imports: null });
+      expect({
+        file,
+        imports: text.match(
+          /^\s*(?:import|export)\b[^;]*?from '(?:ai|zod|@langchain\/[^']*)'|\brequire\('(?:ai|zod|@langchain\/[^']*)'\)|\bimport\('(?:ai|zod|@langchain\/[^']*)'\)/gm,
+        ),
+      }).toEqual({ file, imports: null });
     }
   });
 });

@@ -67,7 +67,9 @@ describe('wrapTool: identity', () => {
       "Wrapper of tool 'mcp.files.read': name must be a valid tool name (1–200 letters, digits, '_', '.', ':' or '-'); got 'has space'.",
     );
     expect(thrownBy(() => wrapTool(inner, { namespace: '' })).code).toBe('WRAP_INVALID_OPTIONS');
-    expect(thrownBy(() => wrapTool(inner, { namespace: 'x'.repeat(200) })).message).toMatch(/longer than a tool name may be \(200 characters\); choose a shorter name or namespace/);
+    expect(thrownBy(() => wrapTool(inner, { namespace: 'x'.repeat(200) })).message).toMatch(
+      /longer than a tool name may be \(200 characters\); choose a shorter name or namespace/,
+    );
     const notATool = thrownBy(() => wrapTool({} as never));
     expect(notATool).toMatchObject({ code: 'WRAP_INVALID_OPTIONS', problem: 'not-a-tool' });
     expect(notATool.message).toMatch(/^wrapTool\(tool, options\) needs a ToolInstance .*; got an object\. Make one of a plain function with fromFunction\(\)/);
@@ -76,7 +78,9 @@ describe('wrapTool: identity', () => {
     );
     const timeout = thrownBy(() => wrapTool(inner, { name: 'files.read', timeoutMs: 0 }));
     expect(timeout).toMatchObject({ code: 'WRAP_INVALID_OPTIONS', problem: 'invalid-option', toolName: 'files.read' });
-    expect(timeout.message).toBe("Wrapper 'files.read' of tool 'mcp.files.read': timeoutMs must be a positive number of milliseconds (at most 2147483647); got number 0.");
+    expect(timeout.message).toBe(
+      "Wrapper 'files.read' of tool 'mcp.files.read': timeoutMs must be a positive number of milliseconds (at most 2147483647); got number 0.",
+    );
   });
 });
 
@@ -187,7 +191,9 @@ describe('wrapTool: arguments and mapping', () => {
     expect(result.ok).toBe(false);
     const error = (result as { error: unknown }).error;
     expect(ToolSchemaValidationError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/Tool 'files.broken' \(plan 'plan-bad-map'\) built an input that tool 'mcp.files.read' does not accept.*Fix the wrapper's mapInput/);
+    expect((error as Error).message).toMatch(
+      /Tool 'files.broken' \(plan 'plan-bad-map'\) built an input that tool 'mcp.files.read' does not accept.*Fix the wrapper's mapInput/,
+    );
     expect(inner.count('execute')).toBe(0);
   });
 
@@ -199,7 +205,9 @@ describe('wrapTool: arguments and mapping', () => {
     const error = (result as unknown as { error: WrappedToolError }).error;
     expect(WrappedToolError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'WRAP_INPUT_NOT_OBJECT', toolName: 'any.fixed', planId: 'plan-text' });
-    expect(error.message).toBe("Tool 'any.fixed' in plan 'plan-text' got 'text' as input, but its fixed or default arguments need an object. Call it with an object.");
+    expect(error.message).toBe(
+      "Tool 'any.fixed' in plan 'plan-text' got 'text' as input, but its fixed or default arguments need an object. Call it with an object.",
+    );
     await expect(tool.execute(undefined, plan())).resolves.toEqual({ ok: true, output: { a: 1 } });
   });
 

@@ -13,12 +13,7 @@ export type WrapExecuteNext = (input: unknown, ctx: ToolExecutionContext, option
  * caller gave it and the result the caller will get, and may change either,
  * skip the call, or call `next` more than once.
  */
-export type WrapExecuteMiddleware = (
-  next: WrapExecuteNext,
-  input: unknown,
-  ctx: ToolExecutionContext,
-  options?: ToolCallOptions,
-) => Promise<ToolResult>;
+export type WrapExecuteMiddleware = (next: WrapExecuteNext, input: unknown, ctx: ToolExecutionContext, options?: ToolCallOptions) => Promise<ToolResult>;
 
 /** One failed attempt, as {@link RetryOptions.retryOn} sees it. */
 export interface RetryFailure {
@@ -148,7 +143,8 @@ export function wrapTool<Input = unknown, Output = unknown, InnerInput = unknown
   if (typeof description !== 'string') invalidOption(subject, 'description', 'a string', description);
   if (options.version !== undefined && typeof options.version !== 'string') invalidOption(subject, 'version', 'a string', options.version);
   if (options.annotations !== undefined && !isPlainObject(options.annotations)) invalidOption(subject, 'annotations', 'a plain object', options.annotations);
-  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean') invalidOption(subject, 'strictOutput', 'true or false', options.strictOutput);
+  if (options.strictOutput !== undefined && typeof options.strictOutput !== 'boolean')
+    invalidOption(subject, 'strictOutput', 'true or false', options.strictOutput);
   for (const key of ['mapInput', 'mapOutput'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'function') invalidOption(subject, key, 'a function', options[key]);
   }
@@ -207,7 +203,13 @@ export function wrapTool<Input = unknown, Output = unknown, InnerInput = unknown
             if (!isPlainObject(innerInput)) {
               return {
                 ok: false,
-                error: new WrappedToolError({ problem: 'input-not-object', toolName: name, planId: ctx.planId, received: innerInput, mapped: mapInput !== undefined }),
+                error: new WrappedToolError({
+                  problem: 'input-not-object',
+                  toolName: name,
+                  planId: ctx.planId,
+                  received: innerInput,
+                  mapped: mapInput !== undefined,
+                }),
               };
             }
             innerInput = { ...defaults, ...innerInput, ...fixed };
@@ -216,14 +218,14 @@ export function wrapTool<Input = unknown, Output = unknown, InnerInput = unknown
             const check = innerInputCheck.validate(innerInput);
             if (!check.valid) return { ok: false, error: innerInputError(check.issues, name, innerName, ctx.planId) };
           }
-          let result = retry === undefined ? await callInner(innerInput, ctx, callOptions) : await withRetry(retry, () => callInner(innerInput, ctx, callOptions), ctx, name);
+          let result =
+            retry === undefined
+              ? await callInner(innerInput, ctx, callOptions)
+              : await withRetry(retry, () => callInner(innerInput, ctx, callOptions), ctx, name);
           if (mapOutput !== undefined && isSuccess(result)) result = { ...result, output: await mapOutput(result.output, ctx) };
           return result;
         };
-  const run = middlewares.reduceRight<WrapExecuteNext>(
-    (next, middleware) => (input, ctx, callOptions) => middleware(next, input, ctx, callOptions),
-    core,
-  );
+  const run = middlewares.reduceRight<WrapExecuteNext>((next, middleware) => (input, ctx, callOptions) => middleware(next, input, ctx, callOptions), core);
 
   const wrapped: { -readonly [K in keyof ToolInstance]: ToolInstance[K] } = {
     descriptor,
@@ -246,7 +248,8 @@ function wrapperName(innerName: string, options: { readonly name?: unknown; read
   const { name, namespace } = options;
   const subject: WrapSubject = { wrappedToolName: innerName };
   if (name !== undefined && !isValidToolName(name)) invalidOption(subject, 'name', TOOL_NAME_RULE, name);
-  if (namespace !== undefined && (typeof namespace !== 'string' || !isValidToolName(namespace))) invalidOption(subject, 'namespace', `${TOOL_NAME_RULE}, e.g. 'team'`, namespace);
+  if (namespace !== undefined && (typeof namespace !== 'string' || !isValidToolName(namespace)))
+    invalidOption(subject, 'namespace', `${TOOL_NAME_RULE}, e.g. 'team'`, namespace);
   const base = (name as string | undefined) ?? innerName;
   const full = namespace === undefined ? base : `${namespace as string}.${base}`;
   if (!isValidToolName(full)) throw new WrappedToolError({ problem: 'name-too-long', wrappedToolName: innerName, name: full });
@@ -258,9 +261,9 @@ function wrapperCapability(innerCapability: ToolCapability, change: unknown, sub
   if (change === undefined) return base;
   const candidate = normalizeCapability({ ...base, ...checkCapabilityInput(change, subject) });
   if (!isCapabilityAtLeastAsStrict(candidate, base)) {
-    const loosened = CAPABILITY_FIELDS.filter((field) => candidate[field] !== base[field] && !isCapabilityAtLeastAsStrict({ ...base, [field]: candidate[field] }, base)).map(
-      (field) => ({ field, from: base[field], to: candidate[field] }),
-    );
+    const loosened = CAPABILITY_FIELDS.filter(
+      (field) => candidate[field] !== base[field] && !isCapabilityAtLeastAsStrict({ ...base, [field]: candidate[field] }, base),
+    ).map((field) => ({ field, from: base[field], to: candidate[field] }));
     throw new WrappedToolError({ problem: 'capability-loosened', ...subject, loosened });
   }
   return candidate;
@@ -308,7 +311,10 @@ function checkFixedAgainstSchema(
 ): void {
   if (!isPlainObject(schema) || schema.additionalProperties !== false || !isPlainObject(schema.properties)) return;
   const properties = schema.properties;
-  for (const [option, values] of [['fixedArguments', fixed], ['defaultArguments', defaults]] as const) {
+  for (const [option, values] of [
+    ['fixedArguments', fixed],
+    ['defaultArguments', defaults],
+  ] as const) {
     for (const argument of Object.keys(values ?? {})) {
       if (!Object.prototype.hasOwnProperty.call(properties, argument)) {
         throw new WrappedToolError({ problem: 'unknown-argument', subject, option, argument, accepted: Object.keys(properties) });
@@ -336,7 +342,9 @@ function deriveInputSchema(
   }
   const derived: Record<string, unknown> = { ...schema, properties };
   if (Array.isArray(schema.required)) {
-    const required = schema.required.filter((key: unknown) => !(typeof key === 'string' && ((fixed !== undefined && key in fixed) || (defaults !== undefined && key in defaults))));
+    const required = schema.required.filter(
+      (key: unknown) => !(typeof key === 'string' && ((fixed !== undefined && key in fixed) || (defaults !== undefined && key in defaults))),
+    );
     if (required.length > 0) derived.required = required;
     else delete derived.required;
   }
@@ -349,7 +357,10 @@ function originalSource(inner: ToolDescriptor): string {
 }
 
 function innerInputError(issues: readonly SchemaIssue[], name: string, innerName: string, planId: string): ToolSchemaValidationError {
-  const shown = issues.slice(0, 3).map((issue) => `${issue.message} (keyword ${issue.keyword})`).join('; ');
+  const shown = issues
+    .slice(0, 3)
+    .map((issue) => `${issue.message} (keyword ${issue.keyword})`)
+    .join('; ');
   return new ToolSchemaValidationError({
     direction: 'input',
     issues,

@@ -30,14 +30,26 @@ describe('WrappedToolError', () => {
     ],
     [
       'an option of the wrong type, on a foreign tool',
-      { problem: 'invalid-option', subject: { library: 'LangChain', toolName: 'lc.search' }, option: 'strictOutput', expected: 'true or false', received: 'yes' },
+      {
+        problem: 'invalid-option',
+        subject: { library: 'LangChain', toolName: 'lc.search' },
+        option: 'strictOutput',
+        expected: 'true or false',
+        received: 'yes',
+      },
       'WRAP_INVALID_OPTIONS',
       'lc.search',
       /^LangChain tool 'lc\.search': strictOutput must be true or false; got 'yes'\.$/,
     ],
     [
       'an unknown fixed argument',
-      { problem: 'unknown-argument', subject: { toolName: 'team.read', wrappedToolName: 'mcp.fs.read' }, option: 'fixedArguments', argument: 'recursive', accepted: ['path', 'limit'] },
+      {
+        problem: 'unknown-argument',
+        subject: { toolName: 'team.read', wrappedToolName: 'mcp.fs.read' },
+        option: 'fixedArguments',
+        argument: 'recursive',
+        accepted: ['path', 'limit'],
+      },
       'WRAP_INVALID_OPTIONS',
       'team.read',
       /'recursive' in fixedArguments, but the tool accepts no such argument \(its inputSchema allows only 'path', 'limit'\)\. Remove it, or check the spelling\.$/,
@@ -65,7 +77,15 @@ describe('WrappedToolError', () => {
     ],
     [
       'a foreign schema that cannot be converted',
-      { problem: 'schema-unconvertible', toolName: 'ai.opaque', library: 'AI SDK', direction: 'output', reason: 'not-json-schema', via: 'its toJSONSchema()', received: 7 },
+      {
+        problem: 'schema-unconvertible',
+        toolName: 'ai.opaque',
+        library: 'AI SDK',
+        direction: 'output',
+        reason: 'not-json-schema',
+        via: 'its toJSONSchema()',
+        received: 7,
+      },
       'WRAP_SCHEMA_UNCONVERTIBLE',
       'ai.opaque',
       /^The output schema of AI SDK tool 'ai\.opaque' was converted \(its toJSONSchema\(\)\) into number 7, not a JSON Schema\. Pass a converter as options\.toJsonSchema .*\(options\.outputSchema\)\.$/,
@@ -106,9 +126,17 @@ describe('WrappedToolError', () => {
     expect(factory.message).toBe(
       "Wrapped tool source 'wrapped:lazy': the factory at tools[2] failed: server not reachable. Fix it (or the source it reads from); the next discovery runs it again.",
     );
-    const schema = new WrappedToolError({ problem: 'schema-invalid', toolName: 'team.read', wrappedToolName: 'mcp.fs.read', schema: 'inner-input', cause: 'bad $ref' });
+    const schema = new WrappedToolError({
+      problem: 'schema-invalid',
+      toolName: 'team.read',
+      wrappedToolName: 'mcp.fs.read',
+      schema: 'inner-input',
+      cause: 'bad $ref',
+    });
     expect(schema).toMatchObject({ code: 'WRAP_SCHEMA_INVALID', toolName: 'team.read', cause: 'bad $ref' });
-    expect(schema.message).toMatch(/^Tool 'team\.read': the inputSchema of the tool it wraps, 'mcp\.fs\.read', cannot be compiled.*: bad \$ref Fix that tool's schema/);
+    expect(schema.message).toMatch(
+      /^Tool 'team\.read': the inputSchema of the tool it wraps, 'mcp\.fs\.read', cannot be compiled.*: bad \$ref Fix that tool's schema/,
+    );
   });
 
   it('names the tool and the plan of an input that cannot be merged', () => {
@@ -117,6 +145,12 @@ describe('WrappedToolError', () => {
     expect(error.message).toBe(
       "Tool 'any.fixed' in plan 'plan-7' got an array as input, but its fixed or default arguments need an object. Call it with an object, or make mapInput return one.",
     );
-    expect(error.toJSON()).toEqual({ name: 'WrappedToolError', code: 'WRAP_INPUT_NOT_OBJECT', message: error.message, toolName: 'any.fixed', planId: 'plan-7' });
+    expect(error.toJSON()).toEqual({
+      name: 'WrappedToolError',
+      code: 'WRAP_INPUT_NOT_OBJECT',
+      message: error.message,
+      toolName: 'any.fixed',
+      planId: 'plan-7',
+    });
   });
 });

@@ -108,11 +108,27 @@ export type WrappedToolErrorOptions =
   | { readonly problem: 'wrong-source-kind'; readonly sourceId: string; readonly toolName: unknown; readonly kind: unknown }
   | { readonly problem: 'capability-loosened'; readonly toolName: string; readonly wrappedToolName: string; readonly loosened: readonly LoosenedCapability[] }
   | { readonly problem: 'retry-not-idempotent'; readonly toolName: string; readonly wrappedToolName: string }
-  | { readonly problem: 'schema-invalid'; readonly toolName: string; readonly schema: WrapSchemaRole; readonly wrappedToolName?: string; readonly cause: unknown }
-  | ({ readonly problem: 'schema-unconvertible'; readonly toolName: string; readonly library: string; readonly direction: 'input' | 'output' } & SchemaUnconvertibleReason)
+  | {
+      readonly problem: 'schema-invalid';
+      readonly toolName: string;
+      readonly schema: WrapSchemaRole;
+      readonly wrappedToolName?: string;
+      readonly cause: unknown;
+    }
+  | ({
+      readonly problem: 'schema-unconvertible';
+      readonly toolName: string;
+      readonly library: string;
+      readonly direction: 'input' | 'output';
+    } & SchemaUnconvertibleReason)
   | { readonly problem: 'invalid-foreign-name'; readonly library: string; readonly received: unknown }
   | { readonly problem: 'no-description'; readonly library: string; readonly toolName: string }
-  | { readonly problem: 'not-callable'; readonly call: 'fromFunction' | 'fromAiSdkTool' | 'fromLangChainTool'; readonly received: unknown; readonly toolName?: string }
+  | {
+      readonly problem: 'not-callable';
+      readonly call: 'fromFunction' | 'fromAiSdkTool' | 'fromLangChainTool';
+      readonly received: unknown;
+      readonly toolName?: string;
+    }
   | { readonly problem: 'duplicate-tool'; readonly sourceId: string; readonly toolName: string }
   | { readonly problem: 'factory-failed'; readonly sourceId: string; readonly index: number; readonly cause: unknown }
   | { readonly problem: 'input-not-object'; readonly toolName: string; readonly planId: string; readonly received: unknown; readonly mapped: boolean };

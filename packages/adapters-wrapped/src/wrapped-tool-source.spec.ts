@@ -1,4 +1,12 @@
-import { RUNTIME_LOGGER, TOOL_RUNTIME, TOOL_SOURCE, ToolNotFoundError, ToolRuntime, registerToolRuntime, type ToolRuntime as Runtime } from '@ca/tool-lifecycle';
+import {
+  RUNTIME_LOGGER,
+  TOOL_RUNTIME,
+  TOOL_SOURCE,
+  ToolNotFoundError,
+  ToolRuntime,
+  registerToolRuntime,
+  type ToolRuntime as Runtime,
+} from '@ca/tool-lifecycle';
 import { InMemoryToolSource, RecordingLogger, TestTool } from '@ca/tool-lifecycle/testing';
 import { container } from 'tsyringe';
 import { WrappedToolError, WrappedToolSource, createWrappedAdapter, fromFunction, registerWrappedAdapter, wrapTool } from './index';
@@ -33,8 +41,12 @@ describe('WrappedToolSource', () => {
     expect(thrownBy(() => createWrappedAdapter({} as never)).message).toBe(
       'createWrappedAdapter(settings): tools must be an array of wrapped tools or factories of them; got undefined.',
     );
-    expect(thrownBy(() => createWrappedAdapter('tools' as never)).message).toMatch(/^createWrappedAdapter\(settings\): settings must be \{ tools: \[\.\.\.\] \}/);
-    expect(thrownBy(() => createWrappedAdapter({ tools: [{ descriptor: 'x' } as never] })).message).toMatch(/^Wrapped tool source 'wrapped' needs a ToolInstance/);
+    expect(thrownBy(() => createWrappedAdapter('tools' as never)).message).toMatch(
+      /^createWrappedAdapter\(settings\): settings must be \{ tools: \[\.\.\.\] \}/,
+    );
+    expect(thrownBy(() => createWrappedAdapter({ tools: [{ descriptor: 'x' } as never] })).message).toMatch(
+      /^Wrapped tool source 'wrapped' needs a ToolInstance/,
+    );
     const source = createWrappedAdapter({ tools: [echo('w.one')] });
     expect(thrownBy(() => source.add(echo('w.one'))).code).toBe('WRAP_DUPLICATE_TOOL');
   });
@@ -65,7 +77,11 @@ describe('WrappedToolSource', () => {
     const clash = createWrappedAdapter({ id: 'wrapped:clash', tools: [() => [echo('w.same'), echo('w.same')]] });
     await expect(clash.discover()).rejects.toMatchObject({ code: 'WRAP_DUPLICATE_TOOL', toolName: 'w.same' });
     const invalid = createWrappedAdapter({ id: 'wrapped:bad', tools: [() => [echo('w.ok'), 42 as never]] });
-    await expect(invalid.discover()).rejects.toMatchObject({ code: 'WRAP_INVALID_OPTIONS', problem: 'not-a-tool', message: expect.stringContaining('got number 42') });
+    await expect(invalid.discover()).rejects.toMatchObject({
+      code: 'WRAP_INVALID_OPTIONS',
+      problem: 'not-a-tool',
+      message: expect.stringContaining('got number 42'),
+    });
     // All or nothing: the valid tool of the failed factory is not served.
     await expect(invalid.get('w.ok')).rejects.toMatchObject({ code: 'WRAP_INVALID_OPTIONS' });
   });

@@ -53,8 +53,10 @@ export class WrappedToolSource implements ToolSource {
    *   invalid settings, a tool that is not of kind `'wrapped'`, or a repeated name.
    */
   constructor(settings: WrappedAdapterSettings) {
-    if (!isPlainObject(settings)) invalidOption({ call: 'createWrappedAdapter' }, 'settings', '{ tools: [...] } (wrapped tools or factories of them)', settings);
-    if (!Array.isArray(settings.tools)) invalidOption({ call: 'createWrappedAdapter' }, 'tools', 'an array of wrapped tools or factories of them', settings.tools);
+    if (!isPlainObject(settings))
+      invalidOption({ call: 'createWrappedAdapter' }, 'settings', '{ tools: [...] } (wrapped tools or factories of them)', settings);
+    if (!Array.isArray(settings.tools))
+      invalidOption({ call: 'createWrappedAdapter' }, 'tools', 'an array of wrapped tools or factories of them', settings.tools);
     const id = settings.id ?? 'wrapped';
     if (typeof id !== 'string' || id.length === 0) invalidOption({ call: 'createWrappedAdapter' }, 'id', 'a non-empty string', settings.id);
     this.id = id;
@@ -134,7 +136,12 @@ export class WrappedToolSource implements ToolSource {
   }
 
   private register(tool: unknown, into: Map<string, ToolInstance>): void {
-    if (typeof tool !== 'object' || tool === null || typeof (tool as ToolInstance).execute !== 'function' || !isPlainObject((tool as ToolInstance).descriptor)) {
+    if (
+      typeof tool !== 'object' ||
+      tool === null ||
+      typeof (tool as ToolInstance).execute !== 'function' ||
+      !isPlainObject((tool as ToolInstance).descriptor)
+    ) {
       throw new WrappedToolError({ problem: 'not-a-tool', subject: { sourceId: this.id }, received: tool });
     }
     const { name, source } = (tool as ToolInstance).descriptor;

@@ -27,7 +27,8 @@ function setup(approval: Record<string, unknown> = { policy: { capabilities: ['w
 /** An io whose "terminal" is a stream the test types into. */
 function terminalIo(base: ReturnType<typeof captureIo>): ReturnType<typeof captureIo> & { type: (line: string) => void } {
   const input = new PassThrough();
-  return { ...base, terminalInput: input, type: (line: string) => void input.write(`${line}\n`) } as CliIo & ReturnType<typeof captureIo> & { type: (line: string) => void };
+  return { ...base, terminalInput: input, type: (line: string) => void input.write(`${line}\n`) } as CliIo &
+    ReturnType<typeof captureIo> & { type: (line: string) => void };
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -45,7 +46,9 @@ describe('agents tools run: approval', () => {
     const { io, workspace, stateDir } = setup();
     const run = io();
     expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.write', '--input', write()], run)).toBe(EXIT_CODES.refused);
-    expect(run.err()).toMatch(/^TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan '.+' needs approval \(the plan asks before tools that write\), but nobody can be asked \(the command is not on a terminal\)/);
+    expect(run.err()).toMatch(
+      /^TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan '.+' needs approval \(the plan asks before tools that write\), but nobody can be asked \(the command is not on a terminal\)/,
+    );
     expect(run.err()).toContain("pass --approve 'builtin.fs.write' (a glob), or add an allow rule (approval.rules in agents.config.json, or --rules <file>)");
     expect(fs.existsSync(path.join(workspace, 'out.txt'))).toBe(false);
   });
@@ -53,11 +56,15 @@ describe('agents tools run: approval', () => {
   it('--approve <pattern> approves matching calls without asking, and the trace says so', async () => {
     const { io, workspace, stateDir } = setup();
     const run = io();
-    expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.write', '--input', write(), '--approve', 'builtin.fs.*', '--json'], run)).toBe(EXIT_CODES.ok);
+    expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.write', '--input', write(), '--approve', 'builtin.fs.*', '--json'], run)).toBe(
+      EXIT_CODES.ok,
+    );
     expect(JSON.parse(run.out()).trace.approval).toMatchObject({ decision: 'approved', decidedBy: '--approve builtin.fs.*', scope: 'once' });
     expect(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('x');
     const other = io();
-    expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.write', '--input', write(), '--approve', 'builtin.http.*'], other)).toBe(EXIT_CODES.refused);
+    expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.write', '--input', write(), '--approve', 'builtin.http.*'], other)).toBe(
+      EXIT_CODES.refused,
+    );
     expect(other.err()).toMatch(/no --approve pattern matches 'builtin\.fs\.write' and there is no terminal to ask/);
   });
 
@@ -88,7 +95,9 @@ describe('agents tools run: approval', () => {
     await until(() => run.err().includes("'maybe' is not an answer."), 'the second question');
     run.type('n not before the review');
     expect(await done).toBe(EXIT_CODES.refused);
-    expect(run.err()).toMatch(/TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan '.+' was denied by .+ \(terminal\): not before the review\. The tool did not run\./);
+    expect(run.err()).toMatch(
+      /TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan '.+' was denied by .+ \(terminal\): not before the review\. The tool did not run\./,
+    );
     expect(fs.existsSync(path.join(workspace, 'out.txt'))).toBe(false);
   });
 });
@@ -102,7 +111,10 @@ describe('rules from the configuration and rules files', () => {
         tools: 'builtin.fs.*',
         arguments: { '/path': { glob: '*.env' } },
         reason: 'secrets stay where they are',
-        examples: { match: [{ tool: 'builtin.fs.read', arguments: { path: 'prod.env' } }], notMatch: [{ tool: 'builtin.fs.read', arguments: { path: 'env.md' } }] },
+        examples: {
+          match: [{ tool: 'builtin.fs.read', arguments: { path: 'prod.env' } }],
+          notMatch: [{ tool: 'builtin.fs.read', arguments: { path: 'env.md' } }],
+        },
       },
       { name: 'notes-are-fine', decision: 'allow', tools: 'builtin.fs.write', arguments: { '/path': { glob: 'notes/*' } } },
     ],
@@ -114,12 +126,28 @@ describe('rules from the configuration and rules files', () => {
     const denied = io();
     const input = JSON.stringify({ resource: 'work', path: 'prod.env', content: 'TOKEN=1' });
     expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.write', '--input', input, '--approve', '*'], denied)).toBe(EXIT_CODES.refused);
-    expect(denied.err()).toContain("is refused by rule 'no-env-files': secrets stay where they are. The tool did not run. Change the call, or the rule (approval.rules or a rules file of agents.config.json).");
+    expect(denied.err()).toContain(
+      "is refused by rule 'no-env-files': secrets stay where they are. The tool did not run. Change the call, or the rule (approval.rules or a rules file of agents.config.json).",
+    );
     expect(fs.existsSync(path.join(workspace, 'prod.env'))).toBe(false);
 
     fs.mkdirSync(path.join(workspace, 'notes'));
     const allowed = io();
-    expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.write', '--input', JSON.stringify({ resource: 'work', path: 'notes/a.md', content: 'ok' }), '--json'], allowed)).toBe(EXIT_CODES.ok);
+    expect(
+      await main(
+        [
+          '--state-dir',
+          stateDir,
+          'tools',
+          'run',
+          'builtin.fs.write',
+          '--input',
+          JSON.stringify({ resource: 'work', path: 'notes/a.md', content: 'ok' }),
+          '--json',
+        ],
+        allowed,
+      ),
+    ).toBe(EXIT_CODES.ok);
     expect(JSON.parse(allowed.out()).trace.approval).toMatchObject({ decision: 'approved', decidedBy: 'rule:notes-are-fine' });
   });
 
@@ -128,7 +156,12 @@ describe('rules from the configuration and rules files', () => {
     const broken = { rules: [{ ...rules.rules[0], examples: { match: [{ tool: 'builtin.fs.read', arguments: { path: 'prod.env.bak' } }] } }] };
     const file = writeFixture(folder, 'broken-rules.yaml', JSON.stringify(broken));
     const run = io();
-    expect(await main(['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.read', '--input', '{"resource":"work","path":"x"}', '--rules', 'broken-rules.yaml'], run)).toBe(EXIT_CODES.usage);
+    expect(
+      await main(
+        ['--state-dir', stateDir, 'tools', 'run', 'builtin.fs.read', '--input', '{"resource":"work","path":"x"}', '--rules', 'broken-rules.yaml'],
+        run,
+      ),
+    ).toBe(EXIT_CODES.usage);
     expect(run.err()).toContain(
       `CLI_CONFIG_INVALID: Rules file ${file}: Rule 'no-env-files' (rules[0]) is invalid at examples.match[0]: the rule does not match its own example builtin.fs.read {"path":"prod.env.bak"}, which it must match.`,
     );
@@ -140,7 +173,9 @@ describe('rules from the configuration and rules files', () => {
     writeFixture(folder, 'plan.yaml', 'steps:\n  - { tool: builtin.fs.read, input: { resource: work, path: a } }\n');
     const run = io();
     expect(await main(['--state-dir', stateDir, 'plan', 'check', 'plan.yaml', '--rules', 'typo.json'], run)).toBe(EXIT_CODES.usage);
-    expect(run.err()).toMatch(/^CLI_CONFIG_INVALID: Rules file .*typo\.json is invalid:\n {2}\/rules\/0\/reasn: is not a known key here\. Did you mean 'reason'\?/);
+    expect(run.err()).toMatch(
+      /^CLI_CONFIG_INVALID: Rules file .*typo\.json is invalid:\n {2}\/rules\/0\/reasn: is not a known key here\. Did you mean 'reason'\?/,
+    );
   });
 
   it('plan check reports a step a deny rule refuses, and accepts it when the step expects to be refused', async () => {
@@ -195,7 +230,11 @@ describe('agents plan approve / deny from another terminal', () => {
     expect(approve.out()).toBe('Approved request 1 (builtin.fs.write) of plan waits.\n');
     expect(await done).toBe(EXIT_CODES.ok);
     const report = JSON.parse(run.out()) as { traces: { approval?: { decidedBy: string; requestId: string } }[] };
-    expect(report.traces[0]?.approval).toMatchObject({ decision: 'approved', requestId: '1', decidedBy: expect.stringMatching(/ \(agents plan approve on .+\)$/) });
+    expect(report.traces[0]?.approval).toMatchObject({
+      decision: 'approved',
+      requestId: '1',
+      decidedBy: expect.stringMatching(/ \(agents plan approve on .+\)$/),
+    });
     expect(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('approved\n');
   });
 
@@ -234,7 +273,9 @@ describe('agents plan approve / deny from another terminal', () => {
     expect(await main(['--state-dir', stateDir, 'plan', 'deny', 'denied', '1', '--reason', 'wrong file'], deny)).toBe(EXIT_CODES.ok);
     expect(deny.out()).toBe('Denied request 1 (builtin.fs.write) of plan denied.\n');
     expect(await done).toBe(EXIT_CODES.refused);
-    expect(run.out()).toMatch(/write builtin\.fs\.write … refused .*TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan 'denied' was denied by .+ \(agents plan deny on .+\): wrong file\./);
+    expect(run.out()).toMatch(
+      /write builtin\.fs\.write … refused .*TOOL_APPROVAL_DENIED: Tool 'builtin\.fs\.write' in plan 'denied' was denied by .+ \(agents plan deny on .+\): wrong file\./,
+    );
     expect(fs.existsSync(path.join(workspace, 'out.txt'))).toBe(false);
     const gone = io();
     expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'denied'], gone)).toBe(EXIT_CODES.notFound);
@@ -272,7 +313,9 @@ describe('agents plan approve / deny from another terminal', () => {
     expect(run.err()).not.toContain('agents plan approve');
     const answer = io();
     expect(await main(['--state-dir', stateDir, 'plan', 'approve', 'closed'], answer)).toBe(EXIT_CODES.notFound);
-    expect(answer.err()).toMatch(/^CLI_APPROVAL_NOT_FOUND: Plan 'closed' waits for no approval request: none is pending, or it takes no answers through the plan registry/);
+    expect(answer.err()).toMatch(
+      /^CLI_APPROVAL_NOT_FOUND: Plan 'closed' waits for no approval request: none is pending, or it takes no answers through the plan registry/,
+    );
     run.type('n');
     expect(await done).toBe(EXIT_CODES.refused);
   });

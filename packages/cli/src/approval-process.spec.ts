@@ -14,7 +14,11 @@ function setup() {
   const folder = temporaryFolder();
   fs.mkdirSync(path.join(folder, 'work'));
   const stateDir = path.join(folder, 'state');
-  writeFixture(folder, 'agents.config.json', JSON.stringify({ resources: [{ id: 'work', path: './work', access: 'write' }], builtin: { tools: ['builtin.fs.read', 'builtin.fs.write'] } }));
+  writeFixture(
+    folder,
+    'agents.config.json',
+    JSON.stringify({ resources: [{ id: 'work', path: './work', access: 'write' }], builtin: { tools: ['builtin.fs.read', 'builtin.fs.write'] } }),
+  );
   writeFixture(
     folder,
     'resume.yaml',
@@ -26,13 +30,17 @@ function setup() {
       '  - { id: needs-input, tool: builtin.fs.read, input: { resource: work, path: input.txt } }',
     ].join('\n'),
   );
-  const agents = (args: string[]) => spawnSync(process.execPath, [bin, '--state-dir', stateDir, ...args], { cwd: folder, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const agents = (args: string[]) =>
+    spawnSync(process.execPath, [bin, '--state-dir', stateDir, ...args], { cwd: folder, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return { folder, stateDir, agents };
 }
 
 /** First process: waits for approval, is approved for the call from another process, then fails at step 2 (its input is missing). */
 async function firstRun(folder: string, stateDir: string, agents: ReturnType<typeof setup>['agents']): Promise<void> {
-  const child = spawn(process.execPath, [bin, '--state-dir', stateDir, 'plan', 'run', 'resume.yaml', '--await-approval'], { cwd: folder, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, '--state-dir', stateDir, 'plan', 'run', 'resume.yaml', '--await-approval'], {
+    cwd: folder,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -71,7 +79,9 @@ describe('approvals across processes', () => {
     fs.writeFileSync(path.join(folder, 'work', 'input.txt'), 'here now');
     const again = agents(['plan', 'run', 'resume.yaml']);
     expect(again.status).toBe(3);
-    expect(again.stderr).toContain("warning: Approval record 1 of plan 'resume-me' (tool 'builtin.fs.write') was refused: its signature does not match its fields (it was edited, or signed with another key).");
+    expect(again.stderr).toContain(
+      "warning: Approval record 1 of plan 'resume-me' (tool 'builtin.fs.write') was refused: its signature does not match its fields (it was edited, or signed with another key).",
+    );
     expect(again.stdout).toMatch(/write builtin\.fs\.write … refused .*TOOL_APPROVAL_DENIED/);
   });
 });

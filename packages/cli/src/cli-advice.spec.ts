@@ -19,7 +19,9 @@ describe('errors seen through the command give the flag or key to change', () =>
   it('no bound resource: --resource, not resourceFromPath', async () => {
     const empty = captureIo({}, temporaryFolder());
     expect(await main(['tools', 'run', 'builtin.fs.read', '--input', '{"path":"x"}'], empty)).toBe(EXIT_CODES.failed);
-    expect(empty.err()).toMatch(/^BUILTIN_NO_RESOURCE: .* Bind one with --resource id=path \(read-only; id=path:write allows changes\), or under "resources" in the configuration\.\n$/);
+    expect(empty.err()).toMatch(
+      /^BUILTIN_NO_RESOURCE: .* Bind one with --resource id=path \(read-only; id=path:write allows changes\), or under "resources" in the configuration\.\n$/,
+    );
     expect(empty.err()).not.toMatch(LIBRARY_ADVICE);
   });
 
@@ -37,7 +39,9 @@ describe('errors seen through the command give the flag or key to change', () =>
     const { io } = setup();
     const readOnly = io();
     expect(await main(['tools', 'run', 'test.unsafe-write', '--read-only'], readOnly)).toBe(EXIT_CODES.refused);
-    expect(readOnly.err()).toMatch(/^TOOL_ACCESS_DENIED: Tool 'test\.unsafe-write' writes, but plan '.+' is read-only\. Run it without --read-only, or choose a tool that does not write\.\n$/);
+    expect(readOnly.err()).toMatch(
+      /^TOOL_ACCESS_DENIED: Tool 'test\.unsafe-write' writes, but plan '.+' is read-only\. Run it without --read-only, or choose a tool that does not write\.\n$/,
+    );
     const checkpoint = io();
     expect(await main(['tools', 'run', 'test.unsafe-write', '--require-checkpoint'], checkpoint)).toBe(EXIT_CODES.refused);
     expect(checkpoint.err()).toMatch(/Run it without --require-checkpoint, or choose a tool that records undoable changes\.\n$/);
@@ -48,13 +52,19 @@ describe('errors seen through the command give the flag or key to change', () =>
     const { io } = setup();
     const offline = io();
     expect(await main(['tools', 'run', 'test.echo', '--input', '{"text":"x"}', '--no-network'], offline)).toBe(EXIT_CODES.refused);
-    expect(offline.err()).toMatch(/^TOOL_ACCESS_DENIED: Tool 'test\.echo' reaches outside the plan .* Run it without --no-network, or choose a tool that is not openWorld\.\n$/);
+    expect(offline.err()).toMatch(
+      /^TOOL_ACCESS_DENIED: Tool 'test\.echo' reaches outside the plan .* Run it without --no-network, or choose a tool that is not openWorld\.\n$/,
+    );
     expect(offline.err()).not.toMatch(LIBRARY_ADVICE);
   });
 
   it('in a plan, a refusal names the plan file\'s "policy"', async () => {
     const { workspace, io } = setup();
-    const file = writeFixture(workspace, 'plan.yaml', 'policy: { readOnly: true }\nsteps:\n  - { tool: test.unsafe-write, input: {}, continueOnError: true }\n');
+    const file = writeFixture(
+      workspace,
+      'plan.yaml',
+      'policy: { readOnly: true }\nsteps:\n  - { tool: test.unsafe-write, input: {}, continueOnError: true }\n',
+    );
     const run = io();
     expect(await main(['--state-dir', temporaryFolder(), 'plan', 'run', file, '--json'], run)).toBe(EXIT_CODES.refused);
     const report = JSON.parse(run.out()) as { steps: { code: string; message: string }[] };
@@ -76,10 +86,16 @@ describe('errors seen through the command give the flag or key to change', () =>
     expect(fs.readFileSync(marker, 'utf8')).toBe('timed out after 200 ms');
 
     // A step's deadline fails the step (exit 1), not the plan (130).
-    const file = writeFixture(workspace, 'plan.yaml', `steps:\n  - { id: slow, tool: test.wait-for-cancel, input: { marker: "${marker}-2" }, timeoutMs: 200 }\n`);
+    const file = writeFixture(
+      workspace,
+      'plan.yaml',
+      `steps:\n  - { id: slow, tool: test.wait-for-cancel, input: { marker: "${marker}-2" }, timeoutMs: 200 }\n`,
+    );
     const plan = io();
     expect(await main(['--state-dir', temporaryFolder(), 'plan', 'run', file], plan)).toBe(EXIT_CODES.failed);
-    expect(plan.out()).toMatch(/\[1\/1\] slow test\.wait-for-cancel … failed \(\d+ ms\) TOOL_CANCELLED: .*timed out after 200 ms\. Raise "timeoutMs" of the step/);
+    expect(plan.out()).toMatch(
+      /\[1\/1\] slow test\.wait-for-cancel … failed \(\d+ ms\) TOOL_CANCELLED: .*timed out after 200 ms\. Raise "timeoutMs" of the step/,
+    );
     expect(plan.out()).toContain('failed; 1 tool(s) deactivated');
   });
 
@@ -87,7 +103,9 @@ describe('errors seen through the command give the flag or key to change', () =>
     const { io } = setup();
     const quiet = io();
     expect(await main(['tools', 'run', 'test.throw'], quiet)).toBe(EXIT_CODES.failed);
-    expect(quiet.err()).toMatch(/^TOOL_EXECUTION_FAILED: Tool 'test\.throw' failed in plan '.+': the disk is on fire\. Run the command with --verbose to see where it failed\.\n$/);
+    expect(quiet.err()).toMatch(
+      /^TOOL_EXECUTION_FAILED: Tool 'test\.throw' failed in plan '.+': the disk is on fire\. Run the command with --verbose to see where it failed\.\n$/,
+    );
     const verbose = io();
     expect(await main(['--verbose', 'tools', 'run', 'test.throw'], verbose)).toBe(EXIT_CODES.failed);
     expect(verbose.err()).toMatch(/cause: Error: the disk is on fire\n\s+at /);
@@ -111,6 +129,8 @@ describe('errors seen through the command give the flag or key to change', () =>
     const { io } = setup();
     const run = io();
     expect(await main(['tools', 'describe', 'test.ecoh'], run)).toBe(EXIT_CODES.notFound);
-    expect(run.err()).toBe("TOOL_NOT_FOUND: No configured source offers a tool named 'test.ecoh'. Did you mean 'test.echo'? Run 'agents tools list' to see every tool.\n");
+    expect(run.err()).toBe(
+      "TOOL_NOT_FOUND: No configured source offers a tool named 'test.ecoh'. Did you mean 'test.echo'? Run 'agents tools list' to see every tool.\n",
+    );
   });
 });

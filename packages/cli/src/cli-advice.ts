@@ -96,7 +96,10 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
           ? ` Run it on a terminal to be asked, pass --approve '${error.toolName ?? '<tool>'}' (a glob), or add an allow rule (approval.rules in ${configuration(context)}, or --rules <file>).`
           : ` Run it on a terminal to be asked, pass --approve '${error.toolName ?? '<tool>'}' (a glob), pass --await-approval and answer with 'agents plan approve <plan-id>' from another terminal, or add an allow rule (approval.rules in ${configuration(context)}, or --rules <file>).`,
       )
-      .replace(/ Change the call, or the rule in the service's configuration\./, ` Change the call, or the rule (approval.rules or a rules file of ${configuration(context)}).`)
+      .replace(
+        / Change the call, or the rule in the service's configuration\./,
+        ` Change the call, or the rule (approval.rules or a rules file of ${configuration(context)}).`,
+      )
       .replace(/ Answer sooner, or raise approvalTimeoutMs\./, ` Answer sooner, or raise approval.timeoutMs in ${configuration(context)}.`)
       .replace(/\(approvalTimeoutMs\)/, '(approval.timeoutMs)'),
   TOOL_EXECUTION_FAILED: (message) => message.replace(/ See the cause for details\./, ' Run the command with --verbose to see where it failed.'),
@@ -110,8 +113,14 @@ const REWRITES: Readonly<Record<string, Rewrite>> = {
       .replace(/; a new plan starts it again\./, '; running the command again starts it again.'),
   MCP_AUTH_REQUIRED: (message, error) =>
     message
-      .replace(/ Sign in ahead of time where one is \(McpToolSource\.authorize\), or use the client_credentials grant for a service\./, ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal, or give the server "oauth": { "grant": "client_credentials", … } for a service.`)
-      .replace(/ Sign in ahead of time \(McpToolSource\.authorize\) to use the server without asking\./, ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal.`),
+      .replace(
+        / Sign in ahead of time where one is \(McpToolSource\.authorize\), or use the client_credentials grant for a service\./,
+        ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal, or give the server "oauth": { "grant": "client_credentials", … } for a service.`,
+      )
+      .replace(
+        / Sign in ahead of time \(McpToolSource\.authorize\) to use the server without asking\./,
+        ` Sign in with 'agents mcp login ${error.server ?? '<server>'}' in a terminal.`,
+      ),
   MCP_CALL_TIMEOUT: (message, error, context) =>
     message
       .replace(/Raise callTimeoutMs for this server/, `Raise ${serverKey(error, 'callTimeoutMs')} in ${configuration(context)}`)
@@ -168,7 +177,7 @@ function adviseError(error: unknown, context: AdviceContext): { readonly code: s
     const tool = error.toolName ?? 'the tool';
     const lines = error.issues.slice(0, ISSUES_SHOWN).map((issue) => `  ${describeIssue(issue, context.inputSchema)}`);
     const more = error.issues.length > ISSUES_SHOWN ? [`  … and ${error.issues.length - ISSUES_SHOWN} more`] : [];
-    const source = context.command === 'tools run' ? '--input' : 'The step\'s input';
+    const source = context.command === 'tools run' ? '--input' : "The step's input";
     return {
       code,
       message: `${source} does not match the input schema of '${tool}':\n${[...new Set(lines), ...more].join('\n')}\nRun 'agents tools describe ${tool}' to see the schema.`,

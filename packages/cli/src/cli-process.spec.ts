@@ -91,7 +91,11 @@ describe('the agents binary in a pipe, as CI runs it', () => {
   it('shows a step that started, and its MCP progress, while the step is still running', async () => {
     const workspace = temporaryFolder();
     const starts = path.join(workspace, 'starts');
-    const run = start(['--state-dir', temporaryFolder('ca-cli-state-'), 'plan', 'run', 'progress-plan.yaml'], { TEST_WORKSPACE: workspace, TEST_FIXTURES: fixtures, TEST_STARTS: starts }, withMcpFixtures);
+    const run = start(
+      ['--state-dir', temporaryFolder('ca-cli-state-'), 'plan', 'run', 'progress-plan.yaml'],
+      { TEST_WORKSPACE: workspace, TEST_FIXTURES: fixtures, TEST_STARTS: starts },
+      withMcpFixtures,
+    );
     let exited = false;
     void run.exit.then(() => (exited = true));
     await waitFor(() => /\[1\/2\] long mcp\.everything\.trigger-long-running-operation … progress 1\/3 /.test(run.output()) || exited);
@@ -121,7 +125,12 @@ describe('the agents binary in a pipe, as CI runs it', () => {
 
 describe("the README's quick start, as a new user runs it", () => {
   it('npm start runs the demo plans and they all behave as described', () => {
-    const result = spawnSync('npm', ['start', '--silent'], { cwd: repositoryRoot, encoding: 'utf8', env: { ...process.env, NX_DAEMON: 'false' }, timeout: 110_000 });
+    const result = spawnSync('npm', ['start', '--silent'], {
+      cwd: repositoryRoot,
+      encoding: 'utf8',
+      env: { ...process.env, NX_DAEMON: 'false' },
+      timeout: 110_000,
+    });
     const output = `${result.stdout}\n${result.stderr}`;
     expect(output).toContain('Workspace after rollback is byte-identical to before.');
     expect(output).toMatch(/TOOL_ACCESS_DENIED: Tool 'builtin\.fs\.write' writes, but plan 'demo-read-only' is read-only/);
@@ -139,7 +148,9 @@ describe("the README's quick start, as a new user runs it", () => {
     expect(output).toMatch(/skill\.release-notes … ok/);
     expect(output).toMatch(/demo\.word-count … ok .*"words":4/);
     expect(output).toMatch(/demo\.echo-twice … ok/);
-    expect(output).toMatch(/CLI_PLAN_CHECK_FAILED: Plan plans\/05-checked-before-running\.yaml cannot run as written; no step was run:\n {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: .*Did you mean 'builtin\.fs\.read'\?/);
+    expect(output).toMatch(
+      /CLI_PLAN_CHECK_FAILED: Plan plans\/05-checked-before-running\.yaml cannot run as written; no step was run:\n {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: .*Did you mean 'builtin\.fs\.read'\?/,
+    );
     expect(output).toContain('(exit code 2, as expected)');
     expect(output).toContain('=== Traces (JSON Lines, one per execution)');
     expect(output).toContain('Demo finished: every plan behaved as expected.');

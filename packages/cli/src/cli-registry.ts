@@ -34,7 +34,10 @@ const loadRedisRegistry = () => require('@ca/plan-registry-redis') as typeof imp
 export async function openPlanRegistry(choice: RegistryChoice): Promise<PlanRegistry> {
   const { option, config } = choice;
   if (option !== undefined && option !== 'local' && !REDIS_URL.test(option)) {
-    throw new CliError({ code: 'CLI_USAGE', message: `--registry ${option}: expected 'local' or a Redis URL such as redis://127.0.0.1:6379/0 (rediss:// for TLS).` });
+    throw new CliError({
+      code: 'CLI_USAGE',
+      message: `--registry ${option}: expected 'local' or a Redis URL such as redis://127.0.0.1:6379/0 (rediss:// for TLS).`,
+    });
   }
   const setting: RegistrySetting | undefined = option ?? (config?.registry as RegistrySetting | undefined);
   if (setting === undefined || setting === 'local') return new LocalPlanRegistry(choice.stateDir);

@@ -32,12 +32,14 @@ describe('what a configuration turns on', () => {
     writeFixture(folder, 'agents.config.json', JSON.stringify({ custom: { modules: [path.join(__dirname, '__fixtures__', 'slow-tools.js')] } }));
     const list = captureIo({}, folder);
     expect(await main(['tools', 'list'], list)).toBe(EXIT_CODES.ok);
-    expect(list.out()).toMatch(/^4 tool\(s\)\. Configuration agents\.config\.json — on: custom \(1 module\); off: builtin \(no "builtin" key\), mcp, skills, wrapped\.$/m);
+    expect(list.out()).toMatch(
+      /^4 tool\(s\)\. Configuration agents\.config\.json — on: custom \(1 module\); off: builtin \(no "builtin" key\), mcp, skills, wrapped\.$/m,
+    );
 
     const run = captureIo({}, folder);
     expect(await main(['tools', 'run', 'builtin.fs.read', '--input', '{"path":"x"}'], run)).toBe(EXIT_CODES.notFound);
     expect(run.err()).toBe(
-      "TOOL_NOT_FOUND: No configured source offers a tool named 'builtin.fs.read'. The built-in tools are off in agents.config.json (it has no \"builtin\" key): add \"builtin\": true, or its settings, to turn them on. Run 'agents tools list' to see every tool.\n",
+      'TOOL_NOT_FOUND: No configured source offers a tool named \'builtin.fs.read\'. The built-in tools are off in agents.config.json (it has no "builtin" key): add "builtin": true, or its settings, to turn them on. Run \'agents tools list\' to see every tool.\n',
     );
 
     const typo = captureIo({}, folder);
@@ -63,7 +65,7 @@ describe('what a configuration turns on', () => {
     expect(server.err()).toContain("No MCP server 'everything' is configured in agents.config.json (its servers: off)");
     const disabled = captureIo({}, folder);
     expect(await main(['tools', 'run', 'mcp.off.echo'], disabled)).toBe(EXIT_CODES.notFound);
-    expect(disabled.err()).toContain("MCP server 'off' is disabled in agents.config.json (\"disabled\": true).");
+    expect(disabled.err()).toContain('MCP server \'off\' is disabled in agents.config.json ("disabled": true).');
     const skill = captureIo({}, folder);
     expect(await main(['tools', 'run', 'skill.release-notes'], skill)).toBe(EXIT_CODES.notFound);
     expect(skill.err()).toContain('Skills are off in agents.config.json (it has no "skills" key)');
@@ -74,7 +76,9 @@ describe('what a configuration turns on', () => {
     expect(none.out()).toMatch(/No configuration file \(built-in tools only\) — on: builtin \(all built-in tools\); off: custom, mcp, skills, wrapped\.\n$/);
     const mcp = captureIo({}, empty);
     expect(await main(['tools', 'run', 'mcp.everything.echo'], mcp)).toBe(EXIT_CODES.notFound);
-    expect(mcp.err()).toContain(`No configuration file was found (agents.config.json, .yaml or .yml in ${empty}; or pass -c <file>), so only the built-in tools are on.`);
+    expect(mcp.err()).toContain(
+      `No configuration file was found (agents.config.json, .yaml or .yml in ${empty}; or pass -c <file>), so only the built-in tools are on.`,
+    );
   });
 });
 
@@ -121,7 +125,13 @@ describe('selectSources: a command builds only the sources its tools need', () =
   });
 
   it('the server of an MCP tool only, the built-ins for a built-in tool, and no custom module for either', () => {
-    expect(selectSources(config, ['mcp.files.read', 'builtin.fs.list'])).toEqual({ builtin: true, custom: false, mcpServers: ['files'], skills: false, wrapped: [] });
+    expect(selectSources(config, ['mcp.files.read', 'builtin.fs.list'])).toEqual({
+      builtin: true,
+      custom: false,
+      mcpServers: ['files'],
+      skills: false,
+      wrapped: [],
+    });
     expect(selectSources(config, ['mcp.off.read']).mcpServers).toEqual([]);
     expect(selectSources(config, ['skill.notes', 'demo.x'])).toMatchObject({ custom: true, skills: true });
   });

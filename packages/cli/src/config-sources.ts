@@ -65,12 +65,18 @@ export function describeSources(config: AgentsConfig): SourceSummary[] {
     builtinEnabled(config)
       ? { source: 'builtin', enabled: true, detail: toolList === undefined ? 'all built-in tools' : `only ${toolList.join(', ')}` }
       : { source: 'builtin', enabled: false, detail: config.builtin === false ? '"builtin": false' : 'no "builtin" key' },
-    modules.length > 0 ? { source: 'custom', enabled: true, detail: plural(modules.length, 'module') } : { source: 'custom', enabled: false, detail: 'no "custom" key' },
+    modules.length > 0
+      ? { source: 'custom', enabled: true, detail: plural(modules.length, 'module') }
+      : { source: 'custom', enabled: false, detail: 'no "custom" key' },
     enabledServers.length > 0
       ? { source: 'mcp', enabled: true, detail: `${enabledServers.join(', ')}${disabled.length > 0 ? `; disabled: ${disabled.join(', ')}` : ''}` }
       : { source: 'mcp', enabled: false, detail: servers.length > 0 ? `every server is disabled (${disabled.join(', ')})` : 'no "mcpServers" key' },
-    config.skills !== undefined ? { source: 'skills', enabled: true, detail: plural(roots.length, 'root') } : { source: 'skills', enabled: false, detail: 'no "skills" key' },
-    wrapped.length > 0 ? { source: 'wrapped', enabled: true, detail: plural(wrapped.length, 'tool') } : { source: 'wrapped', enabled: false, detail: 'no "wrapped" key' },
+    config.skills !== undefined
+      ? { source: 'skills', enabled: true, detail: plural(roots.length, 'root') }
+      : { source: 'skills', enabled: false, detail: 'no "skills" key' },
+    wrapped.length > 0
+      ? { source: 'wrapped', enabled: true, detail: plural(wrapped.length, 'tool') }
+      : { source: 'wrapped', enabled: false, detail: 'no "wrapped" key' },
   ];
 }
 
@@ -139,7 +145,7 @@ export function selectSources(config: AgentsConfig, tools?: readonly string[]): 
   const names = new Set(tools);
   const wrapped = new Set<WrappedEntry>();
   // A wrapped tool needs the tool it wraps, which may itself be wrapped.
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const entry of entries) {
       if (names.has(entry.name) && !wrapped.has(entry)) {

@@ -122,7 +122,9 @@ export function loadConfig(options: {
     ...(config.mcpServers === undefined ? {} : { mcpServers: resolveSandboxPaths(config.mcpServers, baseDir) }),
     ...(config.skills === undefined
       ? {}
-      : { skills: { ...config.skills, ...(config.skills.roots === undefined ? {} : { roots: config.skills.roots.map((root) => path.resolve(baseDir, root)) }) } }),
+      : {
+          skills: { ...config.skills, ...(config.skills.roots === undefined ? {} : { roots: config.skills.roots.map((root) => path.resolve(baseDir, root)) }) },
+        }),
   };
 }
 
@@ -172,7 +174,12 @@ export function bindResources(entries: readonly ResourceEntry[], baseDir: string
     }
     seen.add(entry.id);
     if (entry.path !== undefined) {
-      const resource = resourceFromPath({ id: entry.id, path: path.resolve(baseDir, entry.path), access: entry.access, ...(entry.kind === undefined ? {} : { kind: entry.kind }) });
+      const resource = resourceFromPath({
+        id: entry.id,
+        path: path.resolve(baseDir, entry.path),
+        access: entry.access,
+        ...(entry.kind === undefined ? {} : { kind: entry.kind }),
+      });
       return entry.metadata === undefined ? resource : { ...resource, metadata: entry.metadata };
     }
     return {

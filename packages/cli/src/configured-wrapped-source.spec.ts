@@ -44,7 +44,9 @@ describe('the wrapped entries of a configuration, served through a WrappedToolSo
     const error = await source.discover().catch((thrown: unknown) => thrown);
     expect(CliError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'CLI_CONFIG_INVALID' });
-    expect((error as Error).message).toMatch(/^wrapped tool 'team\.read' wraps 'builtin\.fs\.raed', which no configured source offers\. Did you mean 'builtin\.fs\.read'\?.* Run 'agents tools list'/);
+    expect((error as Error).message).toMatch(
+      /^wrapped tool 'team\.read' wraps 'builtin\.fs\.raed', which no configured source offers\. Did you mean 'builtin\.fs\.read'\?.* Run 'agents tools list'/,
+    );
   });
 
   it('refuses two entries of one name with WRAP_DUPLICATE_TOOL', async () => {
@@ -58,7 +60,11 @@ describe('the wrapped entries of a configuration, served through a WrappedToolSo
     );
     const error = await source.discover().catch((thrown: unknown) => thrown);
     expect(WrappedToolError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ code: 'WRAP_DUPLICATE_TOOL', toolName: 'team.files', message: expect.stringContaining("Wrapped tool source 'config:wrapped' already has a tool 'team.files'") });
+    expect(error).toMatchObject({
+      code: 'WRAP_DUPLICATE_TOOL',
+      toolName: 'team.files',
+      message: expect.stringContaining("Wrapped tool source 'config:wrapped' already has a tool 'team.files'"),
+    });
   });
 
   it('runs a wrapped entry from the command line with its fixed arguments, and reports one whose server cannot start as unavailable', async () => {

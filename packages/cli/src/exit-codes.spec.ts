@@ -22,7 +22,9 @@ function setup() {
 describe('agents plan run reaches every documented exit code', () => {
   it('1: a tool failed (reading a file that does not exist); later steps are skipped', async () => {
     const { run } = setup();
-    const result = await run('steps:\n  - { id: read, tool: builtin.fs.read, input: { resource: work, path: missing.txt } }\n  - { id: next, tool: test.echo, input: { text: x } }\n');
+    const result = await run(
+      'steps:\n  - { id: read, tool: builtin.fs.read, input: { resource: work, path: missing.txt } }\n  - { id: next, tool: test.echo, input: { text: x } }\n',
+    );
     expect(result.code).toBe(EXIT_CODES.failed);
     expect(result.out).toMatch(/\[1\/2\] read builtin\.fs\.read … failed \(\d+ ms\) BUILTIN_/);
     expect(result.out).toMatch(/^next\s+test\.echo\s+skipped/m);
@@ -42,16 +44,20 @@ describe('agents plan run reaches every documented exit code', () => {
 
   it('4: a step that may fail names a tool no source offers', async () => {
     const { run } = setup();
-    const result = await run('steps:\n  - { id: gone, tool: test.gone, input: {}, continueOnError: true }\n  - { id: echo, tool: test.echo, input: { text: x } }\n');
+    const result = await run(
+      'steps:\n  - { id: gone, tool: test.gone, input: {}, continueOnError: true }\n  - { id: echo, tool: test.echo, input: { text: x } }\n',
+    );
     expect(result.code).toBe(EXIT_CODES.notFound);
     expect(result.out).toMatch(/\[1\/2\] gone test\.gone … not-found \(\d+ ms\) TOOL_NOT_FOUND: /);
     expect(result.out).not.toMatch(/runtime\.listTools/);
   });
 
-  it('130: the plan\'s deadline passed', async () => {
+  it("130: the plan's deadline passed", async () => {
     const { workspace, run } = setup();
     const marker = path.join(workspace, 'marker');
-    const result = await run(`timeoutMs: 300\nsteps:\n  - { id: wait, tool: test.wait-for-cancel, input: { marker: "${marker}" } }\n  - { id: never, tool: test.echo, input: { text: x } }\n`);
+    const result = await run(
+      `timeoutMs: 300\nsteps:\n  - { id: wait, tool: test.wait-for-cancel, input: { marker: "${marker}" } }\n  - { id: never, tool: test.echo, input: { text: x } }\n`,
+    );
     expect(result.code).toBe(EXIT_CODES.cancelled);
     expect(fs.readFileSync(marker, 'utf8')).toBe('plan timed out after 300 ms');
     expect(result.out).toMatch(/\[1\/2\] wait test\.wait-for-cancel … cancelled .*plan timed out after 300 ms\. Raise "timeoutMs" of the plan file/);
@@ -60,7 +66,9 @@ describe('agents plan run reaches every documented exit code', () => {
 
   it('0: every step did what it expected, refusals included', async () => {
     const { run } = setup();
-    const result = await run('policy: { readOnly: true }\nsteps:\n  - { tool: test.unsafe-write, input: {}, expect: refused }\n  - { tool: test.echo, input: { text: 3 }, expect: failure }\n');
+    const result = await run(
+      'policy: { readOnly: true }\nsteps:\n  - { tool: test.unsafe-write, input: {}, expect: refused }\n  - { tool: test.echo, input: { text: 3 }, expect: failure }\n',
+    );
     expect(result.code).toBe(EXIT_CODES.ok);
   });
 });

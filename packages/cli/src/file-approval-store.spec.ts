@@ -18,7 +18,7 @@ const record = (planId: string, toolName = 't') => ({
 });
 
 describe('FileApprovalStore', () => {
-  it('keeps a plan\'s records one a line, in an owner-only folder, and forgets them', async () => {
+  it("keeps a plan's records one a line, in an owner-only folder, and forgets them", async () => {
     const stateDir = temporaryFolder();
     const store = new FileApprovalStore(stateDir);
     expect(await store.load('p')).toEqual([]);
@@ -49,7 +49,10 @@ describe('FileApprovalStore', () => {
     const store = new FileApprovalStore(stateDir);
     await store.save(record('p'));
     fs.chmodSync(path.join(stateDir, 'approvals'), 0o777);
-    await expect(store.load('p')).rejects.toMatchObject({ code: 'CLI_STATE_UNSAFE', message: expect.stringContaining('(kept approvals): others may write to it (mode 777)') });
+    await expect(store.load('p')).rejects.toMatchObject({
+      code: 'CLI_STATE_UNSAFE',
+      message: expect.stringContaining('(kept approvals): others may write to it (mode 777)'),
+    });
     await expect(store.save(record('p'))).rejects.toMatchObject({ code: 'CLI_STATE_UNSAFE' });
   });
 
@@ -73,7 +76,9 @@ describe('approvalKey', () => {
     approvalKey(stateDir, {});
     const file = path.join(stateDir, 'approval.key');
     fs.chmodSync(file, 0o644);
-    expect(() => approvalKey(stateDir, {})).toThrow(/^The approval key .*approval\.key cannot be used: others may read or change it \(mode 644\); run chmod 600 on it\. Whoever can read it can forge approvals\./);
+    expect(() => approvalKey(stateDir, {})).toThrow(
+      /^The approval key .*approval\.key cannot be used: others may read or change it \(mode 644\); run chmod 600 on it\. Whoever can read it can forge approvals\./,
+    );
     fs.rmSync(file);
     fs.symlinkSync(path.join(temporaryFolder(), 'elsewhere.key'), file);
     expect(() => approvalKey(stateDir, {})).toThrow(/cannot be used: it is not a regular file/);

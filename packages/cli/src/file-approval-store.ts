@@ -78,7 +78,10 @@ export function approvalKey(stateDir: string, env: Readonly<Record<string, strin
   const given = env['AGENTS_APPROVAL_KEY'];
   if (given !== undefined && given !== '') {
     if (Buffer.byteLength(given, 'utf8') < KEY_BYTES) {
-      throw new CliError({ code: 'CLI_USAGE', message: `AGENTS_APPROVAL_KEY has ${Buffer.byteLength(given, 'utf8')} bytes; it must have at least ${KEY_BYTES}. Generate one with: openssl rand -base64 32` });
+      throw new CliError({
+        code: 'CLI_USAGE',
+        message: `AGENTS_APPROVAL_KEY has ${Buffer.byteLength(given, 'utf8')} bytes; it must have at least ${KEY_BYTES}. Generate one with: openssl rand -base64 32`,
+      });
     }
     return given;
   }
@@ -107,7 +110,10 @@ export function approvalKey(stateDir: string, env: Readonly<Record<string, strin
   }
   const key = fs.readFileSync(file, 'utf8').trim();
   if (Buffer.byteLength(key, 'utf8') < KEY_BYTES) {
-    throw new CliError({ code: 'CLI_USAGE', message: `${file} holds a key of ${Buffer.byteLength(key, 'utf8')} bytes; it must have at least ${KEY_BYTES}. Delete the file to have a new one made (approvals kept so far are then asked again).` });
+    throw new CliError({
+      code: 'CLI_USAGE',
+      message: `${file} holds a key of ${Buffer.byteLength(key, 'utf8')} bytes; it must have at least ${KEY_BYTES}. Delete the file to have a new one made (approvals kept so far are then asked again).`,
+    });
   }
   return key;
 }

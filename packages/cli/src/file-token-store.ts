@@ -76,7 +76,10 @@ export class FileTokenStore implements McpTokenStore {
     const uid = process.getuid?.();
     if (uid !== undefined && stat.uid !== uid) throw this.#unusable(target, 'it belongs to another user');
     if (process.platform !== 'win32' && (stat.mode & 0o077) !== 0) {
-      throw this.#unusable(target, `others may ${kind === 'file' ? 'read' : 'enter'} it (mode ${(stat.mode & 0o777).toString(8)}); run chmod ${kind === 'file' ? '600' : '700'} on it, or delete it and sign in again`);
+      throw this.#unusable(
+        target,
+        `others may ${kind === 'file' ? 'read' : 'enter'} it (mode ${(stat.mode & 0o777).toString(8)}); run chmod ${kind === 'file' ? '600' : '700'} on it, or delete it and sign in again`,
+      );
     }
   }
 

@@ -27,9 +27,7 @@ describe('agents tools', () => {
     const json = captureIo(io.env as Record<string, string>);
     expect(await main(['tools', 'list', '--json'], json)).toBe(0);
     const parsed = JSON.parse(json.out()) as { tools: { name: string }[] };
-    expect(parsed.tools.map((tool) => tool.name)).toEqual(
-      expect.arrayContaining(['builtin.fs.read', 'test.echo', 'test.wait-for-cancel', 'test.hello']),
-    );
+    expect(parsed.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['builtin.fs.read', 'test.echo', 'test.wait-for-cancel', 'test.hello']));
   });
 
   it('describes a tool with its schemas and capabilities', async () => {
@@ -89,7 +87,11 @@ describe('agents plan run', () => {
     expect(out).toMatch(/\[2\/3\] read builtin\.fs\.read … ok \(\d+ ms\) \{"path":/);
     expect(out).toMatch(/^step\s+tool\s+outcome\s+expected\s+ms\s+detail/m);
     expect(out).toContain('Plan cli-test-plan succeeded; 3 tool(s) deactivated; 3 trace(s)');
-    const lines = fs.readFileSync(traces, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { toolName: string; planId: string; success: boolean });
+    const lines = fs
+      .readFileSync(traces, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { toolName: string; planId: string; success: boolean });
     expect(lines.map((line) => line.toolName)).toEqual(['builtin.fs.write', 'builtin.fs.read', 'test.echo']);
     expect(lines.every((line) => line.planId === 'cli-test-plan' && line.success)).toBe(true);
     expect(fs.readFileSync(path.join(workspace, 'out.txt'), 'utf8')).toBe('from the plan\n');
@@ -161,7 +163,10 @@ describe('agents.config validation', () => {
 
   it('reads YAML, expands ${VAR} with fallbacks, and refuses an unset variable', async () => {
     const folder = temporaryFolder();
-    fs.writeFileSync(path.join(folder, 'agents.config.yaml'), 'resources:\n  - { id: w, path: "${WORK:-.}", access: read }\nbuiltin: { tools: [builtin.fs.list] }\n');
+    fs.writeFileSync(
+      path.join(folder, 'agents.config.yaml'),
+      'resources:\n  - { id: w, path: "${WORK:-.}", access: read }\nbuiltin: { tools: [builtin.fs.list] }\n',
+    );
     const io = captureIo({}, folder);
     expect(await main(['tools', 'run', 'builtin.fs.list', '--input', '{"resource":"w","path":"."}'], io)).toBe(0);
     expect(io.out()).toContain('agents.config.yaml');

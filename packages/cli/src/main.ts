@@ -147,7 +147,10 @@ function whoAmI(env: Readonly<Record<string, string | undefined>>): string {
 
 /** True when a plan with this policy and these rules may ask for approval at all. */
 function mayAsk(policy: PlanApprovalPolicy | undefined, rules: LoadedRules): boolean {
-  return rules.definitions.length > 0 || (policy !== undefined && (policy.always === true || (policy.capabilities?.length ?? 0) > 0 || (policy.tools?.length ?? 0) > 0));
+  return (
+    rules.definitions.length > 0 ||
+    (policy !== undefined && (policy.always === true || (policy.capabilities?.length ?? 0) > 0 || (policy.tools?.length ?? 0) > 0))
+  );
 }
 
 /** The tools a plan file names, in step order. */
@@ -186,7 +189,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('-c, --config <file>', 'configuration file (default: agents.config.json|yaml|yml in the current folder)')
     .option('--json', 'machine-readable output')
     .option('--state-dir <dir>', 'where running plans are announced (default $AGENTS_STATE_DIR or ~/.local/state/agents)')
-    .option('--registry <local|redis://…>', "the plan registry: 'local' (the state folder) or a Redis server shared by every host (default: the configuration's \"registry\", else local)")
+    .option(
+      '--registry <local|redis://…>',
+      "the plan registry: 'local' (the state folder) or a Redis server shared by every host (default: the configuration's \"registry\", else local)",
+    )
     .option('--otel-endpoint <url>', 'send OpenTelemetry spans to this OTLP/HTTP collector (default $OTEL_EXPORTER_OTLP_ENDPOINT)')
     .option('-v, --verbose', 'log debug details to stderr, and say which sources the configuration turns on')
     .addHelpText('after', HELP_TAIL)
@@ -216,7 +222,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   /** Starts sending spans to a collector, when one is configured (before any span of the command). */
   const startTracing = (): void => {
     const endpoint = resolveOtlpEndpoint(globals().otelEndpoint, io.env);
-    if (endpoint !== undefined && traceExport === undefined) traceExport = startTraceExport(endpoint, { env: io.env, serviceVersion: packageVersion(), stderr: io.stderr });
+    if (endpoint !== undefined && traceExport === undefined)
+      traceExport = startTraceExport(endpoint, { env: io.env, serviceVersion: packageVersion(), stderr: io.stderr });
   };
   const loadConfiguration = (): AgentsConfig => {
     const options = globals();
@@ -329,18 +336,27 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       io.stdout(
         formatTable(
           ['name', 'source', 'writes', 'checkpointable', 'description'],
-          discovery.tools.map((tool) => [tool.name, tool.source, tool.capability.writes ? 'yes' : 'no', tool.capability.checkpointable ? 'yes' : 'no', tool.description]),
+          discovery.tools.map((tool) => [
+            tool.name,
+            tool.source,
+            tool.capability.writes ? 'yes' : 'no',
+            tool.capability.checkpointable ? 'yes' : 'no',
+            tool.description,
+          ]),
         ),
       );
       const advice = adviceFor('tools run', config);
-      const serverOf = (error: unknown) => (typeof (error as { server?: unknown })?.server === 'string' ? { server: (error as { server: string }).server } : {});
+      const serverOf = (error: unknown) =>
+        typeof (error as { server?: unknown })?.server === 'string' ? { server: (error as { server: string }).server } : {};
       for (const item of discovery.unavailable) {
         io.stderr(`unavailable: ${item.name} — ${adviseMessage(item.error?.code ?? 'TOOL_UNAVAILABLE', item.reason, advice, serverOf(item.error))}\n`);
       }
       for (const item of discovery.sourceErrors) {
         io.stderr(`source ${item.sourceId} failed: ${adviseMessage(item.error.code ?? 'UNKNOWN', item.error.message, advice, serverOf(item.error))}\n`);
       }
-      io.stdout(`\n${discovery.tools.length} tool(s)${discovery.unavailable.length > 0 ? `, ${discovery.unavailable.length} unavailable` : ''}. ${summarizeSources(config, io.cwd)}\n`);
+      io.stdout(
+        `\n${discovery.tools.length} tool(s)${discovery.unavailable.length > 0 ? `, ${discovery.unavailable.length} unavailable` : ''}. ${summarizeSources(config, io.cwd)}\n`,
+      );
     });
 
   tools
@@ -372,85 +388,111 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('--require-checkpoint', 'run in a plan that requires checkpointable tools')
     .option('--no-network', 'run in a plan that denies the network: open-world tools are refused')
     .option('--timeout <ms>', 'deadline of the execution in ms')
-    .option('--resource <id=path[:read|write]>', 'bind a folder or file (repeatable)', (value: string, previous: BoundResource[]) => parseResource(value, io.cwd, previous), [] as BoundResource[])
+    .option(
+      '--resource <id=path[:read|write]>',
+      'bind a folder or file (repeatable)',
+      (value: string, previous: BoundResource[]) => parseResource(value, io.cwd, previous),
+      [] as BoundResource[],
+    )
     .option('--plan-id <id>', 'id of the plan')
     .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
     .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
-    .action(async (name: string, local: ApprovalFlags & { input: string; readOnly?: boolean; requireCheckpoint?: boolean; network: boolean; timeout?: string; resource: BoundResource[]; planId?: string; json?: boolean }) => {
-      const input = parseInput(local.input, io.cwd);
-      const timeoutMs = local.timeout === undefined ? undefined : Number(local.timeout);
-      if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
-        throw new CliError({ code: 'CLI_USAGE', message: `--timeout ${local.timeout}: expected a positive whole number of milliseconds.` });
-      }
-      if (local.planId !== undefined) checkPlanId(local.planId);
-      const config = loadConfiguration();
-      const rules = loadRules(config, local.rules, io);
-      const approvalPolicy = config.approval?.policy;
-      const asks = mayAsk(approvalPolicy, rules);
-      // A one-step plan keeps its approvals only when it has an id to be run again with.
-      const kept = asks && local.planId !== undefined ? approvalStore() : undefined;
-      const handler = asks ? approvalHandler(local, false) : undefined;
-      startTracing();
-      const { runtime: rt, discovery } = await open(config, [name], {
-        approval: { rules: rules.definitions, ...(handler === undefined ? {} : { handler }), ...(kept === undefined ? {} : kept) },
-      });
-      const descriptor = requireTool(name, discovery, config);
-      const advice = adviceFor('tools run', config, descriptor.inputSchema);
-      const resources = new Map(config.resources.map((resource) => [resource.id, resource]));
-      for (const resource of local.resource) resources.set(resource.id, resource);
-      const started = performance.now();
-      const onProgress = (progress: ToolProgress) => io.stderr(`${name}: progress ${describeProgress(progress, performance.now() - started)}\n`);
-      let planCtx: ToolExecutionContext | undefined;
-      const runTool = () => withInterrupt(
-        (reason) => planCtx?.cancellationToken.cancel(reason),
-        () =>
-          rt.runPlan(
-            {
-              ...(local.planId === undefined ? {} : { planId: local.planId }),
-              policy: {
-                readOnly: local.readOnly === true,
-                requireCheckpoint: local.requireCheckpoint === true,
-                network: local.network === false ? 'deny' : 'allow',
-                ...(approvalPolicy === undefined ? {} : { approval: approvalPolicy }),
-              },
-              resources: [...resources.values()],
-            },
-            async (ctx) => {
-              planCtx = ctx;
-              const json = wantsJson(local);
-              try {
-                const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? { onProgress } : { timeoutMs, onProgress });
-                if (result.ok) {
-                  exitCode = EXIT_CODES.ok;
-                  io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`);
-                  await kept?.store.forget(ctx.planId);
-                  return;
-                }
-                const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
-                const invalidInput = ToolSchemaValidationError.isInstance(result.error) && result.error.direction === 'input';
-                exitCode = invalidInput ? EXIT_CODES.usage : exitCodeOf(outcome);
-                if (json) io.stdout(`${JSON.stringify({ ...result, error: { name: result.error.name, code, message } }, null, 2)}\n`);
-                else io.stderr(`${code}: ${message}\n`);
-              } catch (error) {
-                const { outcome, code, message } = classify(error, advice, ctx.cancellationToken.isCancelled);
-                io.stderr(`${code}: ${message}\n${verbose() ? describeCause(error) : ''}`);
-                exitCode = exitCodeOf(outcome);
-              }
-            },
-          ),
-      );
-      await inCommandSpan('agents tools run', { 'gen_ai.tool.name': name }, async (span) => {
-        await runTool();
-        if (planCtx !== undefined) span.setAttribute('ca.plan.id', planCtx.planId);
-        span.setAttribute('ca.exit_code', exitCode);
-      });
-    });
+    .action(
+      async (
+        name: string,
+        local: ApprovalFlags & {
+          input: string;
+          readOnly?: boolean;
+          requireCheckpoint?: boolean;
+          network: boolean;
+          timeout?: string;
+          resource: BoundResource[];
+          planId?: string;
+          json?: boolean;
+        },
+      ) => {
+        const input = parseInput(local.input, io.cwd);
+        const timeoutMs = local.timeout === undefined ? undefined : Number(local.timeout);
+        if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= 2_147_483_647)) {
+          throw new CliError({ code: 'CLI_USAGE', message: `--timeout ${local.timeout}: expected a positive whole number of milliseconds.` });
+        }
+        if (local.planId !== undefined) checkPlanId(local.planId);
+        const config = loadConfiguration();
+        const rules = loadRules(config, local.rules, io);
+        const approvalPolicy = config.approval?.policy;
+        const asks = mayAsk(approvalPolicy, rules);
+        // A one-step plan keeps its approvals only when it has an id to be run again with.
+        const kept = asks && local.planId !== undefined ? approvalStore() : undefined;
+        const handler = asks ? approvalHandler(local, false) : undefined;
+        startTracing();
+        const { runtime: rt, discovery } = await open(config, [name], {
+          approval: { rules: rules.definitions, ...(handler === undefined ? {} : { handler }), ...(kept === undefined ? {} : kept) },
+        });
+        const descriptor = requireTool(name, discovery, config);
+        const advice = adviceFor('tools run', config, descriptor.inputSchema);
+        const resources = new Map(config.resources.map((resource) => [resource.id, resource]));
+        for (const resource of local.resource) resources.set(resource.id, resource);
+        const started = performance.now();
+        const onProgress = (progress: ToolProgress) => io.stderr(`${name}: progress ${describeProgress(progress, performance.now() - started)}\n`);
+        let planCtx: ToolExecutionContext | undefined;
+        const runTool = () =>
+          withInterrupt(
+            (reason) => planCtx?.cancellationToken.cancel(reason),
+            () =>
+              rt.runPlan(
+                {
+                  ...(local.planId === undefined ? {} : { planId: local.planId }),
+                  policy: {
+                    readOnly: local.readOnly === true,
+                    requireCheckpoint: local.requireCheckpoint === true,
+                    network: local.network === false ? 'deny' : 'allow',
+                    ...(approvalPolicy === undefined ? {} : { approval: approvalPolicy }),
+                  },
+                  resources: [...resources.values()],
+                },
+                async (ctx) => {
+                  planCtx = ctx;
+                  const json = wantsJson(local);
+                  try {
+                    const result = await rt.execute(name, input, ctx, timeoutMs === undefined ? { onProgress } : { timeoutMs, onProgress });
+                    if (result.ok) {
+                      exitCode = EXIT_CODES.ok;
+                      io.stdout(
+                        json
+                          ? `${JSON.stringify(result, null, 2)}\n`
+                          : `${typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2)}\n`,
+                      );
+                      await kept?.store.forget(ctx.planId);
+                      return;
+                    }
+                    const { outcome, code, message } = classify(result.error, advice, ctx.cancellationToken.isCancelled);
+                    const invalidInput = ToolSchemaValidationError.isInstance(result.error) && result.error.direction === 'input';
+                    exitCode = invalidInput ? EXIT_CODES.usage : exitCodeOf(outcome);
+                    if (json) io.stdout(`${JSON.stringify({ ...result, error: { name: result.error.name, code, message } }, null, 2)}\n`);
+                    else io.stderr(`${code}: ${message}\n`);
+                  } catch (error) {
+                    const { outcome, code, message } = classify(error, advice, ctx.cancellationToken.isCancelled);
+                    io.stderr(`${code}: ${message}\n${verbose() ? describeCause(error) : ''}`);
+                    exitCode = exitCodeOf(outcome);
+                  }
+                },
+              ),
+          );
+        await inCommandSpan('agents tools run', { 'gen_ai.tool.name': name }, async (span) => {
+          await runTool();
+          if (planCtx !== undefined) span.setAttribute('ca.plan.id', planCtx.planId);
+          span.setAttribute('ca.exit_code', exitCode);
+        });
+      },
+    );
 
   const plan = program.command('plan').description('check, run, list and cancel plans, and answer their approval requests');
   plan
     .command('check <file>')
-    .description('check a plan file against the configuration without running anything: every tool exists, the policy lets it run, no deny rule refuses it, its input matches its schema')
+    .description(
+      'check a plan file against the configuration without running anything: every tool exists, the policy lets it run, no deny rule refuses it, its input matches its schema',
+    )
     .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--json', 'machine-readable output')
     .action(async (file: string, local: { json?: boolean; rules: string[] }) => {
@@ -477,7 +519,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
 
   plan
     .command('run <file>')
-    .description('check a plan file (JSON or YAML), then run it: policy, bound resources, steps of tool + input; a line per step (also in a pipe), a summary table')
+    .description(
+      'check a plan file (JSON or YAML), then run it: policy, bound resources, steps of tool + input; a line per step (also in a pipe), a summary table',
+    )
     .option('--plan-id <id>', "id of the plan (default: the file's id, else a random UUID)")
     .option('--traces <file.jsonl>', 'write the traces as JSON Lines')
     .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
@@ -496,14 +540,26 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       // Answers through the plan registry (agents plan approve|deny): on a terminal beside the question there, and off one with --await-approval.
       const fromRegistry = asks && config.approval?.answersFromRegistry !== false;
       if (local.awaitApproval === true && !fromRegistry && asks) {
-        throw new CliError({ code: 'CLI_USAGE', message: '--await-approval waits for answers through the plan registry, but the configuration turns them off (approval.answersFromRegistry: false).' });
+        throw new CliError({
+          code: 'CLI_USAGE',
+          message: '--await-approval waits for answers through the plan registry, but the configuration turns them off (approval.answersFromRegistry: false).',
+        });
       }
       const handler = asks ? approvalHandler(local, fromRegistry) : undefined;
       startTracing();
       const plans = await planRegistry(config);
-      const { runtime: rt, discovery, validator } = await open(config, toolsOf(planFile), {
+      const {
+        runtime: rt,
+        discovery,
+        validator,
+      } = await open(config, toolsOf(planFile), {
         planRegistry: plans,
-        approval: { rules: rules.definitions, registryApprovals: fromRegistry, ...(handler === undefined ? {} : { handler }), ...(kept === undefined ? {} : kept) },
+        approval: {
+          rules: rules.definitions,
+          registryApprovals: fromRegistry,
+          ...(handler === undefined ? {} : { handler }),
+          ...(kept === undefined ? {} : kept),
+        },
       });
       const problems = checkPlanFile(planFile, discovery, { baseResources: config.resources, config, cwd: io.cwd, validator, rules: rules.rules });
       const blocking = problems.filter((problem) => problem.blocking);
@@ -610,7 +666,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
 
   plan
     .command('approve <plan-id> [request-id]')
-    .description('approve an approval request of a running plan (the only one it waits for, when no id is given): in another terminal, or on any host with a shared registry')
+    .description(
+      'approve an approval request of a running plan (the only one it waits for, when no id is given): in another terminal, or on any host with a shared registry',
+    )
     .option('--for <scope>', 'once (default), tool (this tool for the rest of the plan) or call (these arguments for the rest of the plan)', 'once')
     .action(async (planId: string, requestId: string | undefined, local: { for: string }) => {
       const scope = local.for;
@@ -626,8 +684,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('--reason <text>', 'why, for the trace and the error the plan reports (at most 1,000 characters)')
     .action(async (planId: string, requestId: string | undefined, local: { reason?: string }) => {
       // One line of text: control characters would not pass the registry's checks.
-      // eslint-disable-next-line no-control-regex
-      const reason = local.reason?.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim().slice(0, 1_000);
+      const reason = local.reason
+        // eslint-disable-next-line no-control-regex
+        ?.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+        .trim()
+        .slice(0, 1_000);
       await answerRequest(planId, requestId, { decision: 'deny', ...(reason === undefined || reason === '' ? {} : { reason }) });
     });
 
@@ -705,7 +766,10 @@ function pendingRequest(plan: RegisteredPlan, requestId: string | undefined): { 
     if (pending.length > 1) return fail(`Plan '${plan.planId}' waits for ${pending.length} approval requests; name one: ${named}.`);
     return pending[0] as { requestId: string; toolName: string };
   }
-  return pending.find((request) => request.requestId === requestId) ?? fail(`Plan '${plan.planId}' waits for no approval request '${requestId}'; it waits for ${named}.`);
+  return (
+    pending.find((request) => request.requestId === requestId) ??
+    fail(`Plan '${plan.planId}' waits for no approval request '${requestId}'; it waits for ${named}.`)
+  );
 }
 
 /**

@@ -55,7 +55,9 @@ describe('a command starts only the MCP servers it needs', () => {
   it('suggests an MCP tool for a name no source offers (looking at every source)', async () => {
     const io = captureMcpIo();
     expect(await main(['tools', 'run', 'get-summ'], io)).toBe(EXIT_CODES.notFound);
-    expect(io.err()).toBe("TOOL_NOT_FOUND: No configured source offers a tool named 'get-summ'. Did you mean 'mcp.everything.get-sum'? Run 'agents tools list' to see every tool.\n");
+    expect(io.err()).toBe(
+      "TOOL_NOT_FOUND: No configured source offers a tool named 'get-summ'. Did you mean 'mcp.everything.get-sum'? Run 'agents tools list' to see every tool.\n",
+    );
     expectAllStopped(io.starts());
   });
 });
@@ -103,7 +105,9 @@ describe('an MCP server that fails', () => {
     const folder = brokenConfig();
     const run = captureIo({}, folder);
     expect(await main(['tools', 'run', 'mcp.broken.echo'], run)).toBe(EXIT_CODES.notFound);
-    expect(run.err()).toMatch(/^MCP_SERVER_START_FAILED: Tool 'mcp\.broken\.echo' is unavailable: MCP server 'broken' could not be started \(.*\): it exited with code 3 before completing the MCP handshake\. Its stderr ended with:\nmissing API key\n/);
+    expect(run.err()).toMatch(
+      /^MCP_SERVER_START_FAILED: Tool 'mcp\.broken\.echo' is unavailable: MCP server 'broken' could not be started \(.*\): it exited with code 3 before completing the MCP handshake\. Its stderr ended with:\nmissing API key\n/,
+    );
     expect(run.err().match(/could not be started/g)).toHaveLength(1);
     expect(run.err()).toContain('of mcpServers.broken in agents.config.json.');
 
@@ -124,12 +128,16 @@ describe('an MCP server that fails', () => {
       folder,
       'agents.config.json',
       JSON.stringify({
-        mcpServers: { everything: { command: process.execPath, args: [path.join(fixtures, 'counted-server.js')], callTimeoutMs: 300, resetTimeoutOnProgress: false } },
+        mcpServers: {
+          everything: { command: process.execPath, args: [path.join(fixtures, 'counted-server.js')], callTimeoutMs: 300, resetTimeoutOnProgress: false },
+        },
       }),
     );
     const io = captureIo({}, folder);
     expect(await main(['tools', 'run', 'mcp.everything.trigger-long-running-operation', '--input', '{"duration":3,"steps":1}'], io)).toBe(EXIT_CODES.failed);
-    expect(io.err()).toMatch(/^MCP_CALL_TIMEOUT: .*did not answer within callTimeoutMs \(300 ms\) and was cancelled\. Raise mcpServers\.everything\.callTimeoutMs in agents\.config\.json if the tool needs longer\.\n$/);
+    expect(io.err()).toMatch(
+      /^MCP_CALL_TIMEOUT: .*did not answer within callTimeoutMs \(300 ms\) and was cancelled\. Raise mcpServers\.everything\.callTimeoutMs in agents\.config\.json if the tool needs longer\.\n$/,
+    );
   });
 });
 
@@ -194,7 +202,9 @@ describe('MCP protocol features through the command', () => {
     const io = captureMcpIo();
     expect(await main(['tools', 'run', 'mcp.everything.trigger-elicitation-request'], io)).toBe(EXIT_CODES.ok);
     expect(io.out()).toMatch(/User declined to provide the requested information/);
-    expect(io.err()).toMatch(/^warning: MCP server 'everything' \(tool 'mcp\.everything\.trigger-elicitation-request'\) asked a question \(a form\); it was declined: there is no terminal to ask on\./m);
+    expect(io.err()).toMatch(
+      /^warning: MCP server 'everything' \(tool 'mcp\.everything\.trigger-elicitation-request'\) asked a question \(a form\); it was declined: there is no terminal to ask on\./m,
+    );
   });
 
   it('elicitation on a terminal asks field by field, and the server gets the answers', async () => {
@@ -211,7 +221,7 @@ describe('MCP protocol features through the command', () => {
 });
 
 describe('one terminal for every question', () => {
-  it('a tool call to approve and the MCP server\'s form it then sends are asked on the same terminal, one after the other', async () => {
+  it("a tool call to approve and the MCP server's form it then sends are asked on the same terminal, one after the other", async () => {
     const folder = temporaryFolder();
     writeFixture(
       folder,

@@ -18,7 +18,10 @@ export interface McpCommandContext {
   readonly open: (config: AgentsConfig, tools: readonly string[]) => Promise<{ runtime: ToolRuntime; discovery: DiscoveryResult }>;
   readonly wantsJson: (local: { readonly json?: boolean }) => boolean;
   readonly createLogger: () => RuntimeLogger;
-  readonly mcpSupport: (logger: RuntimeLogger) => { readonly interactionHandler: InteractionHandler; readonly tokenStore: McpTokenStore & { readonly folder?: string } };
+  readonly mcpSupport: (logger: RuntimeLogger) => {
+    readonly interactionHandler: InteractionHandler;
+    readonly tokenStore: McpTokenStore & { readonly folder?: string };
+  };
   readonly setExitCode: (code: ExitCode) => void;
   /** Cancels the command's plan on Ctrl-C while `work` runs. */
   readonly withInterrupt: <T>(cancel: (reason: string) => void, work: () => Promise<T>) => Promise<T>;
@@ -50,14 +53,31 @@ export function addMcpCommands(program: Command, context: McpCommandContext): vo
       }
       if (local.read !== undefined) {
         for (const item of (result as { contents: { uri: string; mimeType?: string; text?: string; blob?: string }[] }).contents) {
-          io.stdout(item.text !== undefined ? `${item.text}${item.text.endsWith('\n') ? '' : '\n'}` : `(${item.mimeType ?? 'binary'} content of ${Buffer.byteLength(item.blob ?? '', 'base64')} bytes at ${item.uri}; use --json for its base64)\n`);
+          io.stdout(
+            item.text !== undefined
+              ? `${item.text}${item.text.endsWith('\n') ? '' : '\n'}`
+              : `(${item.mimeType ?? 'binary'} content of ${Buffer.byteLength(item.blob ?? '', 'base64')} bytes at ${item.uri}; use --json for its base64)\n`,
+          );
         }
         return;
       }
-      const { resources, resourceTemplates } = result as { resources: { uri: string; name?: string; mimeType?: string; description?: string }[]; resourceTemplates: { uriTemplate: string; name?: string; description?: string }[] };
-      io.stdout(formatTable(['uri', 'name', 'type', 'description'], resources.map((item) => [item.uri, item.name ?? '', item.mimeType ?? '', item.description ?? ''])));
+      const { resources, resourceTemplates } = result as {
+        resources: { uri: string; name?: string; mimeType?: string; description?: string }[];
+        resourceTemplates: { uriTemplate: string; name?: string; description?: string }[];
+      };
+      io.stdout(
+        formatTable(
+          ['uri', 'name', 'type', 'description'],
+          resources.map((item) => [item.uri, item.name ?? '', item.mimeType ?? '', item.description ?? '']),
+        ),
+      );
       if (resourceTemplates.length > 0) {
-        io.stdout(`\n${formatTable(['template', 'name', 'description'], resourceTemplates.map((item) => [item.uriTemplate, item.name ?? '', item.description ?? '']))}`);
+        io.stdout(
+          `\n${formatTable(
+            ['template', 'name', 'description'],
+            resourceTemplates.map((item) => [item.uriTemplate, item.name ?? '', item.description ?? '']),
+          )}`,
+        );
       }
       io.stdout(`\n${resources.length} resource(s), ${resourceTemplates.length} template(s). Read one with 'agents mcp resources ${server} --read <uri>'.\n`);
     });
@@ -66,7 +86,12 @@ export function addMcpCommands(program: Command, context: McpCommandContext): vo
     .command('prompts <server>')
     .description("list the server's prompts, or get one with --get")
     .option('--get <name>', 'get the prompt of this name, filled in with --arg values')
-    .option('--arg <name=value>', 'an argument of the prompt (repeatable)', (value: string, previous: Record<string, string>) => parseArgument(value, previous), {} as Record<string, string>)
+    .option(
+      '--arg <name=value>',
+      'an argument of the prompt (repeatable)',
+      (value: string, previous: Record<string, string>) => parseArgument(value, previous),
+      {} as Record<string, string>,
+    )
     .option('--json', 'machine-readable output')
     .action(async (server: string, local: { get?: string; arg: Record<string, string>; json?: boolean }) => {
       const input = local.get === undefined ? {} : { name: local.get, ...(Object.keys(local.arg).length === 0 ? {} : { arguments: local.arg }) };
@@ -79,14 +104,19 @@ export function addMcpCommands(program: Command, context: McpCommandContext): vo
       if (local.get !== undefined) {
         const { description, messages } = result as { description?: string; messages: { role: string; content: { type: string; text?: string } }[] };
         if (description !== undefined) io.stdout(`${description}\n\n`);
-        for (const message of messages) io.stdout(`${message.role}: ${message.content.type === 'text' ? message.content.text : `(${message.content.type} content; use --json)`}\n`);
+        for (const message of messages)
+          io.stdout(`${message.role}: ${message.content.type === 'text' ? message.content.text : `(${message.content.type} content; use --json)`}\n`);
         return;
       }
       const { prompts } = result as { prompts: { name: string; description?: string; arguments?: { name: string; required?: boolean }[] }[] };
       io.stdout(
         formatTable(
           ['name', 'arguments', 'description'],
-          prompts.map((prompt) => [prompt.name, (prompt.arguments ?? []).map((argument) => `${argument.name}${argument.required === true ? '' : '?'}`).join(', '), prompt.description ?? '']),
+          prompts.map((prompt) => [
+            prompt.name,
+            (prompt.arguments ?? []).map((argument) => `${argument.name}${argument.required === true ? '' : '?'}`).join(', '),
+            prompt.description ?? '',
+          ]),
         ),
       );
       io.stdout(`\n${prompts.length} prompt(s). Get one with 'agents mcp prompts ${server} --get <name> --arg <name=value>'.\n`);
@@ -102,7 +132,9 @@ export function addMcpCommands(program: Command, context: McpCommandContext): vo
       const source = oauthSource(config, server, logger, support);
       try {
         await source.authorize(server);
-        io.stdout(`Signed in to MCP server '${server}'.${support.tokenStore.folder === undefined ? '' : ` The tokens are kept in ${support.tokenStore.folder} (only you can read them).`}\n`);
+        io.stdout(
+          `Signed in to MCP server '${server}'.${support.tokenStore.folder === undefined ? '' : ` The tokens are kept in ${support.tokenStore.folder} (only you can read them).`}\n`,
+        );
       } catch (error) {
         reportFailure(context, error, config);
       } finally {
@@ -129,7 +161,13 @@ export function addMcpCommands(program: Command, context: McpCommandContext): vo
 }
 
 /** Runs one resource or prompt operation in a read-only plan; undefined when it failed (reported, exit code set). */
-async function runOperation(context: McpCommandContext, server: string, tool: string, input: Record<string, unknown>, what: 'resources' | 'prompts'): Promise<unknown> {
+async function runOperation(
+  context: McpCommandContext,
+  server: string,
+  tool: string,
+  input: Record<string, unknown>,
+  what: 'resources' | 'prompts',
+): Promise<unknown> {
   const { io } = context;
   const config = context.loadConfiguration();
   const { runtime, discovery } = await context.open(config, [tool]);

@@ -36,10 +36,16 @@ interface DecodedSpan {
 }
 
 /** A collector: accepts OTLP/HTTP JSON on /v1/traces and keeps every span it decodes. */
-async function startCollector(): Promise<{ url: string; spans: DecodedSpan[]; requests: { path: string; contentType: string | undefined; authorization: string | undefined }[]; close: () => Promise<void> }> {
+async function startCollector(): Promise<{
+  url: string;
+  spans: DecodedSpan[];
+  requests: { path: string; contentType: string | undefined; authorization: string | undefined }[];
+  close: () => Promise<void>;
+}> {
   const spans: DecodedSpan[] = [];
   const requests: { path: string; contentType: string | undefined; authorization: string | undefined }[] = [];
-  const value = (attribute: OtlpAttribute) => attribute.value.stringValue ?? (attribute.value.intValue === undefined ? attribute.value.boolValue : Number(attribute.value.intValue));
+  const value = (attribute: OtlpAttribute) =>
+    attribute.value.stringValue ?? (attribute.value.intValue === undefined ? attribute.value.boolValue : Number(attribute.value.intValue));
   const server = http.createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -79,7 +85,11 @@ async function startCollector(): Promise<{ url: string; spans: DecodedSpan[]; re
 
 /** Runs the command without blocking this process: the collector answers from its event loop. */
 function agents(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: fixtures, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: fixtures,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -91,7 +101,9 @@ describe('spans to an OTLP/HTTP collector', () => {
   it('--otel-endpoint: the tool span, child of the command span, with the GenAI attributes', async () => {
     const collector = await startCollector();
     try {
-      const result = await agents(['--otel-endpoint', collector.url, 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}', '--plan-id', 'traced'], { TEST_WORKSPACE: temporaryFolder() });
+      const result = await agents(['--otel-endpoint', collector.url, 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}', '--plan-id', 'traced'], {
+        TEST_WORKSPACE: temporaryFolder(),
+      });
       expect([result.status, result.stderr]).toEqual([0, '']);
       expect(collector.requests.map((request) => [request.path, request.contentType])).toEqual([['/v1/traces', 'application/json']]);
       const tool = collector.spans.find((span) => span.name === 'execute_tool test.echo');
@@ -110,7 +122,12 @@ describe('spans to an OTLP/HTTP collector', () => {
           }),
         }),
       );
-      expect(command).toEqual(expect.objectContaining({ scope: '@ca/cli', attributes: expect.objectContaining({ 'gen_ai.tool.name': 'test.echo', 'ca.plan.id': 'traced', 'ca.exit_code': 0 }) }));
+      expect(command).toEqual(
+        expect.objectContaining({
+          scope: '@ca/cli',
+          attributes: expect.objectContaining({ 'gen_ai.tool.name': 'test.echo', 'ca.plan.id': 'traced', 'ca.exit_code': 0 }),
+        }),
+      );
       expect(tool!.traceId).toBe(command!.traceId);
       expect(tool!.parentSpanId).toBe(command!.spanId);
       expect(command!.parentSpanId).toBeUndefined();
@@ -133,16 +150,38 @@ describe('spans to an OTLP/HTTP collector', () => {
       const names = collector.spans.map((span) => span.name).sort();
       expect(names).toEqual(['agents plan run', 'execute_tool builtin.fs.read', 'execute_tool builtin.fs.write', 'execute_tool test.echo']);
       const root = collector.spans.find((span) => span.name === 'agents plan run')!;
-      expect(root.attributes).toEqual(expect.objectContaining({ 'ca.plan.id': 'cli-test-plan', 'ca.plan.file': path.join(fixtures, 'plan.yaml'), 'ca.exit_code': 0 }));
+      expect(root.attributes).toEqual(
+        expect.objectContaining({ 'ca.plan.id': 'cli-test-plan', 'ca.plan.file': path.join(fixtures, 'plan.yaml'), 'ca.exit_code': 0 }),
+      );
       for (const span of collector.spans.filter((entry) => entry !== root)) {
-        expect([span.name, span.traceId, span.parentSpanId, span.service, span.attributes['gen_ai.tool.type']]).toEqual([span.name, root.traceId, root.spanId, 'nightly-agents', 'function']);
+        expect([span.name, span.traceId, span.parentSpanId, span.service, span.attributes['gen_ai.tool.type']]).toEqual([
+          span.name,
+          root.traceId,
+          root.spanId,
+          'nightly-agents',
+          'function',
+        ]);
       }
       expect(collector.requests.every((request) => request.path === '/v1/traces' && request.authorization === 'Bearer collector-token')).toBe(true);
 
       collector.spans.splice(0);
-      const refused = await agents(['--otel-endpoint', collector.url, 'tools', 'run', 'builtin.fs.write', '--read-only', '--resource', `work=${workspace}:write`, '--input', '{"resource":"work","path":"x","content":"y"}'], {
-        TEST_WORKSPACE: workspace,
-      });
+      const refused = await agents(
+        [
+          '--otel-endpoint',
+          collector.url,
+          'tools',
+          'run',
+          'builtin.fs.write',
+          '--read-only',
+          '--resource',
+          `work=${workspace}:write`,
+          '--input',
+          '{"resource":"work","path":"x","content":"y"}',
+        ],
+        {
+          TEST_WORKSPACE: workspace,
+        },
+      );
       expect(refused.status).toBe(3);
       const failed = collector.spans.find((span) => span.name === 'execute_tool builtin.fs.write');
       expect(failed).toEqual(expect.objectContaining({ statusCode: 2, attributes: expect.objectContaining({ 'error.type': 'TOOL_ACCESS_DENIED' }) }));
@@ -152,14 +191,18 @@ describe('spans to an OTLP/HTTP collector', () => {
   });
 
   it('a collector that cannot be reached is a warning, not a failure of the command', async () => {
-    const result = await agents(['--otel-endpoint', 'http://127.0.0.1:1', 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}'], { TEST_WORKSPACE: temporaryFolder() });
+    const result = await agents(['--otel-endpoint', 'http://127.0.0.1:1', 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}'], {
+      TEST_WORKSPACE: temporaryFolder(),
+    });
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('"text": "hi"');
     expect(result.stderr).toMatch(/^warning \[OTEL_EXPORT_FAILED\]: could not send \d+ span\(s\): .* to http:\/\/127\.0\.0\.1:1\/v1\/traces\./m);
   });
 
   it('refuses an endpoint that is not an http(s) URL', async () => {
-    const result = await agents(['--otel-endpoint', 'grpc://collector:4317', 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}'], { TEST_WORKSPACE: temporaryFolder() });
+    const result = await agents(['--otel-endpoint', 'grpc://collector:4317', 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}'], {
+      TEST_WORKSPACE: temporaryFolder(),
+    });
     expect(result.status).toBe(2);
     expect(result.stderr).toBe('CLI_USAGE: --otel-endpoint must be an http:// or https:// URL (OTLP over HTTP); got grpc://.\n');
   });
@@ -170,7 +213,9 @@ describe('spans to an OTLP/HTTP collector', () => {
     expect(resolveOtlpEndpoint('http://c:4318/otlp/', {})?.href).toBe('http://c:4318/otlp/v1/traces');
     expect(resolveOtlpEndpoint('http://c:4318/v1/traces', {})?.href).toBe('http://c:4318/v1/traces');
     expect(resolveOtlpEndpoint(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c' })?.href).toBe('https://c/v1/traces');
-    expect(resolveOtlpEndpoint(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://t/custom' })?.href).toBe('https://t/custom');
+    expect(resolveOtlpEndpoint(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://t/custom' })?.href).toBe(
+      'https://t/custom',
+    );
     expect(resolveOtlpEndpoint(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
     expect(resolveOtlpEndpoint(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
     expect(resolveOtlpEndpoint('http://c', { OTEL_SDK_DISABLED: 'true' })?.href).toBe('http://c/v1/traces');

@@ -21,7 +21,10 @@ function parseEndpoint(text: string, source: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new CliError({ code: 'CLI_USAGE', message: `${source} '${text}' is not a URL: expected the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318.` });
+    throw new CliError({
+      code: 'CLI_USAGE',
+      message: `${source} '${text}' is not a URL: expected the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318.`,
+    });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new CliError({ code: 'CLI_USAGE', message: `${source} must be an http:// or https:// URL (OTLP over HTTP); got ${url.protocol}//.` });
@@ -120,7 +123,9 @@ export function startTraceExport(
         propagation.disable();
       }
       for (const failure of failures) {
-        options.stderr(`warning [OTEL_EXPORT_FAILED]: could not send ${failure.replace(url.href, endpoint)} to ${endpoint}. Check --otel-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT.\n`);
+        options.stderr(
+          `warning [OTEL_EXPORT_FAILED]: could not send ${failure.replace(url.href, endpoint)} to ${endpoint}. Check --otel-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT.\n`,
+        );
       }
     },
   };

@@ -60,13 +60,23 @@ describe('agents plan check', () => {
     expect(await main(['plan', 'check', file], check)).toBe(EXIT_CODES.usage);
     const out = check.out();
     expect(out).toContain(`Plan ${file}: 7 step(s), 5 problem(s):`);
-    expect(out).toMatch(/^ {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: No configured source offers a tool named 'builtin\.fs\.raed'\. Did you mean 'builtin\.fs\.read'\?/m);
-    expect(out).toMatch(/^ {2}step 3 \(bad-input\) test\.echo: TOOL_SCHEMA_VALIDATION_FAILED: The step's input does not match the input schema of 'test\.echo':/m);
+    expect(out).toMatch(
+      /^ {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: No configured source offers a tool named 'builtin\.fs\.raed'\. Did you mean 'builtin\.fs\.read'\?/m,
+    );
+    expect(out).toMatch(
+      /^ {2}step 3 \(bad-input\) test\.echo: TOOL_SCHEMA_VALIDATION_FAILED: The step's input does not match the input schema of 'test\.echo':/m,
+    );
     expect(out).toContain("/txt: is not a known property. Did you mean 'text'?");
     expect(out).toContain('/text: is required');
-    expect(out).toMatch(/^ {2}step 4 \(refused\) test\.unsafe-write: TOOL_ACCESS_DENIED: Tool 'test\.unsafe-write' writes, but the plan is read-only\. Set "policy": \{ "readOnly": false \}/m);
-    expect(out).toMatch(/^ {2}step 5 \(not-refused\) builtin\.fs\.read: STEP_NOT_REFUSED: The step expects to be refused, but the plan's policy \(read-only, no checkpoints required, network allowed\) lets 'builtin\.fs\.read' run/m);
-    expect(out).toMatch(/^ {2}step 6 \(unbound\) builtin\.fs\.list: BUILTIN_NO_RESOURCE: The input names resource 'notes', which the plan does not bind \(bound: 'work'\)/m);
+    expect(out).toMatch(
+      /^ {2}step 4 \(refused\) test\.unsafe-write: TOOL_ACCESS_DENIED: Tool 'test\.unsafe-write' writes, but the plan is read-only\. Set "policy": \{ "readOnly": false \}/m,
+    );
+    expect(out).toMatch(
+      /^ {2}step 5 \(not-refused\) builtin\.fs\.read: STEP_NOT_REFUSED: The step expects to be refused, but the plan's policy \(read-only, no checkpoints required, network allowed\) lets 'builtin\.fs\.read' run/m,
+    );
+    expect(out).toMatch(
+      /^ {2}step 6 \(unbound\) builtin\.fs\.list: BUILTIN_NO_RESOURCE: The input names resource 'notes', which the plan does not bind \(bound: 'work'\)/m,
+    );
     // Step 1 is refused, as it expects; step 7 is fine.
     expect(out).not.toMatch(/step 1 |step 7 /);
     expect(fs.readdirSync(workspace)).toEqual(['plan.yaml']);
@@ -93,7 +103,9 @@ describe('agents plan check', () => {
     );
     const check = io();
     expect(await main(['plan', 'check', file], check)).toBe(EXIT_CODES.usage);
-    expect(check.out()).toMatch(/step 1 \(step-1\) test\.unsafe-write: TOOL_CHECKPOINT_REQUIRED: Tool 'test\.unsafe-write' is not checkpointable, but the plan requires checkpoints/);
+    expect(check.out()).toMatch(
+      /step 1 \(step-1\) test\.unsafe-write: TOOL_CHECKPOINT_REQUIRED: Tool 'test\.unsafe-write' is not checkpointable, but the plan requires checkpoints/,
+    );
     expect(check.out()).not.toMatch(/step 2/);
   });
 
@@ -122,7 +134,11 @@ describe('agents plan run checks the whole plan before its first step', () => {
     );
     const run = io();
     expect(await main(['--state-dir', temporaryFolder(), 'plan', 'run', file], run)).toBe(EXIT_CODES.usage);
-    expect(run.err()).toMatch(new RegExp(`^CLI_PLAN_CHECK_FAILED: Plan ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} cannot run as written; no step was run:\\n {2}step 2 \\(read\\) builtin\\.fs\\.reed: TOOL_NOT_FOUND: .*Did you mean 'builtin\\.fs\\.read'\\?`));
+    expect(run.err()).toMatch(
+      new RegExp(
+        `^CLI_PLAN_CHECK_FAILED: Plan ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} cannot run as written; no step was run:\\n {2}step 2 \\(read\\) builtin\\.fs\\.reed: TOOL_NOT_FOUND: .*Did you mean 'builtin\\.fs\\.read'\\?`,
+      ),
+    );
     expect(run.out()).toBe('');
     expect(fs.existsSync(path.join(workspace, 'written.txt'))).toBe(false);
   });

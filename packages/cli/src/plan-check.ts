@@ -149,6 +149,9 @@ export function checkPlanFile(plan: PlanFile, discovery: DiscoveryResult, option
 /** The problems as the command prints them: `step 2 (write) builtin.fs.wirte: TOOL_NOT_FOUND: …`. */
 export function formatProblems(problems: readonly PlanProblem[]): string {
   return problems
-    .map((problem) => `  step ${problem.step} (${problem.id}) ${problem.tool}: ${problem.blocking ? '' : 'warning (continueOnError) '}${problem.code}: ${problem.message.replace(/\n/g, '\n    ')}\n`)
+    .map(
+      (problem) =>
+        `  step ${problem.step} (${problem.id}) ${problem.tool}: ${problem.blocking ? '' : 'warning (continueOnError) '}${problem.code}: ${problem.message.replace(/\n/g, '\n    ')}\n`,
+    )
     .join('');
 }

@@ -23,7 +23,11 @@ afterEach(async () => {
 });
 
 function run(args: string[], env: Record<string, string> = {}, cwd = fixtures) {
-  return spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env } });
+  return spawnSync(process.execPath, [bin, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+  });
 }
 
 function startPlan(args: string[], env: Record<string, string>, cwd = fixtures): { child: ChildProcess; exit: Promise<number | null>; output: () => string } {
@@ -46,7 +50,10 @@ describe('agents with a Redis plan registry', () => {
   it('lists and cancels, from other processes, a plan run with --registry; nothing is left in Redis', async () => {
     const workspace = temporaryFolder();
     const marker = path.join(workspace, 'marker');
-    const plan = startPlan(['--registry', server.url, 'plan', 'run', 'slow-plan.yaml', '--plan-id', 'shared-1'], { TEST_WORKSPACE: workspace, TEST_MARKER: marker });
+    const plan = startPlan(['--registry', server.url, 'plan', 'run', 'slow-plan.yaml', '--plan-id', 'shared-1'], {
+      TEST_WORKSPACE: workspace,
+      TEST_MARKER: marker,
+    });
     try {
       await waitFor(() => fs.existsSync(`${marker}.started`));
       // An operator's shell: no TEST_WORKSPACE, no state folder — only the registry.
@@ -56,7 +63,12 @@ describe('agents with a Redis plan registry', () => {
       expect(list.stdout).toMatch(new RegExp(`^shared-1\\s+${plan.child.pid}\\s+\\S+\\s+\\S+\\s+0\\s+read-only\\s+.*slow-plan\\.yaml$`, 'm'));
       const json = run(['--registry', server.url, 'plan', 'list', '--json']);
       expect(JSON.parse(json.stdout)).toEqual([
-        expect.objectContaining({ planId: 'shared-1', pid: plan.child.pid, policy: { readOnly: true, requireCheckpoint: false, network: 'allow' }, labels: { file: path.join(fixtures, 'slow-plan.yaml') } }),
+        expect.objectContaining({
+          planId: 'shared-1',
+          pid: plan.child.pid,
+          policy: { readOnly: true, requireCheckpoint: false, network: 'allow' },
+          labels: { file: path.join(fixtures, 'slow-plan.yaml') },
+        }),
       ]);
       const cancel = run(['--registry', server.url, 'plan', 'cancel', 'shared-1']);
       expect([cancel.status, cancel.stdout, cancel.stderr]).toEqual([0, 'Cancellation of plan shared-1 requested.\n', '']);
@@ -66,7 +78,9 @@ describe('agents with a Redis plan registry', () => {
       expect(await server.keys()).toEqual([]);
       const again = run(['--registry', server.url, 'plan', 'cancel', 'shared-1']);
       expect(again.status).toBe(4);
-      expect(again.stderr).toBe(`CLI_PLAN_NOT_FOUND: No running plan has id 'shared-1' in redis://127.0.0.1:${server.port}. 'agents plan list' shows the running plans.\n`);
+      expect(again.stderr).toBe(
+        `CLI_PLAN_NOT_FOUND: No running plan has id 'shared-1' in redis://127.0.0.1:${server.port}. 'agents plan list' shows the running plans.\n`,
+      );
     } finally {
       plan.child.kill('SIGKILL');
     }
@@ -76,20 +90,34 @@ describe('agents with a Redis plan registry', () => {
     const folder = temporaryFolder();
     const workspace = path.join(folder, 'work');
     fs.mkdirSync(workspace);
-    writeFixture(folder, 'agents.config.json', JSON.stringify({ resources: [{ id: 'work', path: './work', access: 'write' }], builtin: { tools: ['builtin.fs.write'] } }));
+    writeFixture(
+      folder,
+      'agents.config.json',
+      JSON.stringify({ resources: [{ id: 'work', path: './work', access: 'write' }], builtin: { tools: ['builtin.fs.write'] } }),
+    );
     writeFixture(
       folder,
       'guarded.yaml',
-      ['id: guarded', 'policy: { approval: { capabilities: [writes] } }', 'steps:', '  - { tool: builtin.fs.write, input: { resource: work, path: out.txt, content: "approved via redis" } }'].join('\n'),
+      [
+        'id: guarded',
+        'policy: { approval: { capabilities: [writes] } }',
+        'steps:',
+        '  - { tool: builtin.fs.write, input: { resource: work, path: out.txt, content: "approved via redis" } }',
+      ].join('\n'),
     );
     const stateDir = path.join(temporaryFolder(), 'state');
     const plan = startPlan(['--registry', server.url, '--state-dir', stateDir, 'plan', 'run', 'guarded.yaml', '--await-approval'], {}, folder);
     try {
       await waitFor(() => plan.output().includes('approval needed: request 1 of plan guarded'));
       // An operator's shell elsewhere: only the registry, no configuration, no state folder of the plan's.
-      const listed = () => JSON.parse(run(['--registry', server.url, 'plan', 'list', '--json']).stdout) as { planId: string; pendingApprovals?: unknown[]; policy: unknown }[];
+      const listed = () =>
+        JSON.parse(run(['--registry', server.url, 'plan', 'list', '--json']).stdout) as { planId: string; pendingApprovals?: unknown[]; policy: unknown }[];
       await waitFor(() => listed()[0]?.pendingApprovals?.length === 1);
-      expect(listed()[0]).toMatchObject({ planId: 'guarded', policy: { approval: 'writes' }, pendingApprovals: [{ requestId: '1', toolName: 'builtin.fs.write' }] });
+      expect(listed()[0]).toMatchObject({
+        planId: 'guarded',
+        policy: { approval: 'writes' },
+        pendingApprovals: [{ requestId: '1', toolName: 'builtin.fs.write' }],
+      });
       expect(run(['--registry', server.url, 'plan', 'list']).stdout).toMatch(/^guarded\s.*approval 1 \(builtin\.fs\.write\)/m);
       const approve = run(['--registry', server.url, 'plan', 'approve', 'guarded']);
       expect([approve.status, approve.stdout, approve.stderr]).toEqual([0, 'Approved request 1 (builtin.fs.write) of plan guarded.\n', '']);
@@ -116,7 +144,11 @@ describe('agents with a Redis plan registry', () => {
       }),
     );
     fs.copyFileSync(path.join(fixtures, 'slow-plan.yaml'), path.join(folder, 'slow-plan.yaml'));
-    const plan = startPlan(['plan', 'run', 'slow-plan.yaml', '--plan-id', 'from-config'], { REGISTRY_URL: server.url, TEST_WORKSPACE: workspace, TEST_MARKER: marker }, folder);
+    const plan = startPlan(
+      ['plan', 'run', 'slow-plan.yaml', '--plan-id', 'from-config'],
+      { REGISTRY_URL: server.url, TEST_WORKSPACE: workspace, TEST_MARKER: marker },
+      folder,
+    );
     try {
       await waitFor(() => fs.existsSync(`${marker}.started`));
       expect(await server.keys()).toEqual(['cli-test:index', 'cli-test:plan:from-config']);
@@ -139,12 +171,19 @@ describe('agents with a Redis plan registry', () => {
   it('refuses a second plan with an id a running plan holds, before any step runs', async () => {
     const workspace = temporaryFolder();
     const marker = path.join(workspace, 'marker');
-    const first = startPlan(['--registry', server.url, 'plan', 'run', 'slow-plan.yaml', '--plan-id', 'taken'], { TEST_WORKSPACE: workspace, TEST_MARKER: marker });
+    const first = startPlan(['--registry', server.url, 'plan', 'run', 'slow-plan.yaml', '--plan-id', 'taken'], {
+      TEST_WORKSPACE: workspace,
+      TEST_MARKER: marker,
+    });
     try {
       await waitFor(() => fs.existsSync(`${marker}.started`));
       const second = run(['--registry', server.url, 'plan', 'run', 'plan.yaml', '--plan-id', 'taken'], { TEST_WORKSPACE: workspace });
       expect(second.status).toBe(2);
-      expect(second.stderr).toMatch(new RegExp(`^PLAN_REGISTRY_DUPLICATE_PLAN: A running plan already has id 'taken' in plan registry redis://127\\.0\\.0\\.1:${server.port}: it runs on host \\S+, pid ${first.child.pid}`));
+      expect(second.stderr).toMatch(
+        new RegExp(
+          `^PLAN_REGISTRY_DUPLICATE_PLAN: A running plan already has id 'taken' in plan registry redis://127\\.0\\.0\\.1:${server.port}: it runs on host \\S+, pid ${first.child.pid}`,
+        ),
+      );
       expect(fs.existsSync(path.join(workspace, 'out.txt'))).toBe(false);
       expect(run(['--registry', server.url, 'plan', 'cancel', 'taken']).status).toBe(0);
       expect(await first.exit).toBe(130);

@@ -48,7 +48,13 @@ describe('the local plan registry (state folder)', () => {
     const received: PlanControlMessage[] = [];
     const entry = await registry.register(registration('tidy'), (message) => received.push(message));
     expect(await registry.list()).toEqual([
-      expect.objectContaining({ planId: 'tidy', pid: process.pid, policy: { readOnly: false, requireCheckpoint: true }, labels: { file: '/plans/tidy.yaml' }, stepsDone: 0 }),
+      expect.objectContaining({
+        planId: 'tidy',
+        pid: process.pid,
+        policy: { readOnly: false, requireCheckpoint: true },
+        labels: { file: '/plans/tidy.yaml' },
+        stepsDone: 0,
+      }),
     ]);
     await entry.heartbeat({ tools: ['builtin.fs.write'], stepsDone: 2 });
     expect((await registry.list())[0]).toEqual(expect.objectContaining({ tools: ['builtin.fs.write'], stepsDone: 2 }));
@@ -99,11 +105,19 @@ describe('the local plan registry (state folder)', () => {
     const plansDir = path.join(stateDir, 'plans');
     fs.mkdirSync(plansDir, { recursive: true });
     const startedAt = new Date().toISOString();
-    fs.writeFileSync(path.join(plansDir, 'old.json'), JSON.stringify({ planId: 'old', pid: process.pid, startedAt, planFile: '/plans/old.yaml', socket: path.join(plansDir, 'old.sock') }));
-    fs.writeFileSync(path.join(plansDir, 'dead.json'), JSON.stringify({ planId: 'dead', pid: 2 ** 22 + 17, startedAt, planFile: '/plans/dead.yaml', socket: path.join(plansDir, 'dead.sock') }));
+    fs.writeFileSync(
+      path.join(plansDir, 'old.json'),
+      JSON.stringify({ planId: 'old', pid: process.pid, startedAt, planFile: '/plans/old.yaml', socket: path.join(plansDir, 'old.sock') }),
+    );
+    fs.writeFileSync(
+      path.join(plansDir, 'dead.json'),
+      JSON.stringify({ planId: 'dead', pid: 2 ** 22 + 17, startedAt, planFile: '/plans/dead.yaml', socket: path.join(plansDir, 'dead.sock') }),
+    );
     fs.writeFileSync(path.join(plansDir, 'junk.json'), '{"planId": 42');
     const plans = await new LocalPlanRegistry(stateDir).list();
-    expect(plans).toEqual([expect.objectContaining({ planId: 'old', pid: process.pid, labels: { file: '/plans/old.yaml' }, policy: {}, tools: [], stepsDone: 0 })]);
+    expect(plans).toEqual([
+      expect.objectContaining({ planId: 'old', pid: process.pid, labels: { file: '/plans/old.yaml' }, policy: {}, tools: [], stepsDone: 0 }),
+    ]);
     expect(fs.existsSync(path.join(plansDir, 'dead.json'))).toBe(false);
   });
 });
@@ -130,7 +144,7 @@ async function fakePlanSocket(socket: string): Promise<{ connections: () => numb
   return { connections: () => connections, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-describe('the state folder must be the user\'s own', () => {
+describe("the state folder must be the user's own", () => {
   it('refuses a folder others may write to (mode 0777), saying to chmod 700 it or choose another', async () => {
     const stateDir = temporaryFolder('ca-cli-state-');
     fs.chmodSync(stateDir, 0o777);
@@ -153,7 +167,9 @@ describe('the state folder must be the user\'s own', () => {
     fs.chmodSync(stateDir, 0o700);
     fs.mkdirSync(path.join(stateDir, 'plans'), { mode: 0o700 });
     fs.chmodSync(path.join(stateDir, 'plans'), 0o722);
-    expect(unsafe(() => new LocalPlanRegistry(stateDir)).message).toContain(`${path.join(stateDir, 'plans')} cannot be used (running plans): others may write to it (mode 722)`);
+    expect(unsafe(() => new LocalPlanRegistry(stateDir)).message).toContain(
+      `${path.join(stateDir, 'plans')} cannot be used (running plans): others may write to it (mode 722)`,
+    );
     fs.chmodSync(path.join(stateDir, 'plans'), 0o700);
     expect(await new LocalPlanRegistry(stateDir).list()).toEqual([]);
   });
@@ -176,7 +192,9 @@ describe('the state folder must be the user\'s own', () => {
     fs.chmodSync(parent, 0o777);
     const stateDir = path.join(parent, 'state');
     fs.mkdirSync(stateDir, { mode: 0o700 });
-    expect(unsafe(() => new LocalPlanRegistry(stateDir)).message).toContain(`others may replace it: its parent ${parent} is writable by others (mode 777) without the sticky bit`);
+    expect(unsafe(() => new LocalPlanRegistry(stateDir)).message).toContain(
+      `others may replace it: its parent ${parent} is writable by others (mode 777) without the sticky bit`,
+    );
     // With the sticky bit (as /tmp has), others cannot rename it away.
     fs.chmodSync(parent, 0o1777);
     expect(() => new LocalPlanRegistry(stateDir)).not.toThrow();
@@ -186,7 +204,9 @@ describe('the state folder must be the user\'s own', () => {
       foreign = temporaryFolder('ca-cli-foreign-');
       fs.chownSync(foreign, 4242, 4242);
     }
-    expect(unsafe(() => new LocalPlanRegistry(foreign)).message).toMatch(/cannot be used \(running plans\): it belongs to another user \(uid \d+, you are \d+\)\..* Choose a folder of your own with --state-dir or AGENTS_STATE_DIR\./);
+    expect(unsafe(() => new LocalPlanRegistry(foreign)).message).toMatch(
+      /cannot be used \(running plans\): it belongs to another user \(uid \d+, you are \d+\)\..* Choose a folder of your own with --state-dir or AGENTS_STATE_DIR\./,
+    );
   });
 
   it('plan list never deletes a file a stale entry names; only the entry and the socket its plan id names', async () => {
@@ -197,7 +217,18 @@ describe('the state folder must be the user\'s own', () => {
     fs.writeFileSync(victim, 'keep me');
     const startedAt = new Date().toISOString();
     const deadPid = 2 ** 22 + 17;
-    const stale = (planId: string) => ({ planId, pid: deadPid, host: 'h', startedAt, heartbeatAt: startedAt, policy: {}, tools: [], stepsDone: 0, labels: {}, socket: victim });
+    const stale = (planId: string) => ({
+      planId,
+      pid: deadPid,
+      host: 'h',
+      startedAt,
+      heartbeatAt: startedAt,
+      policy: {},
+      tools: [],
+      stepsDone: 0,
+      labels: {},
+      socket: victim,
+    });
     fs.writeFileSync(path.join(plansDir, 'stale.json'), JSON.stringify(stale('stale')));
     fs.writeFileSync(path.join(plansDir, 'stale.sock'), '');
     // An entry written under another plan's name, and an entry that is a FIFO: neither is read as a plan, nor blocks.

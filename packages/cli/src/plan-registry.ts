@@ -47,7 +47,9 @@ const PLAN_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const MAX_REQUEST_BYTES = 64 * 1024;
 
 function planIdText(planId: string): string | undefined {
-  return !PLAN_ID.test(planId) || planId === '.' || planId === '..' ? `Plan id '${planId}' is not valid: use 1–100 letters, digits, '_', '.' or '-'.` : undefined;
+  return !PLAN_ID.test(planId) || planId === '.' || planId === '..'
+    ? `Plan id '${planId}' is not valid: use 1–100 letters, digits, '_', '.' or '-'.`
+    : undefined;
 }
 
 /** @throws CliError when `planId` cannot name a plan (it becomes a file name). */
@@ -222,7 +224,12 @@ export class LocalPlanRegistry implements PlanRegistry {
     const socket = this.socketPath(planId, false);
     const socketProblem = this.socketProblem(socket);
     if (socketProblem !== undefined) {
-      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_PLAN_NOT_FOUND', registry: this.description, planId, reason: `could not reach it (pid ${entry.pid}): ${socketProblem}` });
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_PLAN_NOT_FOUND',
+        registry: this.description,
+        planId,
+        reason: `could not reach it (pid ${entry.pid}): ${socketProblem}`,
+      });
     }
     const reply = await new Promise<string>((resolve, reject) => {
       const connection = net.connect(socket);
@@ -252,7 +259,12 @@ export class LocalPlanRegistry implements PlanRegistry {
       });
     });
     if (reply !== 'ok') {
-      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, planId, reason: `the plan answered '${reply.slice(0, 200)}' instead of ok` });
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_INVALID_ARGUMENT',
+        registry: this.description,
+        planId,
+        reason: `the plan answered '${reply.slice(0, 200)}' instead of ok`,
+      });
     }
     return { planId, delivery: 'delivered' };
   }
@@ -305,7 +317,17 @@ export class LocalPlanRegistry implements PlanRegistry {
     // Entries written by earlier versions of the command carry only the plan file.
     const record =
       raw['policy'] === undefined && typeof raw['planFile'] === 'string'
-        ? { planId: raw['planId'], pid: raw['pid'], startedAt: raw['startedAt'], heartbeatAt: raw['startedAt'], host: this.host, policy: {}, tools: [], stepsDone: 0, labels: { file: raw['planFile'] } }
+        ? {
+            planId: raw['planId'],
+            pid: raw['pid'],
+            startedAt: raw['startedAt'],
+            heartbeatAt: raw['startedAt'],
+            host: this.host,
+            policy: {},
+            tools: [],
+            stepsDone: 0,
+            labels: { file: raw['planFile'] },
+          }
         : raw;
     const plan = parseRegisteredPlan(record);
     // An entry speaks for the plan its file is named after, or for none.

@@ -88,8 +88,14 @@ const PROGRESS_LINE_INTERVAL_MS = 1_000;
 export function describeProgress(progress: ToolProgress, elapsedMs: number): string {
   const count = progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`;
   // A server chooses the message: no control characters (terminal escapes) reach the output.
-  // eslint-disable-next-line no-control-regex
-  const text = typeof progress.message === 'string' ? progress.message.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim().slice(0, 200) : '';
+  const text =
+    typeof progress.message === 'string'
+      ? progress.message
+          // eslint-disable-next-line no-control-regex
+          .replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ')
+          .trim()
+          .slice(0, 200)
+      : '';
   const message = text.length > 0 ? ` ${text}` : '';
   return `${count}${message} (${formatSeconds(elapsedMs)})`;
 }
@@ -168,11 +174,26 @@ export async function runPlanFile(
           say(`${label} rollback to '${step.label}' … `);
           try {
             const report = await rollback(ctx, checkpoints.get(step.label) as BuiltinCheckpoint);
-            steps.push({ id: step.id, tool: `rollback ${step.label}`, outcome: 'ok', asExpected: true, durationMs: performance.now() - started, output: report });
+            steps.push({
+              id: step.id,
+              tool: `rollback ${step.label}`,
+              outcome: 'ok',
+              asExpected: true,
+              durationMs: performance.now() - started,
+              output: report,
+            });
             say(`ok (${preview(report, 100)})\n`);
           } catch (error) {
             const { code, message } = classify(error, advice);
-            steps.push({ id: step.id, tool: `rollback ${step.label}`, outcome: 'failed', asExpected: false, durationMs: performance.now() - started, code, message });
+            steps.push({
+              id: step.id,
+              tool: `rollback ${step.label}`,
+              outcome: 'failed',
+              asExpected: false,
+              durationMs: performance.now() - started,
+              code,
+              message,
+            });
             say(`FAILED ${code}: ${message}\n`);
             stopped = true;
           }
@@ -198,7 +219,12 @@ export async function runPlanFile(
         let thrown: unknown;
         try {
           // The step's id makes the call's idempotency key the same whenever the plan runs it again.
-          const result = await runtime.execute(step.tool, step.input, ctx, step.timeoutMs === undefined ? { onProgress, step: step.id } : { timeoutMs: step.timeoutMs, onProgress, step: step.id });
+          const result = await runtime.execute(
+            step.tool,
+            step.input,
+            ctx,
+            step.timeoutMs === undefined ? { onProgress, step: step.id } : { timeoutMs: step.timeoutMs, onProgress, step: step.id },
+          );
           const durationMs = performance.now() - started;
           if (result.ok) {
             report = { id: step.id, tool: step.tool, outcome: 'ok', asExpected: expected('ok', step.expect), durationMs, output: result.output };
@@ -210,7 +236,15 @@ export async function runPlanFile(
         } catch (error) {
           thrown = error;
           const { outcome, code, message } = classify(error, context, ctx.cancellationToken.isCancelled);
-          report = { id: step.id, tool: step.tool, outcome, asExpected: expected(outcome, step.expect), durationMs: performance.now() - started, code, message };
+          report = {
+            id: step.id,
+            tool: step.tool,
+            outcome,
+            asExpected: expected(outcome, step.expect),
+            durationMs: performance.now() - started,
+            code,
+            message,
+          };
         }
         steps.push(report);
         if (options.verbose === true && report.outcome !== 'ok' && thrown !== undefined) {
@@ -218,10 +252,7 @@ export async function runPlanFile(
           const stack = cause instanceof Error ? cause.stack : thrown instanceof Error ? thrown.stack : undefined;
           if (stack !== undefined) io.stderr(`${label} ${step.tool}: ${stack}\n`);
         }
-        const detail =
-          report.outcome === 'ok'
-            ? preview(report.output)
-            : `${report.code}: ${report.message}${report.asExpected ? ' (expected)' : ''}`;
+        const detail = report.outcome === 'ok' ? preview(report.output) : `${report.code}: ${report.message}${report.asExpected ? ' (expected)' : ''}`;
         say(`${io.interactive ? '\r\x1b[2K' : ''}${label} ${step.tool} … ${report.outcome} (${formatSeconds(report.durationMs)}) ${detail}\n`);
         if (report.outcome === 'cancelled') stopped = true;
         else if (!report.asExpected && !step.continueOnError) stopped = true;
@@ -257,7 +288,7 @@ export async function runPlanFile(
             step.outcome,
             step.asExpected ? 'yes' : step.outcome === 'skipped' ? '-' : 'NO',
             step.durationMs.toFixed(1),
-            step.outcome === 'ok' ? (step.output === undefined ? '' : preview(step.output, 50)) : step.code ?? '',
+            step.outcome === 'ok' ? (step.output === undefined ? '' : preview(step.output, 50)) : (step.code ?? ''),
           ]),
         ),
     );

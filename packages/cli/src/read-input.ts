@@ -56,7 +56,10 @@ function readInputFile(file: string, where: string): string {
       });
     }
     if (stat.size > MAX_INPUT_BYTES) {
-      throw new CliError({ code: 'CLI_INPUT_INVALID', message: `${where}: ${file} is ${stat.size} bytes; the limit is ${MAX_INPUT_BYTES}. Pass a smaller input.` });
+      throw new CliError({
+        code: 'CLI_INPUT_INVALID',
+        message: `${where}: ${file} is ${stat.size} bytes; the limit is ${MAX_INPUT_BYTES}. Pass a smaller input.`,
+      });
     }
     // One byte more than fstat reported: a file that grows meanwhile is noticed, and never read past the limit.
     const buffer = Buffer.alloc(Math.min(stat.size, MAX_INPUT_BYTES) + 1);

@@ -40,7 +40,9 @@ describe('the sandbox key of agents.config', () => {
   it('"required" where the sandbox does not work: the command is not run, and the error names the install command', async () => {
     const { io, workspace } = setup({ mode: 'required', bwrapPath: '/nonexistent/ca-bwrap' });
     expect(await main(['tools', 'run', 'builtin.command.run', '--input', readAndWrite], io)).toBe(EXIT_CODES.failed);
-    expect(io.err()).toMatch(/^TOOL_ACTIVATION_FAILED: .*the sandbox is required \(command\.sandbox\) but does not work on this machine: \/nonexistent\/ca-bwrap .*apt-get install bubblewrap/);
+    expect(io.err()).toMatch(
+      /^TOOL_ACTIVATION_FAILED: .*the sandbox is required \(command\.sandbox\) but does not work on this machine: \/nonexistent\/ca-bwrap .*apt-get install bubblewrap/,
+    );
     expect(fs.readFileSync(path.join(workspace, 'hello.txt'), 'utf8')).toBe('hello world\n');
   });
 
@@ -50,9 +52,13 @@ describe('the sandbox key of agents.config', () => {
     expect(io.err()).toMatch(/^CLI_CONFIG_INVALID: Configuration .* is invalid:\n {2}\/sandbox: must be equal to one of the allowed values/);
   });
 
-  it('resolves the relative paths of an MCP server\'s sandbox against the configuration\'s folder', () => {
+  it("resolves the relative paths of an MCP server's sandbox against the configuration's folder", () => {
     const folder = temporaryFolder('ca-cli-config-');
-    writeFixture(folder, 'agents.config.json', JSON.stringify({ mcpServers: { files: { command: 'node', sandbox: { mode: 'auto', writable: ['./cache'], readable: ['/tmp/data'] } } } }));
+    writeFixture(
+      folder,
+      'agents.config.json',
+      JSON.stringify({ mcpServers: { files: { command: 'node', sandbox: { mode: 'auto', writable: ['./cache'], readable: ['/tmp/data'] } } } }),
+    );
     const config = loadConfig({ cwd: folder, env: {} });
     expect(config.mcpServers?.['files']?.['sandbox']).toEqual({ mode: 'auto', writable: [path.join(folder, 'cache')], readable: ['/tmp/data'] });
   });

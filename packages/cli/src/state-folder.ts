@@ -89,7 +89,8 @@ export function checkStateFolder(folder: string, role: string, options: { readon
     fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
     problem = problemOf(folder);
   }
-  if (problem === 'missing') throw unsafe(folder, role, { why: 'it vanished as it was made', advice: 'Try again, or choose another folder with --state-dir or AGENTS_STATE_DIR.' });
+  if (problem === 'missing')
+    throw unsafe(folder, role, { why: 'it vanished as it was made', advice: 'Try again, or choose another folder with --state-dir or AGENTS_STATE_DIR.' });
   if (problem !== undefined) throw unsafe(folder, role, problem);
   return true;
 }

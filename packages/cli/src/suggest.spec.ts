@@ -18,7 +18,15 @@ describe('editDistance', () => {
 });
 
 describe('suggestNames', () => {
-  const tools = ['builtin.fs.read', 'builtin.fs.grep', 'builtin.fs.delete', 'mcp.everything.get-sum', 'mcp.everything.echo', 'demo.word-count', 'demo.echo-twice'];
+  const tools = [
+    'builtin.fs.read',
+    'builtin.fs.grep',
+    'builtin.fs.delete',
+    'mcp.everything.get-sum',
+    'mcp.everything.echo',
+    'demo.word-count',
+    'demo.echo-twice',
+  ];
 
   it('finds the closest names by edit distance, also against the trailing segments', () => {
     expect(suggestNames('builtin.fs.reed', tools)).toEqual(['builtin.fs.read']);

@@ -55,7 +55,10 @@ export function suggestNames(wanted: string, candidates: Iterable<string>, max =
   scored.sort((left, right) => left.distance - right.distance || left.name.localeCompare(right.name));
   // Only the closest: a typo has one likely fix, and a list of far ones hides it.
   const best = scored[0]?.distance;
-  return scored.filter((entry) => entry.distance === best).slice(0, max).map((entry) => entry.name);
+  return scored
+    .filter((entry) => entry.distance === best)
+    .slice(0, max)
+    .map((entry) => entry.name);
 }
 
 /** `" Did you mean 'a' or 'b'?"`, or `''` when there is nothing close. */

@@ -169,7 +169,9 @@ describe('TerminalPrompter: one channel for every question', () => {
     const { prompter, type, shown } = terminal();
     const page = prompter.interact({ kind: 'url', purpose: 'elicitation', message: 'Confirm your account', url: 'https://example.org/confirm' }, mcp());
     await until(() => shown().includes('Did you open it'));
-    expect(shown()).toContain("MCP server 'weather' (tool 'mcp.weather.forecast') asks you to open a page: Confirm your account\n  https://example.org/confirm\n(it is not opened for you)");
+    expect(shown()).toContain(
+      "MCP server 'weather' (tool 'mcp.weather.forecast') asks you to open a page: Confirm your account\n  https://example.org/confirm\n(it is not opened for you)",
+    );
     type('y');
     expect(await page).toEqual({ action: 'accept' });
     const signIn = await prompter.interact({ kind: 'url', purpose: 'authorization', message: 'Sign in', url: 'https://auth.example.org/authorize?x=1' }, mcp());
@@ -181,7 +183,9 @@ describe('TerminalPrompter: one channel for every question', () => {
   it('without a terminal, declines every question and says what would let it be answered', async () => {
     const { prompter, approvals, logger, shown } = terminal({ input: false });
     expect(await prompter.interact(form, mcp())).toEqual({ action: 'decline' });
-    expect(await prompter.interact({ kind: 'url', purpose: 'authorization', message: 'Sign in', url: 'https://a.example.org' }, mcp())).toEqual({ action: 'decline' });
+    expect(await prompter.interact({ kind: 'url', purpose: 'authorization', message: 'Sign in', url: 'https://a.example.org' }, mcp())).toEqual({
+      action: 'decline',
+    });
     expect(await approvals.requestApproval(request('1'), open())).toMatchObject({ decision: 'deny', reason: 'declined' });
     expect(logger.at('warn').map((entry) => entry.message)).toEqual([
       "MCP server 'weather' (tool 'mcp.weather.forecast') asked a question (a form); it was declined: there is no terminal to ask on. Run the command in a terminal to answer it.",

@@ -118,7 +118,9 @@ export class TerminalPrompter implements InteractionHandler {
         signal,
         start: () => {
           const ask: Ask = (question) => this.askLine(turn, question);
-          run(ask).then(settle, () => settle(withdrawn)).finally(() => this.finishTurn(turn));
+          run(ask)
+            .then(settle, () => settle(withdrawn))
+            .finally(() => this.finishTurn(turn));
         },
         skip: () => settle(withdrawn),
       };
@@ -130,7 +132,8 @@ export class TerminalPrompter implements InteractionHandler {
         } else if (this.current === turn && this.waiting !== undefined) {
           // The runtime says why (answered elsewhere, the plan cancelled or ended) in the signal's reason.
           const reason = signal.reason as { name?: unknown; message?: unknown } | undefined;
-          const why = reason?.name !== 'AbortError' && typeof reason?.message === 'string' && reason.message.length > 0 ? `: ${terminalSafe(reason.message, 300)}` : '';
+          const why =
+            reason?.name !== 'AbortError' && typeof reason?.message === 'string' && reason.message.length > 0 ? `: ${terminalSafe(reason.message, 300)}` : '';
           this.options.write(`(withdrawn${why})\n`);
           this.answer(undefined);
         }
@@ -315,7 +318,8 @@ function parse(field: Field, text: string): Value | { readonly problem: string }
     const unknown = values.filter((item) => field.choices !== undefined && !field.choices.some((choice) => choice.value === item));
     return unknown.length > 0 ? { problem: `Not a choice: ${unknown.join(', ')}.` } : values;
   }
-  if (field.choices !== undefined && !field.choices.some((choice) => choice.value === text)) return { problem: `Choose one of: ${field.choices.map((choice) => choice.value).join(', ')}.` };
+  if (field.choices !== undefined && !field.choices.some((choice) => choice.value === text))
+    return { problem: `Choose one of: ${field.choices.map((choice) => choice.value).join(', ')}.` };
   switch (field.type) {
     case 'boolean':
       if (/^(y|yes|true)$/i.test(text)) return true;
@@ -324,7 +328,8 @@ function parse(field: Field, text: string): Value | { readonly problem: string }
     case 'integer':
     case 'number': {
       const number = Number(text);
-      if (!Number.isFinite(number) || (field.type === 'integer' && !Number.isInteger(number))) return { problem: `Expected ${field.type === 'integer' ? 'a whole number' : 'a number'}.` };
+      if (!Number.isFinite(number) || (field.type === 'integer' && !Number.isInteger(number)))
+        return { problem: `Expected ${field.type === 'integer' ? 'a whole number' : 'a number'}.` };
       return number;
     }
     default:
@@ -334,8 +339,11 @@ function parse(field: Field, text: string): Value | { readonly problem: string }
 
 /** The fields of a flat elicitation schema, in their order. */
 function fieldsOf(schema: Readonly<Record<string, unknown>>): Field[] {
-  const properties = typeof schema['properties'] === 'object' && schema['properties'] !== null ? (schema['properties'] as Record<string, Record<string, unknown>>) : {};
-  const required = new Set(Array.isArray(schema['required']) ? (schema['required'] as unknown[]).filter((item): item is string => typeof item === 'string') : []);
+  const properties =
+    typeof schema['properties'] === 'object' && schema['properties'] !== null ? (schema['properties'] as Record<string, Record<string, unknown>>) : {};
+  const required = new Set(
+    Array.isArray(schema['required']) ? (schema['required'] as unknown[]).filter((item): item is string => typeof item === 'string') : [],
+  );
   return Object.entries(properties).map(([key, property]) => {
     const items = (property['items'] ?? {}) as Record<string, unknown>;
     const multiple = property['type'] === 'array';
@@ -354,9 +362,12 @@ function fieldsOf(schema: Readonly<Record<string, unknown>>): Field[] {
 }
 
 function choicesOf(schema: Record<string, unknown>, property: Record<string, unknown>): { value: string; title: string }[] | undefined {
-  const titled = (Array.isArray(schema['oneOf']) ? schema['oneOf'] : Array.isArray(schema['anyOf']) ? schema['anyOf'] : undefined) as Record<string, unknown>[] | undefined;
+  const titled = (Array.isArray(schema['oneOf']) ? schema['oneOf'] : Array.isArray(schema['anyOf']) ? schema['anyOf'] : undefined) as
+    Record<string, unknown>[] | undefined;
   if (titled !== undefined) {
-    return titled.filter((item) => typeof item?.['const'] === 'string').map((item) => ({ value: item['const'] as string, title: terminalLines(String(item['title'] ?? item['const'])) }));
+    return titled
+      .filter((item) => typeof item?.['const'] === 'string')
+      .map((item) => ({ value: item['const'] as string, title: terminalLines(String(item['title'] ?? item['const'])) }));
   }
   if (!Array.isArray(schema['enum'])) return undefined;
   const names = Array.isArray(property['enumNames']) ? (property['enumNames'] as unknown[]) : [];

@@ -8,8 +8,11 @@ const LONGEST_SHOWN = 2_000;
  * of acting; the text is cut at 2,000 characters with the rest counted.
  */
 export function terminalSafe(text: string, longest = LONGEST_SHOWN): string {
-  // eslint-disable-next-line no-control-regex
-  const visible = text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (character) => `\\u{${character.codePointAt(0)?.toString(16)}}`);
+  const visible = text.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g,
+    (character) => `\\u{${character.codePointAt(0)?.toString(16)}}`,
+  );
   return visible.length > longest ? `${visible.slice(0, longest)}… (${visible.length - longest} more characters)` : visible;
 }
 

@@ -14,12 +14,14 @@ import { didYouMean } from './suggest';
 export function describeMissingTool(name: string, discovery: DiscoveryResult, config: AgentsConfig, cwd: string): { code: string; message: string } {
   const context: AdviceContext = { command: 'tools run', ...(config.file === undefined ? {} : { configFile: describeConfigFile(config, cwd) }) };
   const unavailable =
-    discovery.unavailable.find((item) => item.name === name) ??
-    discovery.unavailable.find((item) => item.source === 'mcp' && name.startsWith(`${item.name}.`));
+    discovery.unavailable.find((item) => item.name === name) ?? discovery.unavailable.find((item) => item.source === 'mcp' && name.startsWith(`${item.name}.`));
   if (unavailable !== undefined) {
     const code = typeof unavailable.error?.code === 'string' ? unavailable.error.code : 'TOOL_UNAVAILABLE';
     const server = (unavailable.error as { server?: unknown } | undefined)?.server;
-    return { code, message: adviseMessage(code, `Tool '${name}' is unavailable: ${unavailable.reason}`, context, typeof server === 'string' ? { server } : {}) };
+    return {
+      code,
+      message: adviseMessage(code, `Tool '${name}' is unavailable: ${unavailable.reason}`, context, typeof server === 'string' ? { server } : {}),
+    };
   }
   const server = name.startsWith('mcp.') ? name.slice(4).split('.')[0] : undefined;
   const failed = server === undefined ? undefined : discovery.sourceErrors.find((item) => (item.error as { server?: unknown }).server === server);

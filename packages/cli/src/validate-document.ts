@@ -43,7 +43,10 @@ export function knownKeysAt(schemaPath: string, root: object, schemas: readonly 
   const hash = schemaPath.indexOf('#');
   const uri = hash <= 0 ? '' : schemaPath.slice(0, hash);
   let node: unknown = uri === '' ? root : schemas.find((schema) => (schema as { $id?: string }).$id === uri);
-  const pointer = schemaPath.slice(hash + 1).split('/').slice(1, -1);
+  const pointer = schemaPath
+    .slice(hash + 1)
+    .split('/')
+    .slice(1, -1);
   for (const segment of pointer) {
     if (typeof node !== 'object' || node === null) return [];
     node = (node as Record<string, unknown>)[segment.replace(/~1/g, '/').replace(/~0/g, '~')];

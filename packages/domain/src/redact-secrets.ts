@@ -19,13 +19,15 @@ const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,30}:\/\/)[^\s/?#"'<>@]{0,4096}(?:@[^
 // `Authorization: …`, `Proxy-Authorization=…`: judged by the value (see redactSecrets).
 const AUTHORIZATION_HEADER = /(?<![\w-])((?:proxy-)?authorization)([ \t]{0,8}[:=][ \t]{0,8})([^\s"'<>][^\r\n"'<>]{0,4096})/gi;
 // Schemes of the Authorization header, kept in front of the redacted credentials.
-const AUTHORIZATION_SCHEME = /^(bearer|basic|digest|negotiate|ntlm|token|apikey|api-key|hawk|oauth|dpop|aws4-hmac-sha256|sharedkey|signature|ssws|key)([ \t]+)\S/i;
+const AUTHORIZATION_SCHEME =
+  /^(bearer|basic|digest|negotiate|ntlm|token|apikey|api-key|hawk|oauth|dpop|aws4-hmac-sha256|sharedkey|signature|ssws|key)([ \t]+)\S/i;
 // `Cookie: a=b; c=d`, `Set-Cookie: …`: every cookie, to the end of the line.
 const COOKIE_HEADER = /(?<![\w-])((?:set-)?cookie)([ \t]{0,8}:[ \t]{0,8})([^\s"'<>][^\r\n"'<>]{0,4096})/gi;
 // `Bearer <credential>` and the like in free text.
 const SCHEME_CREDENTIAL = /(?<![\w-])(bearer|basic|token|apikey)([ \t]+)([A-Za-z0-9._~+/-]{8,4096}=*)/gi;
 // Tokens whose shape gives them away wherever they appear: GitHub, OpenAI-style `sk-`, Slack, AWS access key ids.
-const KNOWN_TOKEN = /(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255}|sk-[A-Za-z0-9_-]{20,255}|xox[abpors]-[A-Za-z0-9-]{10,255}|AKIA[0-9A-Z]{16})(?![\w-])/g;
+const KNOWN_TOKEN =
+  /(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255}|sk-[A-Za-z0-9_-]{20,255}|xox[abpors]-[A-Za-z0-9-]{10,255}|AKIA[0-9A-Z]{16})(?![\w-])/g;
 // `"name": "value"` and `'name': 'value'` (JSON, JavaScript literals).
 const DOUBLE_QUOTED_PAIR = /"([\w.$-]{1,100})"([ \t]{0,8}:[ \t]{0,8})"(?:[^"\\\r\n]|\\.){0,4096}"/g;
 const SINGLE_QUOTED_PAIR = /'([\w.$-]{1,100})'([ \t]{0,8}:[ \t]{0,8})'(?:[^'\\\r\n]|\\.){0,4096}'/g;

@@ -51,9 +51,7 @@ describe('isCapabilityAtLeastAsStrict', () => {
 
   it('accepts the same capability and a stricter one', () => {
     expect(isCapabilityAtLeastAsStrict(writer, writer)).toBe(true);
-    expect(isCapabilityAtLeastAsStrict({ ...writer, checkpointable: false, idempotent: false, openWorld: true }, writer)).toBe(
-      true,
-    );
+    expect(isCapabilityAtLeastAsStrict({ ...writer, checkpointable: false, idempotent: false, openWorld: true }, writer)).toBe(true);
   });
 
   it('refuses a capability that claims read-only for a writing tool', () => {

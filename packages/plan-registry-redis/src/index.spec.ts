@@ -33,7 +33,9 @@ describe('@ca/plan-registry-redis public API', () => {
   });
 
   it('refuses something that is not a container', async () => {
-    await expect(publicApi.registerRedisPlanRegistry({} as never, { url: 'redis://127.0.0.1:1' })).rejects.toMatchObject({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT' });
+    await expect(publicApi.registerRedisPlanRegistry({} as never, { url: 'redis://127.0.0.1:1' })).rejects.toMatchObject({
+      code: 'PLAN_REGISTRY_INVALID_ARGUMENT',
+    });
   });
 
   it('describes a URL without its credentials, and redacts secrets from messages', () => {

@@ -151,7 +151,8 @@ export function resolveSettings(settings: RedisPlanRegistrySettings): ResolvedSe
   for (const key of Object.keys(settings)) {
     if (!KNOWN_SETTINGS.has(key)) invalid(`'${key}' is not a setting (the settings are ${[...KNOWN_SETTINGS].join(', ')})`);
   }
-  if (typeof settings.url !== 'string' || settings.url.length === 0) return invalid(`url must be a redis:// or rediss:// URL; got ${describeValue(settings.url)}`);
+  if (typeof settings.url !== 'string' || settings.url.length === 0)
+    return invalid(`url must be a redis:// or rediss:// URL; got ${describeValue(settings.url)}`);
   let parsed: URL;
   try {
     parsed = new URL(settings.url);
@@ -192,21 +193,28 @@ export function resolveSettings(settings: RedisPlanRegistrySettings): ResolvedSe
   const keyPrefix = text(settings.keyPrefix, 'keyPrefix', { max: 100 }) ?? 'ca:plans:';
   const ttlMs = duration(settings.ttlMs, 'ttlMs', 30_000, 100);
   const heartbeatIntervalMs = duration(settings.heartbeatIntervalMs, 'heartbeatIntervalMs', Math.max(1, Math.floor(ttlMs / 3)), 1);
-  if (heartbeatIntervalMs >= ttlMs) fail(`heartbeatIntervalMs (${heartbeatIntervalMs}) must be less than ttlMs (${ttlMs}), or plans leave the list between two heartbeats`);
+  if (heartbeatIntervalMs >= ttlMs)
+    fail(`heartbeatIntervalMs (${heartbeatIntervalMs}) must be less than ttlMs (${ttlMs}), or plans leave the list between two heartbeats`);
   const pendingTtlMs = duration(settings.pendingTtlMs, 'pendingTtlMs', Math.max(600_000, ttlMs), ttlMs);
   const connectTimeoutMs = duration(settings.connectTimeoutMs, 'connectTimeoutMs', 5_000, 1);
   const commandTimeoutMs = duration(settings.commandTimeoutMs, 'commandTimeoutMs', 5_000, 1);
   const reconnectMaxDelayMs = duration(settings.reconnectMaxDelayMs, 'reconnectMaxDelayMs', 2_000, 1);
   const planHost = text(settings.host, 'host', { max: 255, spaces: true }) ?? os.hostname();
   if (settings.tls !== undefined) {
-    if (typeof settings.tls !== 'object' || settings.tls === null || Array.isArray(settings.tls)) fail(`tls must be an object of TLS options; got ${describeValue(settings.tls)}`);
+    if (typeof settings.tls !== 'object' || settings.tls === null || Array.isArray(settings.tls))
+      fail(`tls must be an object of TLS options; got ${describeValue(settings.tls)}`);
     if (parsed.protocol !== 'rediss:') fail('tls settings are given, but the URL is redis:// (plain TCP): use rediss:// for TLS');
     for (const key of Object.keys(settings.tls)) {
       if (!['ca', 'cert', 'key', 'servername'].includes(key)) fail(`tls.${key} is not a TLS setting (ca, cert, key, servername)`);
     }
   }
   const logger = settings.logger as unknown;
-  if (logger !== undefined && (typeof logger !== 'object' || logger === null || ['debug', 'info', 'warn', 'error'].some((level) => typeof (logger as Record<string, unknown>)[level] !== 'function'))) {
+  if (
+    logger !== undefined &&
+    (typeof logger !== 'object' ||
+      logger === null ||
+      ['debug', 'info', 'warn', 'error'].some((level) => typeof (logger as Record<string, unknown>)[level] !== 'function'))
+  ) {
     fail('logger must be a RuntimeLogger (debug, info, warn, error)');
   }
   return {

@@ -90,7 +90,9 @@ describe('RedisPlanRegistry against a real redis-server', () => {
       ['alpha', 'host-a', process.pid, 3],
       ['beta', 'host-b', process.pid, 0],
     ]);
-    expect(listed[0]).toEqual(expect.objectContaining({ tools: ['builtin.fs.read'], labels: { file: 'alpha.yaml' }, policy: { readOnly: true, requireCheckpoint: false } }));
+    expect(listed[0]).toEqual(
+      expect.objectContaining({ tools: ['builtin.fs.read'], labels: { file: 'alpha.yaml' }, policy: { readOnly: true, requireCheckpoint: false } }),
+    );
     // The records carry nothing of the registry's inner workings.
     expect(Object.keys(listed[0]!).sort()).toEqual(['heartbeatAt', 'host', 'labels', 'pid', 'planId', 'policy', 'startedAt', 'stepsDone', 'tools']);
 
@@ -112,7 +114,11 @@ describe('RedisPlanRegistry against a real redis-server', () => {
     const entry = await hostA.register(registration('shared'), () => undefined);
     const error = await failure(hostB.register(registration('shared'), () => undefined));
     expect(error.code).toBe('PLAN_REGISTRY_DUPLICATE_PLAN');
-    expect(error.message).toMatch(new RegExp(`A running plan already has id 'shared' in plan registry redis://127\\.0\\.0\\.1:${server.port}: it runs on host host-a, pid ${process.pid}, since `));
+    expect(error.message).toMatch(
+      new RegExp(
+        `A running plan already has id 'shared' in plan registry redis://127\\.0\\.0\\.1:${server.port}: it runs on host host-a, pid ${process.pid}, since `,
+      ),
+    );
     // Ending the refused registration's would-be entry cannot remove the holder's.
     expect((await hostB.list()).map((plan) => plan.host)).toEqual(['host-a']);
     await entry.end();
@@ -136,7 +142,12 @@ describe('RedisPlanRegistry against a real redis-server', () => {
     expect((await registry.list()).map((plan) => plan.planId)).toEqual(['target']);
     expect(logger.at('warn').map((entry) => entry.message)).toEqual([expect.stringContaining('1 malformed plan record(s) were skipped')]);
     const channel = `ca:plans:instance:${registry.instance}`;
-    for (const payload of ['not json', '{"kind":"cancel"}', JSON.stringify({ kind: 'cancel', planId: 'target', reason: '\u001b[2Jboom', sentAt: 'now' }), 'x'.repeat(70_000)]) {
+    for (const payload of [
+      'not json',
+      '{"kind":"cancel"}',
+      JSON.stringify({ kind: 'cancel', planId: 'target', reason: '\u001b[2Jboom', sentAt: 'now' }),
+      'x'.repeat(70_000),
+    ]) {
       await redisCommand(['PUBLISH', channel, payload]);
     }
     await redisCommand(['PUBLISH', channel, JSON.stringify(createCancelMessage('target', 'the one real message'))]);
@@ -162,7 +173,8 @@ describe('RedisPlanRegistry against a real redis-server', () => {
     const tool = new TestTool({
       name: 'test.wait',
       stateless: true,
-      execute: (_input, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error((seen = ctx.cancellationToken.reason))))),
+      execute: (_input, ctx) =>
+        new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error((seen = ctx.cancellationToken.reason))))),
     });
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], planRegistry: registry, logger: new RecordingLogger() });
     const running = runtime.runPlan({ planId: 'long-job', registry: { labels: { job: '42' } } }, (ctx) => runtime.execute('test.wait', {}, ctx));
@@ -187,7 +199,9 @@ describe('RedisPlanRegistry against a real redis-server', () => {
       approvalHandler: { requestApproval: (_request, context) => (contexts.push(context), new Promise(() => undefined)) },
       options: { registryApprovals: true },
     });
-    const running = runtime.runPlan({ planId: 'needs-ok', policy: { approval: { capabilities: ['writes'] } } }, (ctx) => runtime.execute('test.write', {}, ctx));
+    const running = runtime.runPlan({ planId: 'needs-ok', policy: { approval: { capabilities: ['writes'] } } }, (ctx) =>
+      runtime.execute('test.write', {}, ctx),
+    );
     await waitFor(async () => (await control.list())[0]?.pendingApprovals?.length === 1);
     const listed = (await control.list())[0]!;
     expect(listed.pendingApprovals).toEqual([{ requestId: '1', toolName: 'test.write', askedAt: expect.any(String) }]);
@@ -227,7 +241,9 @@ describe('RedisPlanRegistry against a real redis-server', () => {
 describe('connecting', () => {
   it('reports a server that cannot be reached, without the password, within the connect timeout', async () => {
     const port = await freePort();
-    const error = await failure(connectRedisPlanRegistry({ url: `redis://planner:hunter2-secret@127.0.0.1:${port}/2`, connectTimeoutMs: 300, logger: new RecordingLogger() }));
+    const error = await failure(
+      connectRedisPlanRegistry({ url: `redis://planner:hunter2-secret@127.0.0.1:${port}/2`, connectTimeoutMs: 300, logger: new RecordingLogger() }),
+    );
     expect(error.code).toBe('PLAN_REGISTRY_UNAVAILABLE');
     expect(error.message).toMatch(new RegExp(`^Plan registry redis://127\\.0\\.0\\.1:${port}/2 cannot be reached: .*ECONNREFUSED`));
     expect(error.message).not.toContain('hunter2-secret');
@@ -253,9 +269,18 @@ describe('connecting', () => {
   it('authenticates as an ACL user from the environment, with only the rights the registry needs', async () => {
     const acl = await startRedisServer({
       args: [
-        '--user', 'default', 'off',
-        '--user', 'planner', 'on', '>s3cret-pass', '~ca:plans:*', '&ca:plans:*',
-        ...'+@connection +evalsha +eval +subscribe +publish +mget +zrange +get +set +del +zadd +zrem +zcard +zremrangebyscore +hset +hgetall +pexpire +time'.split(' '),
+        '--user',
+        'default',
+        'off',
+        '--user',
+        'planner',
+        'on',
+        '>s3cret-pass',
+        '~ca:plans:*',
+        '&ca:plans:*',
+        ...'+@connection +evalsha +eval +subscribe +publish +mget +zrange +get +set +del +zadd +zrem +zcard +zremrangebyscore +hset +hgetall +pexpire +time'.split(
+          ' ',
+        ),
       ],
     });
     try {

@@ -122,10 +122,20 @@ export class RedisPlanRegistry implements PlanRegistry {
     this.checkOpen();
     const base = checkPlanRegistration(registration, this.description);
     if (typeof onMessage !== 'function') {
-      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, planId: base.planId, reason: 'onMessage must be a function' });
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_INVALID_ARGUMENT',
+        registry: this.description,
+        planId: base.planId,
+        reason: 'onMessage must be a function',
+      });
     }
     if (this.plans.has(base.planId)) {
-      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_DUPLICATE_PLAN', registry: this.description, planId: base.planId, reason: 'this process runs it already' });
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_DUPLICATE_PLAN',
+        registry: this.description,
+        planId: base.planId,
+        reason: 'this process runs it already',
+      });
     }
     const plan: LocalPlan = {
       registration: randomUUID(),
@@ -178,7 +188,11 @@ export class RedisPlanRegistry implements PlanRegistry {
           else seen.set(plan.planId, plan);
         }
       }
-      if (skipped > 0) this.logger.warn(`Plan registry ${this.description}: ${skipped} malformed plan record(s) were skipped (written by something other than a plan registry?).`, {});
+      if (skipped > 0)
+        this.logger.warn(
+          `Plan registry ${this.description}: ${skipped} malformed plan record(s) were skipped (written by something other than a plan registry?).`,
+          {},
+        );
       return [...seen.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.planId.localeCompare(b.planId));
     } catch (error) {
       throw this.failure(error);
@@ -232,10 +246,13 @@ export class RedisPlanRegistry implements PlanRegistry {
     const deadline = Date.now() + this.settings.connectTimeoutMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const last = this.lastConnectionError === undefined ? '' : `${errorText(this.lastConnectionError)}; `;
-        reject(Object.assign(new Error(`${last}no connection within ${this.settings.connectTimeoutMs} ms`), { cause: this.lastConnectionError }));
-      }, Math.max(1, deadline - Date.now()));
+      timer = setTimeout(
+        () => {
+          const last = this.lastConnectionError === undefined ? '' : `${errorText(this.lastConnectionError)}; `;
+          reject(Object.assign(new Error(`${last}no connection within ${this.settings.connectTimeoutMs} ms`), { cause: this.lastConnectionError }));
+        },
+        Math.max(1, deadline - Date.now()),
+      );
     });
     try {
       await Promise.race([Promise.all([this.command.connect(), this.subscriber.connect()]), timeout]);
@@ -256,7 +273,9 @@ export class RedisPlanRegistry implements PlanRegistry {
         registry: this.description,
         reason: this.redact(errorText(error)),
         ...(isAuthError(error)
-          ? { advice: `Set the ACL user and password in the environment (REDIS_USERNAME, REDIS_PASSWORD)${this.settings.username === undefined ? '' : `; the user given is '${this.settings.username}'`}.` }
+          ? {
+              advice: `Set the ACL user and password in the environment (REDIS_USERNAME, REDIS_PASSWORD)${this.settings.username === undefined ? '' : `; the user given is '${this.settings.username}'`}.`,
+            }
           : { advice: 'Check that the server runs, that this machine reaches it, and the URL (rediss:// for TLS).' }),
         cause: error,
       });
@@ -306,9 +325,12 @@ export class RedisPlanRegistry implements PlanRegistry {
     if (this.closing || !this.started) return;
     if (this.disconnected) return;
     this.disconnected = true;
-    this.logger.warn(`Plan registry ${this.description}: the ${role} connection is lost (${this.redact(errorText(error))}); reconnecting. Plans keep running and are registered again once it is back.`, {
-      registry: this.description,
-    });
+    this.logger.warn(
+      `Plan registry ${this.description}: the ${role} connection is lost (${this.redact(errorText(error))}); reconnecting. Plans keep running and are registered again once it is back.`,
+      {
+        registry: this.description,
+      },
+    );
   }
 
   private reconnected(): void {
@@ -335,11 +357,17 @@ export class RedisPlanRegistry implements PlanRegistry {
               await this.write(plan, plan.written ? 'resync' : 'new');
             } catch (error) {
               if (PlanRegistryError.isInstance(error) && error.code === 'PLAN_REGISTRY_DUPLICATE_PLAN') {
-                this.logger.error(`${error.message} Plan '${plan.planId}' of this process runs on, but is not listed and cannot be reached through the registry.`, { planId: plan.planId });
+                this.logger.error(
+                  `${error.message} Plan '${plan.planId}' of this process runs on, but is not listed and cannot be reached through the registry.`,
+                  { planId: plan.planId },
+                );
                 this.plans.delete(plan.planId);
                 return;
               }
-              if (this.isReady()) this.logger.warn(`Plan registry ${this.description} could not register plan '${plan.planId}' again: ${this.redact(errorText(error))}`, { planId: plan.planId });
+              if (this.isReady())
+                this.logger.warn(`Plan registry ${this.description} could not register plan '${plan.planId}' again: ${this.redact(errorText(error))}`, {
+                  planId: plan.planId,
+                });
             }
           }),
         );
@@ -389,9 +417,12 @@ export class RedisPlanRegistry implements PlanRegistry {
       });
     }
     if (status === 'taken') {
-      this.logger.error(`Plan registry ${this.description}: plan id '${plan.planId}' was registered by another process while this one was away; this process's plan runs on, unlisted.`, {
-        planId: plan.planId,
-      });
+      this.logger.error(
+        `Plan registry ${this.description}: plan id '${plan.planId}' was registered by another process while this one was away; this process's plan runs on, unlisted.`,
+        {
+          planId: plan.planId,
+        },
+      );
       this.plans.delete(plan.planId);
       return;
     }
@@ -417,11 +448,16 @@ export class RedisPlanRegistry implements PlanRegistry {
     if (this.plans.get(plan.planId) === plan) this.plans.delete(plan.planId);
     if (!this.isReady()) return; // the record and the queue expire on their own
     try {
-      await this.timed(this.evaluate(END_SCRIPT, [this.key('plan', plan.planId), this.key('pending', plan.planId), this.key('index')], [plan.registration, plan.planId]));
+      await this.timed(
+        this.evaluate(END_SCRIPT, [this.key('plan', plan.planId), this.key('pending', plan.planId), this.key('index')], [plan.registration, plan.planId]),
+      );
     } catch (error) {
-      this.logger.warn(`Plan registry ${this.description} could not withdraw plan '${plan.planId}'; it leaves the list within ${this.settings.ttlMs} ms: ${this.redact(errorText(error))}`, {
-        planId: plan.planId,
-      });
+      this.logger.warn(
+        `Plan registry ${this.description} could not withdraw plan '${plan.planId}'; it leaves the list within ${this.settings.ttlMs} ms: ${this.redact(errorText(error))}`,
+        {
+          planId: plan.planId,
+        },
+      );
     }
   }
 

@@ -36,12 +36,18 @@ export function freePort(): Promise<number> {
 function launch(port: number, options: TestRedisOptions): Promise<ChildProcess> {
   const listen = options.tls
     ? [
-        '--port', '0',
-        '--tls-port', String(port),
-        '--tls-cert-file', path.join(tlsFixtures, 'server.crt'),
-        '--tls-key-file', path.join(tlsFixtures, 'server.key'),
-        '--tls-ca-cert-file', path.join(tlsFixtures, 'ca.crt'),
-        '--tls-auth-clients', 'no',
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--tls-cert-file',
+        path.join(tlsFixtures, 'server.crt'),
+        '--tls-key-file',
+        path.join(tlsFixtures, 'server.key'),
+        '--tls-ca-cert-file',
+        path.join(tlsFixtures, 'ca.crt'),
+        '--tls-auth-clients',
+        'no',
       ]
     : ['--port', String(port)];
   const child = spawn('redis-server', [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...(options.args ?? [])], {

@@ -13,7 +13,11 @@ import type { RedisPlanRegistrySettings } from './redis-plan-registry-settings';
  */
 export async function registerRedisPlanRegistry(container: DependencyContainer, settings: RedisPlanRegistrySettings): Promise<RedisPlanRegistry> {
   if (typeof container?.register !== 'function' || typeof container.resolve !== 'function') {
-    throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: 'redis', reason: 'container must be a tsyringe DependencyContainer (e.g. container.createChildContainer())' });
+    throw new PlanRegistryError({
+      code: 'PLAN_REGISTRY_INVALID_ARGUMENT',
+      registry: 'redis',
+      reason: 'container must be a tsyringe DependencyContainer (e.g. container.createChildContainer())',
+    });
   }
   const registry = await connectRedisPlanRegistry(settings);
   container.register(PLAN_REGISTRY, { useValue: registry });

@@ -158,13 +158,17 @@ describe('two hosts sharing one Redis', () => {
     expect(planIds(await observer.list())).toEqual(['survivor']);
     await server.restart();
     // The restarted server starts empty: the plan is listed again once its host has reconnected and written it again.
-    await waitFor(async () => {
-      try {
-        return planIds(await observer.list()).includes('survivor');
-      } catch {
-        return false; // the observer itself is reconnecting
-      }
-    }, 30_000, 'the plan registered again');
+    await waitFor(
+      async () => {
+        try {
+          return planIds(await observer.list()).includes('survivor');
+        } catch {
+          return false; // the observer itself is reconnecting
+        }
+      },
+      30_000,
+      'the plan registered again',
+    );
     expect(a.events.filter((event) => event.event === 'cancel-seen' || event.event === 'plan-ended')).toEqual([]);
     await expect(observer.send(createCancelMessage('survivor', 'after the restart'))).resolves.toEqual({ planId: 'survivor', delivery: 'delivered' });
     expect((await a.next('cancel-seen'))['reason']).toBe('after the restart');
@@ -182,7 +186,10 @@ describe('two hosts sharing one Redis', () => {
       proxy.cut();
       // The server has seen the host's connections go.
       await waitFor(async () => (await subscribers(channel)) === 0, 10_000, 'the subscription dropped');
-      await expect(observer.send(createCancelMessage('partitioned', 'sent during the partition'))).resolves.toEqual({ planId: 'partitioned', delivery: 'queued' });
+      await expect(observer.send(createCancelMessage('partitioned', 'sent during the partition'))).resolves.toEqual({
+        planId: 'partitioned',
+        delivery: 'queued',
+      });
       expect(await redisKeys()).toEqual(['ca:plans:index', 'ca:plans:pending:partitioned', 'ca:plans:plan:partitioned']);
       expect(a.events.some((event) => event.event === 'cancel-seen')).toBe(false);
       proxy.restore();

@@ -389,7 +389,8 @@ function propertyItems(expression: string, negated: boolean): CharacterItems {
   if (key === undefined && value === 'ASCII') return { ranges: negated ? [[0x80, MAX_CODE_POINT]] : [[0, 0x7f]], properties: [] };
   if (key === undefined && value === 'Assigned') return { ranges: [], properties: [negated ? '\\p{Cn}' : '\\P{Cn}'] };
   // General categories by their short names; scripts (Script=, sc=) by their long names (Greek, Latin), as both dialects write them.
-  const name = (key === undefined || key === 'General_Category' || key === 'gc') && Object.hasOwn(GENERAL_CATEGORIES, value) ? GENERAL_CATEGORIES[value] : value;
+  const name =
+    (key === undefined || key === 'General_Category' || key === 'gc') && Object.hasOwn(GENERAL_CATEGORIES, value) ? GENERAL_CATEGORIES[value] : value;
   return { ranges: [], properties: [`\\${negated ? 'P' : 'p'}{${name}}`] };
 }
 
@@ -420,7 +421,8 @@ export function toRe2Syntax(node: PatternNode): string {
     case 'characters': {
       const pieces = rangePieces(node.ranges) + node.properties.join('');
       if (pieces === '') return node.negated ? `[${rangePieces([[0, MAX_CODE_POINT]])}]` : NOTHING;
-      if (!node.negated && node.properties.length === 0 && node.ranges.length === 1 && node.ranges[0][0] === node.ranges[0][1]) return literal(node.ranges[0][0]);
+      if (!node.negated && node.properties.length === 0 && node.ranges.length === 1 && node.ranges[0][0] === node.ranges[0][1])
+        return literal(node.ranges[0][0]);
       return `[${node.negated ? '^' : ''}${pieces}]`;
     }
     case 'sequence':

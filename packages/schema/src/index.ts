@@ -1,12 +1,7 @@
 export type { SchemaDialect } from './schema-dialect';
 export type { SchemaDirection } from './schema-direction';
 export type { SchemaIssue, SchemaValidationResult } from './schema-issue';
-export type {
-  CompiledSchema,
-  SchemaCompileOptions,
-  SchemaValidator,
-  SchemaValidatorOptions,
-} from './schema-validator';
+export type { CompiledSchema, SchemaCompileOptions, SchemaValidator, SchemaValidatorOptions } from './schema-validator';
 export { createSchemaValidator } from './schema-validator';
 export type { SchemaTrust } from './schema-trust';
 export { isSchemaTrust } from './schema-trust';

@@ -77,7 +77,12 @@ function runSuite(suite: string, run: SuiteRun): { total: number; failures: Map<
   const directory = path.join(suite, 'tests', 'draft2020-12');
   const failures = new Map<string, string>();
   let total = 0;
-  const files = run.files ?? fs.readdirSync(directory).filter((name) => name.endsWith('.json')).sort();
+  const files =
+    run.files ??
+    fs
+      .readdirSync(directory)
+      .filter((name) => name.endsWith('.json'))
+      .sort();
   for (const file of files) {
     const cases = JSON.parse(fs.readFileSync(path.join(directory, file), 'utf8')) as SuiteCase[];
     for (const suiteCase of cases) {
@@ -160,7 +165,10 @@ describe('JSON Schema Test Suite, optional ECMAScript regular expression tests',
   const interpreted = runSuite(suite, { engine: 'interpreter', trust: 'untrusted', files: REGEX_OPTIONAL_FILES, formats: true });
 
   beforeAll(() => {
-    for (const [name, run] of [['trusted', trusted], ['untrusted', untrusted]] as const) {
+    for (const [name, run] of [
+      ['trusted', trusted],
+      ['untrusted', untrusted],
+    ] as const) {
       console.log(`JSON Schema Test Suite draft2020-12 optional regex tests, ${name} schemas: ${run.total - run.failures.size}/${run.total} passed`);
     }
   });

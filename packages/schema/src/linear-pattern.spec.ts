@@ -109,8 +109,16 @@ describe('compileLinearPattern, ECMAScript syntax (JSON Schema patterns)', () =>
     items.map(([item, quantifier]) => (item === '^' || item === '$' || item === '\\bb' ? item : item + quantifier)).join(''),
   );
   const pattern = fc
-    .tuple(fc.constantFrom('', '^'), fc.array(alternative, { minLength: 1, maxLength: 3 }), fc.constantFrom('', '$'), fc.constantFrom('', '(', '(?:'), fc.constantFrom('', '*', '+', '?'))
-    .map(([start, alternatives, end, group, outer]) => (group === '' ? `${start}${alternatives.join('|')}${end}` : `${start}${group}${alternatives.join('|')})${outer}${end}`));
+    .tuple(
+      fc.constantFrom('', '^'),
+      fc.array(alternative, { minLength: 1, maxLength: 3 }),
+      fc.constantFrom('', '$'),
+      fc.constantFrom('', '(', '(?:'),
+      fc.constantFrom('', '*', '+', '?'),
+    )
+    .map(([start, alternatives, end, group, outer]) =>
+      group === '' ? `${start}${alternatives.join('|')}${end}` : `${start}${group}${alternatives.join('|')})${outer}${end}`,
+    );
   const character = fc.constantFrom('a', 'b', 'c', '1', ' ', '\n', '\r', 'é', '\u00a0', '😀', '\uD83D');
 
   it('answers like RegExp on generated patterns and texts (property)', () => {
@@ -120,7 +128,8 @@ describe('compileLinearPattern, ECMAScript syntax (JSON Schema patterns)', () =>
         const native = new RegExp(source, 'u');
         const linear = compileLinearPattern(source);
         for (const sample of texts) {
-          if (linear.test(sample) !== native.test(sample)) throw new Error(`/${source}/u on ${JSON.stringify(sample)}: linear ${linear.test(sample)}, RegExp ${native.test(sample)}`);
+          if (linear.test(sample) !== native.test(sample))
+            throw new Error(`/${source}/u on ${JSON.stringify(sample)}: linear ${linear.test(sample)}, RegExp ${native.test(sample)}`);
         }
       }),
       propertyParameters(400),

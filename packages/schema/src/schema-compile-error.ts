@@ -19,14 +19,7 @@ import { describeSchemaProperty, describeSubject } from './schema-direction';
  * - `other`: anything else the engine refused.
  */
 export type SchemaCompileErrorReason =
-  | 'not-a-schema'
-  | 'unknown-dialect'
-  | 'invalid-keyword'
-  | 'unresolved-ref'
-  | 'remote-ref'
-  | 'recursion'
-  | 'unsupported-pattern'
-  | 'other';
+  'not-a-schema' | 'unknown-dialect' | 'invalid-keyword' | 'unresolved-ref' | 'remote-ref' | 'recursion' | 'unsupported-pattern' | 'other';
 
 /** Options of {@link SchemaCompileError}. */
 export interface SchemaCompileErrorOptions {
@@ -52,8 +45,7 @@ const ADVICE: Readonly<Record<SchemaCompileErrorReason, string>> = {
     'Declare $schema as draft-07, 2019-09 or 2020-12 (or register the metaschema with addSchema), or remove $schema to use the default dialect.',
   'invalid-keyword': 'Correct the keyword value so the schema satisfies its metaschema.',
   'unresolved-ref': 'Point the $ref at an existing definition ($defs, $anchor or $id) or register the target with addSchema.',
-  'remote-ref':
-    'Schemas are never fetched over the network: register the referenced document with addSchema (or the remotes option) or inline it.',
+  'remote-ref': 'Schemas are never fetched over the network: register the referenced document with addSchema (or the remotes option) or inline it.',
   recursion: 'Remove the $ref cycle (every cycle must go through properties or items) or flatten the schema.',
   'unsupported-pattern':
     "Rewrite the pattern without lookahead, lookbehind or backreferences (schemas from sources the service does not control run on a linear-time engine), or, for the service's own schemas, compile them as trusted.",

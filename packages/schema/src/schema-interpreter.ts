@@ -520,9 +520,7 @@ export function deepEqual(left: unknown, right: unknown): boolean {
   if (Array.isArray(right)) return false;
   const leftKeys = Object.keys(left);
   if (leftKeys.length !== Object.keys(right).length) return false;
-  return leftKeys.every(
-    (key) => Object.hasOwn(right, key) && deepEqual((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key]),
-  );
+  return leftKeys.every((key) => Object.hasOwn(right, key) && deepEqual((left as Record<string, unknown>)[key], (right as Record<string, unknown>)[key]));
 }
 
 /** First pair of equal items (`[i, j]`, `i < j`), in linear time: items are keyed by a canonical JSON text. */

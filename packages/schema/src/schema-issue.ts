@@ -19,9 +19,7 @@ export interface SchemaIssue {
  * The outcome of a validation. The valid outcome is one shared frozen object,
  * so a successful validation allocates nothing.
  */
-export type SchemaValidationResult =
-  | { readonly valid: true }
-  | { readonly valid: false; readonly issues: readonly SchemaIssue[] };
+export type SchemaValidationResult = { readonly valid: true } | { readonly valid: false; readonly issues: readonly SchemaIssue[] };
 
 /** The one valid result, shared by every validation that succeeds. */
 export const VALID_RESULT: SchemaValidationResult = Object.freeze({ valid: true as const });
@@ -43,9 +41,7 @@ export function createIssue(
   params?: Readonly<Record<string, unknown>>,
 ): SchemaIssue {
   const message = `${instancePath === '' ? 'value' : instancePath} ${problem}`;
-  return params === undefined
-    ? { instancePath, schemaPath, keyword, message }
-    : { instancePath, schemaPath, keyword, message, params };
+  return params === undefined ? { instancePath, schemaPath, keyword, message } : { instancePath, schemaPath, keyword, message, params };
 }
 
 /**
@@ -54,12 +50,7 @@ export function createIssue(
  * recursive schema.
  */
 export function createDepthIssue(): SchemaIssue {
-  return createIssue(
-    '',
-    '#',
-    DEPTH_KEYWORD,
-    'is nested too deeply (or is circular) to be validated; send a flatter, acyclic value',
-  );
+  return createIssue('', '#', DEPTH_KEYWORD, 'is nested too deeply (or is circular) to be validated; send a flatter, acyclic value');
 }
 
 /** True when `error` is the engine's stack overflow (`RangeError: Maximum call stack size exceeded`). */

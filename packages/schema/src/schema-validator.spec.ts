@@ -75,15 +75,12 @@ describe('createSchemaValidator: dialects', () => {
     expect(() => createSchemaValidator({ defaultDialect: 'draft-04' as never })).toThrow(TypeError);
   });
 
-  it.each(['http://json-schema.org/draft-04/schema#', 'https://example.com/my-dialect', 42])(
-    'refuses $schema %p as an unknown dialect',
-    ($schema) => {
-      const error = compileError(() => validator.compile({ $schema, type: 'string' }, { toolName: 'echo', direction: 'input' }));
-      expect(error.reason).toBe('unknown-dialect');
-      expect(error.location).toBe('#/$schema');
-      expect(error.message).toContain("Tool 'echo' input");
-    },
-  );
+  it.each(['http://json-schema.org/draft-04/schema#', 'https://example.com/my-dialect', 42])('refuses $schema %p as an unknown dialect', ($schema) => {
+    const error = compileError(() => validator.compile({ $schema, type: 'string' }, { toolName: 'echo', direction: 'input' }));
+    expect(error.reason).toBe('unknown-dialect');
+    expect(error.location).toBe('#/$schema');
+    expect(error.message).toContain("Tool 'echo' input");
+  });
 });
 
 describe('createSchemaValidator: compilation cache', () => {
@@ -142,24 +139,21 @@ describe('createSchemaValidator: results', () => {
     additionalProperties: false,
   } as const;
 
-  it.each(['trusted', 'untrusted'] as const)(
-    'compares const and enum by own keys, so a hostile object cannot break the check (%s)',
-    (trust) => {
-      // fast-deep-equal, which ajv uses, calls an object's own toString/valueOf: these threw.
-      const constant = validator.compile({ const: { a: 1 } }, { trust });
-      expect(constant.validate({ a: 1 }).valid).toBe(true);
-      for (const hostile of [{ toString: {} }, { valueOf: 1, a: 1 }, { toString: 'x', a: 1 }]) {
-        const result = constant.validate(hostile);
-        expect(result.valid).toBe(false);
-        expect(result.valid ? [] : result.issues.map((issue) => issue.keyword)).toEqual(['const']);
-      }
-      const choice = validator.compile({ anyOf: [{ not: { type: 'null' } }, { const: { a: 1 } }] }, { trust });
-      expect(choice.validate({ toString: {} }).valid).toBe(true);
-      const listed = validator.compile({ enum: [{ a: 1 }, 2] }, { trust });
-      expect(listed.validate({ toString: {} })).toMatchObject({ valid: false, issues: [{ keyword: 'enum' }] });
-      expect(listed.validate(2).valid).toBe(true);
-    },
-  );
+  it.each(['trusted', 'untrusted'] as const)('compares const and enum by own keys, so a hostile object cannot break the check (%s)', (trust) => {
+    // fast-deep-equal, which ajv uses, calls an object's own toString/valueOf: these threw.
+    const constant = validator.compile({ const: { a: 1 } }, { trust });
+    expect(constant.validate({ a: 1 }).valid).toBe(true);
+    for (const hostile of [{ toString: {} }, { valueOf: 1, a: 1 }, { toString: 'x', a: 1 }]) {
+      const result = constant.validate(hostile);
+      expect(result.valid).toBe(false);
+      expect(result.valid ? [] : result.issues.map((issue) => issue.keyword)).toEqual(['const']);
+    }
+    const choice = validator.compile({ anyOf: [{ not: { type: 'null' } }, { const: { a: 1 } }] }, { trust });
+    expect(choice.validate({ toString: {} }).valid).toBe(true);
+    const listed = validator.compile({ enum: [{ a: 1 }, 2] }, { trust });
+    expect(listed.validate({ toString: {} })).toMatchObject({ valid: false, issues: [{ keyword: 'enum' }] });
+    expect(listed.validate(2).valid).toBe(true);
+  });
 
   it('returns one shared frozen result for every valid value', () => {
     const first = validator.validate(schema, { a: 'x', c: 1 } as unknown);
@@ -186,16 +180,11 @@ describe('createSchemaValidator: results', () => {
     );
     expect(issues).toHaveLength(4);
     const missing = issuesOf(validator.validate(schema, {}));
-    expect(missing.map((issue) => issue.message)).toEqual([
-      "value must have required property 'a'",
-      "value must have required property 'c'",
-    ]);
+    expect(missing.map((issue) => issue.message)).toEqual(["value must have required property 'a'", "value must have required property 'c'"]);
   });
 
   it('reports issues in the same shape from the fallback interpreter', () => {
-    const issues = issuesOf(
-      validator.validate({ properties: { a: { type: 'string' } }, required: ['b'], unevaluatedProperties: false }, { a: 1, z: 0 }),
-    );
+    const issues = issuesOf(validator.validate({ properties: { a: { type: 'string' } }, required: ['b'], unevaluatedProperties: false }, { a: 1, z: 0 }));
     expect(issues).toEqual(
       expect.arrayContaining([
         { instancePath: '/a', schemaPath: '#/properties/a/type', keyword: 'type', message: '/a must be string', params: { type: 'string' } },
@@ -458,7 +447,11 @@ describe('createSchemaValidator: engines', () => {
 describe('multipleOf on large numbers', () => {
   it('accepts 5e20 as a multiple of 0.5 and refuses a quotient that overflows, on every dialect', () => {
     const validator = createSchemaValidator();
-    for (const $schema of ['https://json-schema.org/draft/2020-12/schema', 'https://json-schema.org/draft/2019-09/schema', 'http://json-schema.org/draft-07/schema#']) {
+    for (const $schema of [
+      'https://json-schema.org/draft/2020-12/schema',
+      'https://json-schema.org/draft/2019-09/schema',
+      'http://json-schema.org/draft-07/schema#',
+    ]) {
       const half = validator.compile({ $schema, type: 'number', multipleOf: 0.5 });
       expect(half.validate(5e20).valid).toBe(true);
       expect(half.validate(0.75).valid).toBe(false);

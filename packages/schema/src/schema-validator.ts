@@ -303,21 +303,12 @@ export class DefaultSchemaValidator implements SchemaValidator {
 
   private needsInterpreter(index: SchemaIndex, document: SchemaDocument, metaschema: JsonSchema | undefined): boolean {
     if (metaschema !== undefined) return true;
-    return index
-      .reachableDocuments(document)
-      .some((reached) => !reached.official && reached.ajvLimitation !== undefined);
+    return index.reachableDocuments(document).some((reached) => !reached.official && reached.ajvLimitation !== undefined);
   }
 
-  private interpret(
-    schema: JsonSchema,
-    dialect: SchemaDialect,
-    index: SchemaIndex,
-    metaschema: JsonSchema | undefined,
-    trust: SchemaTrust,
-  ): CompiledSchema {
+  private interpret(schema: JsonSchema, dialect: SchemaDialect, index: SchemaIndex, metaschema: JsonSchema | undefined, trust: SchemaTrust): CompiledSchema {
     const vocabulary = typeof metaschema === 'object' ? metaschema.$vocabulary : undefined;
-    const validationVocabulary =
-      typeof vocabulary !== 'object' || vocabulary === null || Object.hasOwn(vocabulary, VALIDATION_VOCABULARY);
+    const validationVocabulary = typeof vocabulary !== 'object' || vocabulary === null || Object.hasOwn(vocabulary, VALIDATION_VOCABULARY);
     const compilePattern: PatternCompiler | undefined = trust === 'untrusted' ? (source) => this.linearPattern(source) : undefined;
     const interpreter = new SchemaInterpreter({
       index,
@@ -403,7 +394,8 @@ export class DefaultSchemaValidator implements SchemaValidator {
     });
     if (this.assertFormats) addFormats(engine);
     // ajv-formats checks `regex` with RegExp; an untrusted schema's regex is one the linear-time engine runs.
-    if (this.assertFormats && trust === 'untrusted') engine.addFormat('regex', (value: string) => !PatternCompileError.isInstance(this.linearPatterns.get(value) ?? this.compileLinear(value)));
+    if (this.assertFormats && trust === 'untrusted')
+      engine.addFormat('regex', (value: string) => !PatternCompileError.isInstance(this.linearPatterns.get(value) ?? this.compileLinear(value)));
     replaceUniqueItems(engine);
     replaceMultipleOf(engine);
     replaceConstAndEnum(engine);

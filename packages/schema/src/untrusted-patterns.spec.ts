@@ -30,9 +30,19 @@ describe('untrusted schemas: patterns run on the linear-time engine', () => {
     ['pattern (ajv)', { type: 'string', pattern: ATTACK_PATTERN }, ATTACK_TEXT, false],
     ['patternProperties (ajv)', { type: 'object', patternProperties: { [ATTACK_PATTERN]: false } }, { [ATTACK_TEXT]: 1, aaa: 1 }, false],
     ['patternProperties, no key matching (ajv)', { type: 'object', patternProperties: { [ATTACK_PATTERN]: false } }, { [ATTACK_TEXT]: 1 }, true],
-    ['pattern (interpreter, through unevaluatedProperties)', { properties: { a: { pattern: ATTACK_PATTERN } }, unevaluatedProperties: false }, { a: ATTACK_TEXT }, false],
+    [
+      'pattern (interpreter, through unevaluatedProperties)',
+      { properties: { a: { pattern: ATTACK_PATTERN } }, unevaluatedProperties: false },
+      { a: ATTACK_TEXT },
+      false,
+    ],
     ['patternProperties (interpreter)', { patternProperties: { [ATTACK_PATTERN]: true }, unevaluatedProperties: false }, { [ATTACK_TEXT]: 1 }, false],
-    ['propertyNames (draft-07)', { $schema: 'http://json-schema.org/draft-07/schema#', propertyNames: { pattern: ATTACK_PATTERN } }, { [ATTACK_TEXT]: 1 }, false],
+    [
+      'propertyNames (draft-07)',
+      { $schema: 'http://json-schema.org/draft-07/schema#', propertyNames: { pattern: ATTACK_PATTERN } },
+      { [ATTACK_TEXT]: 1 },
+      false,
+    ],
   ])('checks a backtracking %s against the attack text by default (untrusted), with RegExp’s answer', (_, schema, value, valid) => {
     expect(validator.compile(schema).validate(value).valid).toBe(valid);
     // The same pattern still matches what it should.
@@ -47,16 +57,24 @@ describe('untrusted schemas: patterns run on the linear-time engine', () => {
 
   it('refuses a pattern the engine cannot run as a SchemaCompileError with reason unsupported-pattern, where it stands', () => {
     const error = compileError(() =>
-      validator.compile({ type: 'object', properties: { code: { type: 'string', pattern: '^(?!admin$)[a-z]+$' } } }, { toolName: 'mcp.srv.lookup', direction: 'input' }),
+      validator.compile(
+        { type: 'object', properties: { code: { type: 'string', pattern: '^(?!admin$)[a-z]+$' } } },
+        { toolName: 'mcp.srv.lookup', direction: 'input' },
+      ),
     );
     expect(error).toMatchObject({ code: 'SCHEMA_INVALID', reason: 'unsupported-pattern', location: '#/properties/code/pattern', toolName: 'mcp.srv.lookup' });
-    expect(error.message).toMatch(/^Tool 'mcp\.srv\.lookup' input: .*"\^\(\?!admin\$\)\[a-z\]\+\$" uses lookahead .*linear-time engine.*Rewrite the pattern without lookahead/);
+    expect(error.message).toMatch(
+      /^Tool 'mcp\.srv\.lookup' input: .*"\^\(\?!admin\$\)\[a-z\]\+\$" uses lookahead .*linear-time engine.*Rewrite the pattern without lookahead/,
+    );
     expect(PatternCompileError.isInstance(error.cause)).toBe(true);
     expect(compileError(() => validator.compile({ patternProperties: { '(a)\\1': true } }))).toMatchObject({
       reason: 'unsupported-pattern',
       location: '#/patternProperties/(a)\\1',
     });
-    expect(compileError(() => validator.compile({ $defs: { x: { pattern: '(?<=a)b' } } }))).toMatchObject({ reason: 'unsupported-pattern', location: '#/$defs/x/pattern' });
+    expect(compileError(() => validator.compile({ $defs: { x: { pattern: '(?<=a)b' } } }))).toMatchObject({
+      reason: 'unsupported-pattern',
+      location: '#/$defs/x/pattern',
+    });
     expect(compileError(() => validator.compile({ pattern: 'a{2000}' })).message).toMatch(/repeat count/);
   });
 
@@ -94,7 +112,9 @@ describe('untrusted schemas: patterns run on the linear-time engine', () => {
     const error = compileError(() => withRemote.compile({ properties: { name: { $ref: 'https://example.test/name.json' } } }));
     expect(error).toMatchObject({ reason: 'unsupported-pattern', location: 'https://example.test/name.json#/pattern' });
     // The same document is fine for a trusted schema.
-    expect(withRemote.compile({ properties: { name: { $ref: 'https://example.test/name.json' } } }, { trust: 'trusted' }).validate({ name: 'x' }).valid).toBe(true);
+    expect(withRemote.compile({ properties: { name: { $ref: 'https://example.test/name.json' } } }, { trust: 'trusted' }).validate({ name: 'x' }).valid).toBe(
+      true,
+    );
   });
 
   it("accepts format 'regex' only for a pattern the linear-time engine runs", () => {

@@ -54,9 +54,7 @@ describe('CancellationToken.signal with real consumers', () => {
       const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'], { signal: token.signal, stdio: 'ignore' });
       // events.once(child, 'exit') would reject on the 'error' event, so listen directly.
       const errored = new Promise<Error>((resolve) => child.once('error', resolve));
-      const exited = new Promise<[number | null, string | null]>((resolve) =>
-        child.once('exit', (code, signal) => resolve([code, signal])),
-      );
+      const exited = new Promise<[number | null, string | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])));
       await new Promise((resolve) => child.once('spawn', resolve));
       token.cancel('cancelled by user');
       const error = await errored;

@@ -335,9 +335,7 @@ describe('CancellationToken', () => {
 
       for (let index = 0; index < 100_000; index++) parent.child().dispose();
 
-      const children = Array.from({ length: 100_000 }, (_, index) =>
-        index % 10 === 0 ? parent.child({ timeoutMs: 60_000 }) : parent.child(),
-      );
+      const children = Array.from({ length: 100_000 }, (_, index) => (index % 10 === 0 ? parent.child({ timeoutMs: 60_000 }) : parent.child()));
       children.forEach((child, index) => index % 100 === 0 && child.signal);
       expect(getCancellationListenerCounts(parent).children).toBe(100_000);
       expect(getEventListeners(signal, 'abort')).toHaveLength(listenersBefore);
@@ -381,7 +379,7 @@ describe('CancellationToken', () => {
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     });
 
-    it("follows a token from another installed copy through its public onCancel, and detaches on dispose", () => {
+    it('follows a token from another installed copy through its public onCancel, and detaches on dispose', () => {
       const callbacks = new Set<(reason: string) => void>();
       const foreign = {
         isCancelled: false,

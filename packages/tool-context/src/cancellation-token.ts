@@ -411,7 +411,7 @@ export class CancellationToken {
     if (this.#firstChild !== undefined) {
       // Snapshot first: callbacks of one child may dispose or cancel its siblings.
       const children: CancellationToken[] = [];
-      for (let child: CancellationToken | undefined = this.#firstChild; child !== undefined; ) {
+      for (let child: CancellationToken | undefined = this.#firstChild; child !== undefined;) {
         const next: CancellationToken | undefined = child.#nextSibling;
         child.#parent = child.#previousSibling = child.#nextSibling = undefined;
         children.push(child);
@@ -486,9 +486,7 @@ function isAbortSignalLike(value: unknown): value is AbortSignal {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as Record<string, unknown>;
   return (
-    typeof candidate['aborted'] === 'boolean' &&
-    typeof candidate['addEventListener'] === 'function' &&
-    typeof candidate['removeEventListener'] === 'function'
+    typeof candidate['aborted'] === 'boolean' && typeof candidate['addEventListener'] === 'function' && typeof candidate['removeEventListener'] === 'function'
   );
 }
 

@@ -153,13 +153,23 @@ describe('createExecutionContext', () => {
       ['without id', [{ ...workspace, id: undefined }], 'resources[0].id', /non-empty string naming the resource/],
       ['with an empty id', [{ ...workspace, id: ' ' }], 'resources[0].id', /non-empty string/],
       ['without kind', [{ ...workspace, kind: undefined }], 'resources[0].kind', /resource "workspace" needs a non-empty kind/],
-      ['with a relative path as URI', [{ ...workspace, uri: 'tmp/project' }], 'resources[0].uri', /not an absolute URI with a scheme; use e\.g\. "file:\/\/\/tmp\/project"/],
+      [
+        'with a relative path as URI',
+        [{ ...workspace, uri: 'tmp/project' }],
+        'resources[0].uri',
+        /not an absolute URI with a scheme; use e\.g\. "file:\/\/\/tmp\/project"/,
+      ],
       ['with an absolute path as URI', [{ ...workspace, uri: '/tmp/project' }], 'resources[0].uri', /resourceFromPath\(\) makes one from a path/],
       ['with a Windows path as URI', [{ ...workspace, uri: 'C:\\work' }], 'resources[0].uri', /looks like a Windows path/],
       ['without URI', [{ ...workspace, uri: undefined }], 'resources[0].uri', /needs an absolute URI/],
       ['with a bad access mode', [{ ...workspace, access: 'readwrite' }], 'resources[0].access', /needs access "read" or "write", got the string "readwrite"/],
       ['with metadata that is not an object', [{ ...workspace, metadata: 'x' }], 'resources[0].metadata', /metadata that is not an object/],
-      ['with a duplicate id', [workspace, docs, { ...docs, uri: 'https://example.org/' }], 'resources[2].id', /the id "docs" is already used by another resource; give every bound resource its own id/],
+      [
+        'with a duplicate id',
+        [workspace, docs, { ...docs, uri: 'https://example.org/' }],
+        'resources[2].id',
+        /the id "docs" is already used by another resource; give every bound resource its own id/,
+      ],
     ])('refuses resources %s', (_label, resources, field, message) => {
       const error = validationError(() => createExecutionContext({ planId: 'plan-9', resources: resources as BoundResource[] }));
       expect(error.field).toBe(field);
@@ -168,9 +178,12 @@ describe('createExecutionContext', () => {
     });
 
     it('accepts any absolute URI with a scheme', () => {
-      const resources: BoundResource[] = ['file:///tmp/x', 'https://example.com', 'postgres://db/main', 'urn:isbn:0451450523'].map(
-        (uri, index) => ({ id: `r${index}`, kind: 'any', uri, access: 'read' }),
-      );
+      const resources: BoundResource[] = ['file:///tmp/x', 'https://example.com', 'postgres://db/main', 'urn:isbn:0451450523'].map((uri, index) => ({
+        id: `r${index}`,
+        kind: 'any',
+        uri,
+        access: 'read',
+      }));
       expect(createExecutionContext({ resources }).resources).toHaveLength(4);
     });
 
@@ -280,10 +293,22 @@ describe('ToolExecutionContext records', () => {
     ['an approval that is not an object', { approval: 'yes' as never }, 'trace.approval'],
     ['an approval with an unknown decision', { approval: { decision: 'maybe', decidedBy: 'a', waitedMs: 0 } as never }, 'trace.approval.decision'],
     ['an approval nobody decided', { approval: { decision: 'approved', decidedBy: '', waitedMs: 0 } }, 'trace.approval.decidedBy'],
-    ['an approval with an unknown scope', { approval: { decision: 'approved', decidedBy: 'a', waitedMs: 0, scope: 'forever' as never } }, 'trace.approval.scope'],
+    [
+      'an approval with an unknown scope',
+      { approval: { decision: 'approved', decidedBy: 'a', waitedMs: 0, scope: 'forever' as never } },
+      'trace.approval.scope',
+    ],
     ['an approval with a negative wait', { approval: { decision: 'approved', decidedBy: 'a', waitedMs: -1 } }, 'trace.approval.waitedMs'],
-    ['an approval with a reason that is not a string', { approval: { decision: 'denied', decidedBy: 'a', waitedMs: 0, reason: 5 as never } }, 'trace.approval.reason'],
-    ['an approval remembered as "yes"', { approval: { decision: 'approved', decidedBy: 'a', waitedMs: 0, remembered: 'yes' as never } }, 'trace.approval.remembered'],
+    [
+      'an approval with a reason that is not a string',
+      { approval: { decision: 'denied', decidedBy: 'a', waitedMs: 0, reason: 5 as never } },
+      'trace.approval.reason',
+    ],
+    [
+      'an approval remembered as "yes"',
+      { approval: { decision: 'approved', decidedBy: 'a', waitedMs: 0, remembered: 'yes' as never } },
+      'trace.approval.remembered',
+    ],
     ['zero attempts', { attempts: 0 }, 'trace.attempts'],
     ['an empty replayedFrom', { replayedFrom: '' }, 'trace.replayedFrom'],
   ])('refuses a trace with %s', (_label, overrides, field) => {
@@ -296,7 +321,14 @@ describe('ToolExecutionContext records', () => {
 
   it('keeps the approval, attempts and replay of a trace; copies and makes safe an approval that is not frozen', () => {
     const ctx = createExecutionContext({ planId: 'plan-1' });
-    const approval = { decision: 'denied' as const, decidedBy: 'alice', waitedMs: 12.5, requestId: '3', reason: 'see https://bob:hunter2@example.com/x', extra: 'dropped' };
+    const approval = {
+      decision: 'denied' as const,
+      decidedBy: 'alice',
+      waitedMs: 12.5,
+      requestId: '3',
+      reason: 'see https://bob:hunter2@example.com/x',
+      extra: 'dropped',
+    };
     ctx.recordTrace(trace({ approval, attempts: 2, replayedFrom: 'exec-0' }));
     const recorded = ctx.traces[0]!;
     expect(recorded.approval).toEqual({ decision: 'denied', decidedBy: 'alice', waitedMs: 12.5, requestId: '3', reason: 'see https://***@example.com/x' });
@@ -304,7 +336,10 @@ describe('ToolExecutionContext records', () => {
     expect(recorded).toMatchObject({ attempts: 2, replayedFrom: 'exec-0' });
 
     // A frozen trace with a frozen approval (what the runtime records) is kept as it is.
-    const frozen = Object.freeze({ ...trace({ executionId: 'exec-2' }), approval: Object.freeze({ decision: 'approved' as const, decidedBy: 'rule:docs', scope: 'once' as const, waitedMs: 0 }) });
+    const frozen = Object.freeze({
+      ...trace({ executionId: 'exec-2' }),
+      approval: Object.freeze({ decision: 'approved' as const, decidedBy: 'rule:docs', scope: 'once' as const, waitedMs: 0 }),
+    });
     ctx.recordTrace(frozen);
     expect(ctx.traces[1]).toBe(frozen);
   });
@@ -342,7 +377,7 @@ describe('PlanContext.forExecution', () => {
     expect(Object.keys(view)).not.toContain('records');
   });
 
-  it('attributes a reported change to the view\'s tool and execution, whatever the change says', () => {
+  it("attributes a reported change to the view's tool and execution, whatever the change says", () => {
     const ctx = createExecutionContext({ planId: 'plan-1' });
     const view = ctx.forExecution({ executionId: 'exec-1', toolName: 'builtin.fs.write' });
     view.reportChange({ kind: 'create', target: '/tmp/a', toolName: 'someone.else', executionId: 'forged' } as never);
@@ -412,7 +447,7 @@ describe('PlanContext.forExecution', () => {
     expect(ctx.idempotencyKey).toBeUndefined();
   });
 
-  it('copies nothing per execution: 100,000 views with child tokens share the plan\'s records and leave no child behind', () => {
+  it("copies nothing per execution: 100,000 views with child tokens share the plan's records and leave no child behind", () => {
     // What a view costs is measured by tools/bench/context.bench.js; here, what it does.
     const ctx = createExecutionContext({ policy: { readOnly: true }, metadata: { requestedBy: 'alice' } });
     const plan = ctx.cancellationToken;

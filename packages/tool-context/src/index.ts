@@ -5,11 +5,7 @@ export type { Change, ChangeInput, ChangeKind } from './change';
 export { CHANGE_KINDS } from './change';
 export type { ToolApprovalOutcome, ToolExecutionTrace, ToolExecutionTraceApproval, ToolExecutionTraceError } from './tool-execution-trace';
 export { toTraceError } from './tool-execution-trace';
-export type {
-  CancellationCheckDetails,
-  CancellationTokenChildOptions,
-  CancellationTokenOptions,
-} from './cancellation-token';
+export type { CancellationCheckDetails, CancellationTokenChildOptions, CancellationTokenOptions } from './cancellation-token';
 export { CancellationToken } from './cancellation-token';
 export type { ToolCancelledErrorOptions } from './tool-cancelled-error';
 export { ToolCancelledError } from './tool-cancelled-error';

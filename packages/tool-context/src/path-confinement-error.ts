@@ -99,12 +99,9 @@ export class PathConfinementError extends CaError {
 
 function confinementMessage(options: PathConfinementErrorOptions): string {
   const who =
-    options.toolName === undefined
-      ? 'The path check'
-      : `Tool "${options.toolName}"${options.planId === undefined ? '' : ` in plan "${options.planId}"`}`;
+    options.toolName === undefined ? 'The path check' : `Tool "${options.toolName}"${options.planId === undefined ? '' : ` in plan "${options.planId}"`}`;
   const asked = options.requestedPath === undefined ? (options.path === undefined ? 'the path' : `"${options.path}"`) : `"${options.requestedPath}"`;
-  const resolved =
-    options.requestedPath !== undefined && options.path !== undefined && options.path !== options.requestedPath ? ` ("${options.path}")` : '';
+  const resolved = options.requestedPath !== undefined && options.path !== undefined && options.path !== options.requestedPath ? ` ("${options.path}")` : '';
   const root =
     options.rootPath === undefined ? 'its root' : options.rootName === undefined ? `"${options.rootPath}"` : `${options.rootName} (${options.rootPath})`;
   const found = options.fileType === undefined ? '' : ` it is a ${options.fileType}`;

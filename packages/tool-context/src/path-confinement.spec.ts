@@ -295,7 +295,12 @@ describe('path confinement', () => {
     const error = await confinePath({ roots: [root], path: '../outside', access: 'read', ...details }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(CaError);
     expect(CaError.isInstance(error)).toBe(true);
-    expect((error as PathConfinementError).toJSON()).toMatchObject({ name: 'PathConfinementError', code: 'PATH_OUTSIDE_ROOT', toolName: 'test.tool', planId: 'plan-confine' });
+    expect((error as PathConfinementError).toJSON()).toMatchObject({
+      name: 'PathConfinementError',
+      code: 'PATH_OUTSIDE_ROOT',
+      toolName: 'test.tool',
+      planId: 'plan-confine',
+    });
     expect((error as Error).message).toContain('Tool "test.tool" in plan "plan-confine" refused "../outside"');
   });
 });

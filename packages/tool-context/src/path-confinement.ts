@@ -301,8 +301,7 @@ export async function confinePath(request: ConfinePathRequest): Promise<Confined
     throw new PathConfinementError({ code: 'PATH_READ_ONLY', ...details, requestedPath: given, path: real, rootName: chosen.name, rootPath: chosen.path });
   }
   const holder = chosen;
-  const excluded =
-    request.access === 'write' ? roots.filter((root) => !root.writable && root !== holder && isPathInside(root.realPath, holder.realPath)) : [];
+  const excluded = request.access === 'write' ? roots.filter((root) => !root.writable && root !== holder && isPathInside(root.realPath, holder.realPath)) : [];
   return Object.freeze({ ...details, requestedPath: given, path: real, root: holder, access: request.access, excluded: Object.freeze(excluded) });
 }
 
@@ -368,8 +367,7 @@ const openDescriptor = (path: string): Promise<number> =>
   new Promise((resolvePromise, reject) => openCallback(path, OPEN_FILE, (error, fd) => (error === null ? resolvePromise(fd) : reject(error))));
 const fstatDescriptor = (fd: number): Promise<Stats> =>
   new Promise((resolvePromise, reject) => fstatCallback(fd, (error, stats) => (error === null ? resolvePromise(stats) : reject(error))));
-const closeDescriptor = (fd: number): Promise<void> =>
-  new Promise((resolvePromise) => closeCallback(fd, () => resolvePromise()));
+const closeDescriptor = (fd: number): Promise<void> => new Promise((resolvePromise) => closeCallback(fd, () => resolvePromise()));
 
 /**
  * Opens the entry `name` of the folder `folder` as a regular file for
@@ -474,8 +472,7 @@ async function openDirectoryAt(path: string, target: ConfinedPath, scope: Direct
   try {
     const stats = await handle.stat();
     if (!stats.isDirectory()) throw refusal('PATH_NOT_DIRECTORY', target, path, { fileType: fileTypeOf(stats) });
-    const actual =
-      scope.expected === 'exactly' ? await descriptorLocation(handle, stats, path) : await verifyDescriptor(handle, stats, target, path);
+    const actual = scope.expected === 'exactly' ? await descriptorLocation(handle, stats, path) : await verifyDescriptor(handle, stats, target, path);
     if (scope.expected === 'exactly' && actual !== path) throw refusal('PATH_OUTSIDE_ROOT', target, actual ?? path, { viaDescriptor: true });
     return confinedDirectory(handle, actual ?? path, stats, target, scope.onlyName);
   } catch (error) {
@@ -796,7 +793,9 @@ export async function confinementRootsOf(resources: readonly BoundResource[]): P
   const roots: ConfinementRoot[] = [];
   for (const resource of resources) {
     if (!resource.uri.toLowerCase().startsWith('file:')) continue;
-    roots.push(await resolveConfinementRoot({ name: `resource "${resource.id}"`, path: resourcePath(resource), writable: resource.access === 'write', resource }));
+    roots.push(
+      await resolveConfinementRoot({ name: `resource "${resource.id}"`, path: resourcePath(resource), writable: resource.access === 'write', resource }),
+    );
   }
   return roots;
 }

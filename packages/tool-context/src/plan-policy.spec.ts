@@ -33,7 +33,9 @@ describe('PlanPolicy network', () => {
   });
 
   it('refuses a misspelt field instead of leaving the network on', () => {
-    expect(() => normalizePlanPolicy({ networks: 'deny' }, 'p')).toThrow(/unknown policy field; a policy has only readOnly, requireCheckpoint, network and approval/);
+    expect(() => normalizePlanPolicy({ networks: 'deny' }, 'p')).toThrow(
+      /unknown policy field; a policy has only readOnly, requireCheckpoint, network and approval/,
+    );
   });
 });
 

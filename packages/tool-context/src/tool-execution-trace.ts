@@ -117,7 +117,6 @@ export function toTraceError(error: unknown): ToolExecutionTraceError | undefine
   return Object.freeze({ name: 'NonError', code: 'UNKNOWN', message: safeMessage(describeThrownValue(error)) });
 }
 
-
 function describeThrownValue(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'object' && value !== null) {

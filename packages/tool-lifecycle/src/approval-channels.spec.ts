@@ -106,7 +106,9 @@ describe('answers through the plan registry (registryApprovals)', () => {
     expect(listed.pendingApprovals).toEqual([{ requestId: '1', toolName: 'files.write', askedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
     expect(listed.policy).toMatchObject({ approval: 'writes' });
 
-    const delivery = await registry.send(createApprovalMessage({ planId: 'nightly', requestId: '1', decision: 'approve', scope: 'tool', sentBy: 'bob (agents plan approve)' }));
+    const delivery = await registry.send(
+      createApprovalMessage({ planId: 'nightly', requestId: '1', decision: 'approve', scope: 'tool', sentBy: 'bob (agents plan approve)' }),
+    );
     expect(delivery.delivery).toBe('delivered');
     const result = await running;
     expect(result.ok).toBe(true);
@@ -115,7 +117,7 @@ describe('answers through the plan registry (registryApprovals)', () => {
     // The handler's question is withdrawn, saying why.
     const signal = handler.asked[0]!.context.signal;
     expect(signal.aborted).toBe(true);
-    expect((signal.reason as Error).message).toBe("approval request 1 was answered through plan registry memory by bob (agents plan approve)");
+    expect((signal.reason as Error).message).toBe('approval request 1 was answered through plan registry memory by bob (agents plan approve)');
     await eventually(async () => (await registry.list())[0]?.pendingApprovals === undefined);
     // A tool approval holds for the rest of the plan: the next call is not asked.
     expect((await runtime.execute('files.write', { path: 'other.md' }, ctx)).trace.approval).toMatchObject({ decision: 'approved', remembered: true });
@@ -249,7 +251,11 @@ describe('approval through an InteractionHandler', () => {
     ['decline', { action: 'decline' }, 'declined'],
     ['cancel', { action: 'cancel' }, 'the question was dismissed without an answer'],
     ['an accepted form without an answer', { action: 'accept' }, 'the answer undefined is not one of once, tool, call and deny'],
-    ['an answer that is not one of the four', { action: 'accept', content: { answer: 'always' } }, "the answer 'always' is not one of once, tool, call and deny"],
+    [
+      'an answer that is not one of the four',
+      { action: 'accept', content: { answer: 'always' } },
+      "the answer 'always' is not one of once, tool, call and deny",
+    ],
   ])('%s denies the call', async (_label, response, reason) => {
     const { tool, execute } = run(new FormAnswers(() => response));
     const error = await rejection(execute('a'));
@@ -309,7 +315,11 @@ describe('approval and the network policy', () => {
 
   it('with the network allowed, approval by the openWorld capability asks before exactly the tools the network policy would refuse', async () => {
     const asked: string[] = [];
-    const tools = [fetcher('web.fetch'), writer('files.write'), new TestTool({ name: 'files.read', capability: { writes: false, openWorld: false }, inputSchema: pathSchema })];
+    const tools = [
+      fetcher('web.fetch'),
+      writer('files.write'),
+      new TestTool({ name: 'files.read', capability: { writes: false, openWorld: false }, inputSchema: pathSchema }),
+    ];
     const runtime = new ToolRuntime({
       sources: [new InMemoryToolSource(tools)],
       logger: new RecordingLogger(),

@@ -250,7 +250,6 @@ class PendingApproval implements PendingRequest {
   }
 }
 
-
 /** Why the wait for an answer ended without one. */
 class WaitEnded {
   constructor(
@@ -303,7 +302,9 @@ export class ApprovalGate {
     try {
       this.onPendingChange(ctx);
     } catch (error) {
-      this.logger.error(`Telling the plan registry that the approval requests of plan '${ctx.planId}' changed failed: ${messageOf(error)}`, { planId: ctx.planId });
+      this.logger.error(`Telling the plan registry that the approval requests of plan '${ctx.planId}' changed failed: ${messageOf(error)}`, {
+        planId: ctx.planId,
+      });
     }
   }
 
@@ -329,10 +330,13 @@ export class ApprovalGate {
         ? { decision: 'approve', scope: message.scope ?? 'once', decidedBy }
         : { decision: 'deny', ...(message.reason === undefined ? {} : { reason: message.reason }), decidedBy };
     const { toolName } = pending.summary();
-    this.logger.info(`Approval request ${requestId} of plan '${planId}' (tool '${toolName}') was ${message.decision === 'approve' ? 'approved' : 'denied'} through plan registry ${registry} by ${safeLabel(decidedBy)}.`, {
-      planId,
-      toolName,
-    });
+    this.logger.info(
+      `Approval request ${requestId} of plan '${planId}' (tool '${toolName}') was ${message.decision === 'approve' ? 'approved' : 'denied'} through plan registry ${registry} by ${safeLabel(decidedBy)}.`,
+      {
+        planId,
+        toolName,
+      },
+    );
     pending.answerElsewhere(decision, `approval request ${requestId} was answered through plan registry ${registry} by ${safeLabel(decidedBy)}`);
   }
 
@@ -451,7 +455,14 @@ export class ApprovalGate {
     const decision = checkDecision(answer);
     if (typeof decision === 'string') {
       decided(subject, traceApproval('denied', 'runtime', undefined, waitedMs, request.id));
-      throw new ToolApprovalDeniedError({ toolName, planId, denial: 'handler-failed', asked: request.reason.text, requestId: request.id, cause: new TypeError(decision) });
+      throw new ToolApprovalDeniedError({
+        toolName,
+        planId,
+        denial: 'handler-failed',
+        asked: request.reason.text,
+        requestId: request.id,
+        cause: new TypeError(decision),
+      });
     }
     const decidedBy = decision.decidedBy ?? DEFAULT_DECIDER;
     if (decision.decision === 'deny') {
@@ -503,10 +514,13 @@ export class ApprovalGate {
     if (scope === 'call') {
       hash = argumentsHash(input);
       if (hash === undefined) {
-        this.logger.warn(`The approval of tool '${toolName}' in plan '${planId}' holds for this call only: its arguments have no canonical JSON form to remember them by.`, {
-          toolName,
-          planId,
-        });
+        this.logger.warn(
+          `The approval of tool '${toolName}' in plan '${planId}' holds for this call only: its arguments have no canonical JSON form to remember them by.`,
+          {
+            toolName,
+            planId,
+          },
+        );
         return;
       }
       plan.callApprovedTools.add(toolKey);
@@ -542,7 +556,10 @@ export class ApprovalGate {
       records = await (this.store as ApprovalStore).load(planId);
     } catch (error) {
       plan.storeRead = true;
-      this.logger.error(`The approvals of plan '${planId}' could not be read from the store (${messageOf(error)}); calls that need approval will be asked about.`, { planId });
+      this.logger.error(
+        `The approvals of plan '${planId}' could not be read from the store (${messageOf(error)}); calls that need approval will be asked about.`,
+        { planId },
+      );
       return;
     }
     plan.storeRead = true;
@@ -571,7 +588,17 @@ export class ApprovalGate {
   /** Why a record cannot be trusted, or `undefined` when it can. */
   private verify(record: unknown, planId: string): string | undefined {
     if (typeof record !== 'object' || record === null || Array.isArray(record)) return `it is ${describeValue(record)}, not a record`;
-    const { version, planId: recordPlan, toolName, fingerprint, scope, argumentsHash: hash, decidedBy, decidedAt, signature } = record as Record<string, unknown>;
+    const {
+      version,
+      planId: recordPlan,
+      toolName,
+      fingerprint,
+      scope,
+      argumentsHash: hash,
+      decidedBy,
+      decidedAt,
+      signature,
+    } = record as Record<string, unknown>;
     if (version !== 1) return `its version is ${describeValue(version)}, not 1`;
     if (
       typeof recordPlan !== 'string' ||
@@ -629,7 +656,8 @@ function keyOf(key: string | Uint8Array | undefined, hasStore: boolean): Buffer 
         argument: 'approvalKey',
         expected: `a secret of at least ${MIN_KEY_BYTES} bytes when an approvalStore is given`,
         received: key,
-        advice: "The store outlives the runtime: records are signed with this key and checked with it when a plan restarts, so it must stay the same (keep it with the service's secrets).",
+        advice:
+          "The store outlives the runtime: records are signed with this key and checked with it when a plan restarts, so it must stay the same (keep it with the service's secrets).",
       });
     }
     return randomBytes(MIN_KEY_BYTES);
@@ -649,7 +677,8 @@ function keyOf(key: string | Uint8Array | undefined, hasStore: boolean): Buffer 
 
 /** The decision, or why the answer is not one. */
 function checkDecision(answer: unknown): ApprovalDecision | string {
-  if (typeof answer !== 'object' || answer === null) return `the handler answered ${describeValue(answer)} instead of { decision: 'approve' } or { decision: 'deny' }`;
+  if (typeof answer !== 'object' || answer === null)
+    return `the handler answered ${describeValue(answer)} instead of { decision: 'approve' } or { decision: 'deny' }`;
   const { decision, scope, decidedBy, reason } = answer as Record<string, unknown>;
   if (decidedBy !== undefined && (typeof decidedBy !== 'string' || decidedBy.trim().length === 0)) {
     return `decidedBy must be a non-empty string, got ${describeValue(decidedBy)}`;

@@ -98,7 +98,11 @@ export function decisionOfForm(response: InteractionResponse, decidedBy: string)
  */
 export function approvalThroughInteraction(handler: InteractionHandler, options: ApprovalThroughInteractionOptions = {}): ApprovalHandler {
   if (typeof (handler as Partial<InteractionHandler> | null)?.interact !== 'function') {
-    throw new ToolInvalidArgumentError({ argument: 'handler', expected: 'an InteractionHandler: an object with interact(request, context)', received: handler });
+    throw new ToolInvalidArgumentError({
+      argument: 'handler',
+      expected: 'an InteractionHandler: an object with interact(request, context)',
+      received: handler,
+    });
   }
   const decidedBy = options.decidedBy ?? 'interaction handler';
   if (typeof decidedBy !== 'string' || decidedBy.trim().length === 0) {
@@ -106,7 +110,13 @@ export function approvalThroughInteraction(handler: InteractionHandler, options:
   }
   return {
     async requestApproval(request: ApprovalRequest, context: ApprovalContext): Promise<ApprovalDecision> {
-      const interaction: InteractionContext = { source: 'runtime', origin: 'approval', planId: request.planId, toolName: request.toolName, signal: context.signal };
+      const interaction: InteractionContext = {
+        source: 'runtime',
+        origin: 'approval',
+        planId: request.planId,
+        toolName: request.toolName,
+        signal: context.signal,
+      };
       return decisionOfForm(await handler.interact(approvalForm(request), interaction), decidedBy);
     },
   };

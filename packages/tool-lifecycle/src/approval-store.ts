@@ -61,7 +61,8 @@ export class MemoryApprovalStore implements ApprovalStore {
 
   constructor(options: MemoryApprovalStoreOptions = {}) {
     const maxPlans = options.maxPlans ?? 10_000;
-    if (!Number.isSafeInteger(maxPlans) || maxPlans < 1) throw new TypeError(`MemoryApprovalStore: maxPlans must be a whole number ≥ 1, got ${String(maxPlans)}.`);
+    if (!Number.isSafeInteger(maxPlans) || maxPlans < 1)
+      throw new TypeError(`MemoryApprovalStore: maxPlans must be a whole number ≥ 1, got ${String(maxPlans)}.`);
     this.maxPlans = maxPlans;
   }
 

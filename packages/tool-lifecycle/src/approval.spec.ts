@@ -172,8 +172,18 @@ describe('approval in the pipeline', () => {
     const ctx = runtime.createPlan({ planId: 'friday', policy: asksForWrites });
     const error = await rejection(runtime.execute('files.write', { path: 'a' }, ctx));
     expect(ToolApprovalDeniedError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ code: 'TOOL_APPROVAL_DENIED', denial: 'denied', decidedBy: 'bob', reason: 'not on a Friday', requestId: '1', toolName: 'files.write', planId: 'friday' });
-    expect(error.message).toBe("Tool 'files.write' in plan 'friday' was denied by bob: not on a Friday. The tool did not run. Change the call, or ask for approval again.");
+    expect(error).toMatchObject({
+      code: 'TOOL_APPROVAL_DENIED',
+      denial: 'denied',
+      decidedBy: 'bob',
+      reason: 'not on a Friday',
+      requestId: '1',
+      toolName: 'files.write',
+      planId: 'friday',
+    });
+    expect(error.message).toBe(
+      "Tool 'files.write' in plan 'friday' was denied by bob: not on a Friday. The tool did not run. Change the call, or ask for approval again.",
+    );
     expect(tool.count('execute')).toBe(0);
     expect(ctx.traces).toHaveLength(1);
     expect(ctx.traces[0]).toMatchObject({
@@ -369,7 +379,9 @@ describe('rules of the service', () => {
     const ctx = runtime.createPlan({ planId: 'p' });
     const error = await rejection(runtime.execute('files.write', { path: 'prod.env' }, ctx));
     expect(error).toMatchObject({ code: 'TOOL_APPROVAL_DENIED', denial: 'rule', rule: 'no-secrets', reason: 'secrets stay put' });
-    expect(error.message).toBe("Tool 'files.write' in plan 'p' is refused by rule 'no-secrets': secrets stay put. The tool did not run. Change the call, or the rule in the service's configuration.");
+    expect(error.message).toBe(
+      "Tool 'files.write' in plan 'p' is refused by rule 'no-secrets': secrets stay put. The tool did not run. Change the call, or the rule in the service's configuration.",
+    );
     expect(handler.requests).toHaveLength(0);
     expect(tool.count('execute')).toBe(0);
     expect(ctx.traces[0]?.approval).toEqual({ decision: 'denied', decidedBy: 'rule:no-secrets', waitedMs: 0, reason: 'secrets stay put' });
@@ -398,9 +410,9 @@ describe('rules of the service', () => {
   });
 
   it('a broken rule stops the runtime from being built', () => {
-    expect(() =>
-      setup([], {}, { rules: [{ name: 'typo', decision: 'deny', tools: 'x', examples: { match: [{ tool: 'y' }] } }] }),
-    ).toThrow(/Rule 'typo' \(rules\[0\]\) is invalid at examples.match\[0\]: the rule does not match its own example y \{\}/);
+    expect(() => setup([], {}, { rules: [{ name: 'typo', decision: 'deny', tools: 'x', examples: { match: [{ tool: 'y' }] } }] })).toThrow(
+      /Rule 'typo' \(rules\[0\]\) is invalid at examples.match\[0\]: the rule does not match its own example y \{\}/,
+    );
   });
 });
 
@@ -507,7 +519,12 @@ describe('approvals bound to the call and kept across restarts', () => {
     await runOnce(store, { decision: 'approve', scope: 'tool' }, { path: 'a' });
     const restarted = await runOnce(store, { decision: 'approve' }, { path: 'a' }, 'another key that is also at least 32 bytes');
     expect(restarted.handler.requests).toHaveLength(1);
-    expect(restarted.logger.at('warn').map((entry) => entry.message).join('\n')).toContain('its signature does not match its fields');
+    expect(
+      restarted.logger
+        .at('warn')
+        .map((entry) => entry.message)
+        .join('\n'),
+    ).toContain('its signature does not match its fields');
   });
 
   it('a record of another plan in the plan file is refused', async () => {
@@ -519,7 +536,12 @@ describe('approvals bound to the call and kept across restarts', () => {
     fs.writeFileSync(store.file('restartable'), `${JSON.stringify({ ...records[0], planId: 'other' })}\n`);
     const restarted = await runOnce(store, { decision: 'approve' }, { path: 'a' });
     expect(restarted.handler.requests).toHaveLength(1);
-    expect(restarted.logger.at('warn').map((entry) => entry.message).join('\n')).toContain("it belongs to plan 'other'");
+    expect(
+      restarted.logger
+        .at('warn')
+        .map((entry) => entry.message)
+        .join('\n'),
+    ).toContain("it belongs to plan 'other'");
   });
 
   it('a store needs a key of at least 32 bytes', () => {

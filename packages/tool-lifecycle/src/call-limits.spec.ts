@@ -12,7 +12,6 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { code?: st
   throw new Error('expected the promise to reject');
 }
 
-
 /** A tool that takes a while and records how many of its calls ran at once. */
 function counted(name: string, holdMs = 5) {
   const seen = { running: 0, most: 0, calls: 0, started: [] as number[] };
@@ -56,7 +55,9 @@ describe('limits per tool', () => {
       ],
     });
     const plans = [runtime.createPlan(), runtime.createPlan(), runtime.createPlan()];
-    await Promise.all(plans.flatMap((ctx) => Array.from({ length: 6 }, () => [runtime.execute('shared.call', {}, ctx), runtime.execute('plan.call', {}, ctx)]).flat()));
+    await Promise.all(
+      plans.flatMap((ctx) => Array.from({ length: 6 }, () => [runtime.execute('shared.call', {}, ctx), runtime.execute('plan.call', {}, ctx)]).flat()),
+    );
     expect(shared.seen.most).toBe(2);
     // One at a time in each of three plans.
     expect(perPlan.seen.most).toBe(3);

@@ -94,7 +94,11 @@ export class CallSettings {
   /** @throws ToolInvalidArgumentError naming the offending setting (`calls[1].retry.attempts`). */
   constructor(settings: unknown) {
     if (!Array.isArray(settings)) {
-      throw new ToolInvalidArgumentError({ argument: 'calls', expected: 'a list of { tools, retry?, perPlan?, perRuntime?, onLimit?, maxWaitMs? }', received: settings });
+      throw new ToolInvalidArgumentError({
+        argument: 'calls',
+        expected: 'a list of { tools, retry?, perPlan?, perRuntime?, onLimit?, maxWaitMs? }',
+        received: settings,
+      });
     }
     this.entries = settings.map((entry, index) => compileEntry(entry, index));
   }
@@ -139,7 +143,8 @@ function compileEntry(entry: unknown, index: number): CompiledEntry {
   }
   const record = entry as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (!ENTRY_FIELDS.has(key)) fail(`.${key}`, 'absent: the fields are tools, retry, perPlan, perRuntime, onLimit and maxWaitMs (check the spelling)', record[key]);
+    if (!ENTRY_FIELDS.has(key))
+      fail(`.${key}`, 'absent: the fields are tools, retry, perPlan, perRuntime, onLimit and maxWaitMs (check the spelling)', record[key]);
   }
   const toolsValue = record['tools'];
   const tools = typeof toolsValue === 'string' ? [toolsValue] : toolsValue;
@@ -164,17 +169,24 @@ function compileRetry(value: unknown, at: string): RetryPlan {
   const fail = (field: string, expected: string, received: unknown): never => {
     throw new ToolInvalidArgumentError({ argument: `${at}${field}`, expected, received });
   };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('', 'an object { attempts, backoffMs?, multiplier?, maxBackoffMs? }', value);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return fail('', 'an object { attempts, backoffMs?, multiplier?, maxBackoffMs? }', value);
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (!['attempts', 'backoffMs', 'multiplier', 'maxBackoffMs'].includes(key)) fail(`.${key}`, 'absent: the fields are attempts, backoffMs, multiplier and maxBackoffMs', record[key]);
+    if (!['attempts', 'backoffMs', 'multiplier', 'maxBackoffMs'].includes(key))
+      fail(`.${key}`, 'absent: the fields are attempts, backoffMs, multiplier and maxBackoffMs', record[key]);
   }
   const { attempts, backoffMs = 200, multiplier = 2, maxBackoffMs = 10_000 } = record;
   if (!isCount(attempts, 2, 10)) fail('.attempts', 'a whole number of calls in all, 2 to 10', attempts);
   if (!isCount(backoffMs, 0, MAX_TIMER_MS)) fail('.backoffMs', 'a whole number of milliseconds ≥ 0', backoffMs);
   if (typeof multiplier !== 'number' || !(multiplier >= 1 && multiplier <= 10)) fail('.multiplier', 'a number from 1 to 10', multiplier);
   if (!isCount(maxBackoffMs, 0, MAX_TIMER_MS)) fail('.maxBackoffMs', 'a whole number of milliseconds ≥ 0', maxBackoffMs);
-  return Object.freeze({ attempts: attempts as number, backoffMs: backoffMs as number, multiplier: multiplier as number, maxBackoffMs: maxBackoffMs as number });
+  return Object.freeze({
+    attempts: attempts as number,
+    backoffMs: backoffMs as number,
+    multiplier: multiplier as number,
+    maxBackoffMs: maxBackoffMs as number,
+  });
 }
 
 function compileLimits(value: unknown, at: string): CallLimits {
@@ -197,7 +209,10 @@ function compileLimits(value: unknown, at: string): CallLimits {
     compiledRate = Object.freeze({ calls: calls as number, perMs: perMs as number });
   }
   if (maxConcurrent === undefined && compiledRate === undefined) fail('', 'at least one of maxConcurrent and rate', value);
-  return Object.freeze({ ...(maxConcurrent === undefined ? {} : { maxConcurrent: maxConcurrent as number }), ...(compiledRate === undefined ? {} : { rate: compiledRate }) });
+  return Object.freeze({
+    ...(maxConcurrent === undefined ? {} : { maxConcurrent: maxConcurrent as number }),
+    ...(compiledRate === undefined ? {} : { rate: compiledRate }),
+  });
 }
 
 function isCount(value: unknown, min: number, max: number): value is number {

@@ -34,7 +34,10 @@ export function closestNames(wanted: string, candidates: Iterable<string>, limit
   scored.sort((a, b) => a.score - b.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // Only the closest: a typo of one name should not drag in its siblings.
   const best = scored[0]?.score;
-  return scored.filter((entry) => entry.score === best).slice(0, limit).map((entry) => entry.name);
+  return scored
+    .filter((entry) => entry.score === best)
+    .slice(0, limit)
+    .map((entry) => entry.name);
 }
 
 /** Levenshtein distance, giving up (returning `limit + 1`) as soon as it must exceed `limit`. */

@@ -20,24 +20,80 @@ const cause = new Error('root cause');
 
 // Each class, one instance built from fields, its code and what its message must say.
 const cases: readonly [ToolRuntimeError, string, RegExp][] = [
-  [new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'read-only' }), 'TOOL_ACCESS_DENIED', /^Tool 't' writes, but plan 'p' is read-only\. .*readOnly: false/],
-  [new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'network' }), 'TOOL_ACCESS_DENIED', /^Tool 't' reaches outside the plan .*plan 'p' denies the network\. .*network: 'allow'/],
-  [new ToolCheckpointRequiredError({ toolName: 't', planId: 'p' }), 'TOOL_CHECKPOINT_REQUIRED', /^Tool 't' is not checkpointable, but plan 'p' requires checkpoints\./],
+  [
+    new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'read-only' }),
+    'TOOL_ACCESS_DENIED',
+    /^Tool 't' writes, but plan 'p' is read-only\. .*readOnly: false/,
+  ],
+  [
+    new ToolAccessDeniedError({ toolName: 't', planId: 'p', rule: 'network' }),
+    'TOOL_ACCESS_DENIED',
+    /^Tool 't' reaches outside the plan .*plan 'p' denies the network\. .*network: 'allow'/,
+  ],
+  [
+    new ToolCheckpointRequiredError({ toolName: 't', planId: 'p' }),
+    'TOOL_CHECKPOINT_REQUIRED',
+    /^Tool 't' is not checkpointable, but plan 'p' requires checkpoints\./,
+  ],
   [new ToolNotActivatedError({ toolName: 't', planId: 'p' }), 'TOOL_NOT_ACTIVATED', /^Tool 't' is not active in plan 'p'\. Call runtime\.activate\('t', ctx\)/],
   [new ToolActivationError({ toolName: 't', planId: 'p', cause }), 'TOOL_ACTIVATION_FAILED', /^Tool 't' could not be activated in plan 'p': root cause\. /],
   [new ToolExecutionError({ toolName: 't', planId: 'p', cause }), 'TOOL_EXECUTION_FAILED', /^Tool 't' failed in plan 'p': root cause\. See the cause/],
-  [new ToolDeactivationError({ toolName: 't', planId: 'p', cause }), 'TOOL_DEACTIVATION_FAILED', /^Tool 't' failed to deactivate at the end of plan 'p': root cause\./],
-  [new ToolNotFoundError({ toolName: 't', planId: 'p', suggestions: ['a.t'] }), 'TOOL_NOT_FOUND', /^No source offers a tool named 't' \(plan 'p'\)\. Did you mean 'a\.t'\?/],
-  [new ToolRegistrationError({ problem: 'not-provided', toolName: 't', sourceId: 's', planId: 'p', cause }), 'TOOL_REGISTRATION_FAILED', /^Source 's' listed tool 't' but could not provide it: root cause\./],
+  [
+    new ToolDeactivationError({ toolName: 't', planId: 'p', cause }),
+    'TOOL_DEACTIVATION_FAILED',
+    /^Tool 't' failed to deactivate at the end of plan 'p': root cause\./,
+  ],
+  [
+    new ToolNotFoundError({ toolName: 't', planId: 'p', suggestions: ['a.t'] }),
+    'TOOL_NOT_FOUND',
+    /^No source offers a tool named 't' \(plan 'p'\)\. Did you mean 'a\.t'\?/,
+  ],
+  [
+    new ToolRegistrationError({ problem: 'not-provided', toolName: 't', sourceId: 's', planId: 'p', cause }),
+    'TOOL_REGISTRATION_FAILED',
+    /^Source 's' listed tool 't' but could not provide it: root cause\./,
+  ],
   [new ToolPlanEndedError({ toolName: 't', planId: 'p' }), 'TOOL_PLAN_ENDED', /^Plan 'p' has ended, so tool 't' cannot run in it\./],
-  [new ToolInvalidArgumentError({ argument: 'timeoutMs', expected: 'a positive number', received: -1, toolName: 't', planId: 'p' }), 'TOOL_INVALID_ARGUMENT', /^Tool 't': timeoutMs must be a positive number; got number -1\./],
-  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'denied', decidedBy: 'alice' }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' was denied by alice\. The tool did not run\./],
-  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'rule', rule: 'r', reason: 'no' }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' is refused by rule 'r': no\. /],
-  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'no-handler', asked: 'it writes' }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' needs approval \(it writes\), but nobody can be asked/],
-  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'handler-failed', cause }), 'TOOL_APPROVAL_DENIED', /^Tool 't' in plan 'p' needs approval, but the approval handler failed/],
-  [new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'timed-out', timeoutMs: 5 }), 'TOOL_APPROVAL_DENIED', /no answer came within 5 ms \(approvalTimeoutMs\)/],
-  [new ToolLimitExceededError({ toolName: 't', planId: 'p', limit: 'rate', scope: 'runtime', detail: '2 call(s) per 100 ms', waitedMs: 12 }), 'TOOL_LIMIT_EXCEEDED', /^Tool 't' in plan 'p' was not called: it is at the rate limit of 2 call\(s\) per 100 ms for the runtime, and no turn came within 12 ms/],
-  [Object.assign(new ToolRuleError({ rule: 'r', index: 0, field: 'tools', problem: 'invalid', detail: 'bad.' }), { planId: 'p' }), 'TOOL_RULE_INVALID', /^Rule 'r' \(rules\[0\]\) is invalid at tools: bad\./],
+  [
+    new ToolInvalidArgumentError({ argument: 'timeoutMs', expected: 'a positive number', received: -1, toolName: 't', planId: 'p' }),
+    'TOOL_INVALID_ARGUMENT',
+    /^Tool 't': timeoutMs must be a positive number; got number -1\./,
+  ],
+  [
+    new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'denied', decidedBy: 'alice' }),
+    'TOOL_APPROVAL_DENIED',
+    /^Tool 't' in plan 'p' was denied by alice\. The tool did not run\./,
+  ],
+  [
+    new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'rule', rule: 'r', reason: 'no' }),
+    'TOOL_APPROVAL_DENIED',
+    /^Tool 't' in plan 'p' is refused by rule 'r': no\. /,
+  ],
+  [
+    new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'no-handler', asked: 'it writes' }),
+    'TOOL_APPROVAL_DENIED',
+    /^Tool 't' in plan 'p' needs approval \(it writes\), but nobody can be asked/,
+  ],
+  [
+    new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'handler-failed', cause }),
+    'TOOL_APPROVAL_DENIED',
+    /^Tool 't' in plan 'p' needs approval, but the approval handler failed/,
+  ],
+  [
+    new ToolApprovalDeniedError({ toolName: 't', planId: 'p', denial: 'timed-out', timeoutMs: 5 }),
+    'TOOL_APPROVAL_DENIED',
+    /no answer came within 5 ms \(approvalTimeoutMs\)/,
+  ],
+  [
+    new ToolLimitExceededError({ toolName: 't', planId: 'p', limit: 'rate', scope: 'runtime', detail: '2 call(s) per 100 ms', waitedMs: 12 }),
+    'TOOL_LIMIT_EXCEEDED',
+    /^Tool 't' in plan 'p' was not called: it is at the rate limit of 2 call\(s\) per 100 ms for the runtime, and no turn came within 12 ms/,
+  ],
+  [
+    Object.assign(new ToolRuleError({ rule: 'r', index: 0, field: 'tools', problem: 'invalid', detail: 'bad.' }), { planId: 'p' }),
+    'TOOL_RULE_INVALID',
+    /^Rule 'r' \(rules\[0\]\) is invalid at tools: bad\./,
+  ],
 ];
 
 describe('ToolRuntimeError hierarchy', () => {

@@ -11,7 +11,6 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { code?: st
   throw new Error('expected the promise to reject');
 }
 
-
 function setup(tools: TestTool[]) {
   return new ToolRuntime({ sources: [new InMemoryToolSource(tools)], logger: new RecordingLogger() });
 }
@@ -24,7 +23,11 @@ function keyReader(name = 'keys.read'): TestTool {
 describe('idempotency keys', () => {
   it('every execution has one: a 43-character hash; the plan context and activation views have none', async () => {
     let activationKey: unknown = 'unset';
-    const tool = new TestTool({ name: 'keys.read', execute: (_input, ctx) => ctx.idempotencyKey, activate: (ctx) => void (activationKey = ctx.idempotencyKey) });
+    const tool = new TestTool({
+      name: 'keys.read',
+      execute: (_input, ctx) => ctx.idempotencyKey,
+      activate: (ctx) => void (activationKey = ctx.idempotencyKey),
+    });
     const runtime = setup([tool]);
     const ctx = runtime.createPlan();
     const result = await runtime.execute('keys.read', { a: 1 }, ctx);
@@ -137,6 +140,8 @@ describe('idempotency keys', () => {
     const runtime = setup([keyReader()]);
     const error = await rejection(runtime.execute('keys.read', { n: 1n }, runtime.createPlan({ planId: 'p' })));
     expect(error).toMatchObject({ code: 'TOOL_INVALID_ARGUMENT', argument: 'input', toolName: 'keys.read', planId: 'p' });
-    expect(error.message).toMatch(/^Tool 'keys.read': input must be JSON data, to compute the idempotency key of the call; got an object\. canonicalJson: a BigInt has no JSON form/);
+    expect(error.message).toMatch(
+      /^Tool 'keys.read': input must be JSON data, to compute the idempotency key of the call; got an object\. canonicalJson: a BigInt has no JSON form/,
+    );
   });
 });

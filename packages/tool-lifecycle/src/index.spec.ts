@@ -67,7 +67,15 @@ describe('@ca/tool-lifecycle public API', () => {
   });
 
   it('exports the test doubles from the testing subpath only', () => {
-    expect(Object.keys(testing).sort()).toEqual(['InMemoryPlanRegistry', 'InMemoryToolSource', 'RecordingLogger', 'TestTool', 'isProcessAlive', 'sandboxAvailableForTests', 'waitUntilProcessesGone']);
+    expect(Object.keys(testing).sort()).toEqual([
+      'InMemoryPlanRegistry',
+      'InMemoryToolSource',
+      'RecordingLogger',
+      'TestTool',
+      'isProcessAlive',
+      'sandboxAvailableForTests',
+      'waitUntilProcessesGone',
+    ]);
   });
 
   it('uses Symbol.for tokens so two copies of the package share them', () => {

@@ -56,9 +56,7 @@ export type InteractionValues = Readonly<Record<string, string | number | boolea
  * dismissed the question without choosing).
  */
 export type InteractionResponse =
-  | { readonly action: 'accept'; readonly content?: InteractionValues }
-  | { readonly action: 'decline' }
-  | { readonly action: 'cancel' };
+  { readonly action: 'accept'; readonly content?: InteractionValues } | { readonly action: 'decline' } | { readonly action: 'cancel' };
 
 /** Where a request comes from, so that a service can route it to the right person. */
 export interface InteractionContext {

@@ -273,7 +273,11 @@ export class ToolLifecycleCache {
       plan.activations.delete(name);
       // Every successful activation is matched by a deactivation: one that
       // succeeds after its deadline is undone at once.
-      if (timedOut) void running.then(() => this.deactivate(plan, name, entry).then((failure) => failure && this.logFailure(failure)), () => undefined);
+      if (timedOut)
+        void running.then(
+          () => this.deactivate(plan, name, entry).then((failure) => failure && this.logFailure(failure)),
+          () => undefined,
+        );
       throw new ToolActivationError({ toolName: name, planId: plan.planId, cause: error });
     } finally {
       clearTimeout(timer);
@@ -312,10 +316,7 @@ export class ToolLifecycleCache {
       await Promise.race([
         tool.deactivate(entry.view ?? plan.context.forExecution({ toolName: name })),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`deactivate did not finish within ${this.deactivateTimeoutMs} ms`)),
-            this.deactivateTimeoutMs,
-          );
+          timer = setTimeout(() => reject(new Error(`deactivate did not finish within ${this.deactivateTimeoutMs} ms`)), this.deactivateTimeoutMs);
         }),
       ]);
       return undefined;

@@ -10,7 +10,9 @@ describe('registerToolRuntime', () => {
     container.register(RUNTIME_LOGGER, { useValue: logger });
     registerToolRuntime(container, { strictOutput: true });
     container.register(TOOL_SOURCE, { useValue: new InMemoryToolSource([new TestTool({ name: 'a' })], { id: 'one' }) });
-    container.register(TOOL_SOURCE, { useValue: new InMemoryToolSource([new TestTool({ name: 'b', outputSchema: { type: 'string' }, execute: () => 1 })], { id: 'two' }) });
+    container.register(TOOL_SOURCE, {
+      useValue: new InMemoryToolSource([new TestTool({ name: 'b', outputSchema: { type: 'string' }, execute: () => 1 })], { id: 'two' }),
+    });
     const runtime = container.resolve(TOOL_RUNTIME);
     expect(runtime).toBeInstanceOf(ToolRuntime);
     expect(container.resolve(TOOL_RUNTIME)).toBe(runtime);

@@ -72,10 +72,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
   }
   container.register(TOOL_RUNTIME_OPTIONS, { useValue: options });
   container.register(TOOL_LIFECYCLE_CACHE, {
-    useFactory: instanceCachingFactory(
-      (resolver) =>
-        new ToolLifecycleCache(resolver.resolve(RUNTIME_LOGGER), cacheOptionsOf(options)),
-    ),
+    useFactory: instanceCachingFactory((resolver) => new ToolLifecycleCache(resolver.resolve(RUNTIME_LOGGER), cacheOptionsOf(options))),
   });
   container.register(TOOL_RUNTIME, {
     useFactory: instanceCachingFactory(

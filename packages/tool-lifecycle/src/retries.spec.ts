@@ -12,7 +12,6 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { code?: st
   throw new Error('expected the promise to reject');
 }
 
-
 function setup(tools: TestTool[], options: ToolRuntimeOptions) {
   return new ToolRuntime({ sources: [new InMemoryToolSource(tools)], logger: new RecordingLogger(), options });
 }
@@ -91,7 +90,10 @@ describe('retries', () => {
   });
 
   it('never retries a cancellation, even one marked retryable', async () => {
-    const tool = new TestTool({ name: 'flaky.cancelled', execute: () => Promise.reject(Object.assign(new ToolCancelledError({ reason: 'x' }), { retryable: true })) });
+    const tool = new TestTool({
+      name: 'flaky.cancelled',
+      execute: () => Promise.reject(Object.assign(new ToolCancelledError({ reason: 'x' }), { retryable: true })),
+    });
     const runtime = setup([tool], quickRetries);
     await runtime.execute('flaky.cancelled', {}, runtime.createPlan()).catch(() => undefined);
     expect(tool.count('execute')).toBe(1);

@@ -57,12 +57,23 @@ describe('schema trust: how a source’s schemas are compiled', () => {
   });
 
   it('refuses a schemaTrust that is neither trusted nor untrusted when the runtime is built', () => {
-    const source: ToolSource = { ...new InMemoryToolSource(), id: 'odd', kind: 'custom', schemaTrust: 'yes' as never, discover: async () => [], get: () => Promise.reject(new Error('none')) };
+    const source: ToolSource = {
+      ...new InMemoryToolSource(),
+      id: 'odd',
+      kind: 'custom',
+      schemaTrust: 'yes' as never,
+      discover: async () => [],
+      get: () => Promise.reject(new Error('none')),
+    };
     expect(() => new ToolRuntime({ sources: [source] })).toThrow(/sources\[0\]\.schemaTrust must be 'trusted' or 'untrusted'/);
   });
 
   it('checks an untrusted input schema’s backtracking pattern against the attack text while timers keep firing', async () => {
-    const tool = new TestTool({ name: 'srv.echo', inputSchema: { type: 'object', properties: { text: { type: 'string', pattern: ATTACK_PATTERN } } }, execute: (input) => input });
+    const tool = new TestTool({
+      name: 'srv.echo',
+      inputSchema: { type: 'object', properties: { text: { type: 'string', pattern: ATTACK_PATTERN } } },
+      execute: (input) => input,
+    });
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool], { kind: 'mcp' })], logger: new RecordingLogger() });
     const beat = heartbeat();
     try {
@@ -76,7 +87,10 @@ describe('schema trust: how a source’s schemas are compiled', () => {
       });
       for (const result of results) {
         expect(result.ok).toBe(false);
-        expect(result.ok ? undefined : result.error).toMatchObject({ code: 'TOOL_SCHEMA_VALIDATION_FAILED', issues: [expect.objectContaining({ keyword: 'pattern' })] });
+        expect(result.ok ? undefined : result.error).toMatchObject({
+          code: 'TOOL_SCHEMA_VALIDATION_FAILED',
+          issues: [expect.objectContaining({ keyword: 'pattern' })],
+        });
       }
       expect(beat.ticks()).toBeGreaterThan(0);
       expect(beat.longestStallMs()).toBeLessThan(MAX_STALL_MS);

@@ -45,13 +45,7 @@ function toolType(source: ToolSourceKind): string {
 }
 
 /** Starts the `execute_tool {name}` span of one execution. */
-export function startToolSpan(
-  tracer: Tracer,
-  toolName: string,
-  executionId: string,
-  source: ToolSourceKind | undefined,
-  planId: string,
-): Span {
+export function startToolSpan(tracer: Tracer, toolName: string, executionId: string, source: ToolSourceKind | undefined, planId: string): Span {
   return tracer.startSpan(`execute_tool ${toolName}`, {
     kind: SpanKind.INTERNAL,
     attributes: {

@@ -12,7 +12,13 @@ function thrown(definitions: unknown): ToolRuleError {
 
 describe('compileToolRules: matching', () => {
   const rules = compileToolRules([
-    { name: 'no-force-push', decision: 'deny', tools: 'builtin.command.run', arguments: { '/command': { regex: '^\\["git","push".*"--force"' } }, reason: 'never rewrite history' },
+    {
+      name: 'no-force-push',
+      decision: 'deny',
+      tools: 'builtin.command.run',
+      arguments: { '/command': { regex: '^\\["git","push".*"--force"' } },
+      reason: 'never rewrite history',
+    },
     { name: 'git-is-fine', decision: 'allow', tools: 'builtin.command.run', arguments: { '/command/0': { equals: 'git' } } },
     { name: 'ask-on-deletes', decision: 'ask', tools: ['builtin.fs.delete', 'mcp.*.delete_*'] },
     { name: 'env-files', decision: 'deny', tools: 'builtin.fs.*', arguments: { '/path': { glob: '*.env' } } },
@@ -84,8 +90,20 @@ describe('compileToolRules: a broken rule fails when loaded', () => {
     [[{ name: 'n', decision: 'deny', tools: 'x', arguments: { path: { glob: '*' } } }], 'n', 'arguments.path', 'invalid', /write "\/path"/],
     [[{ name: 'n', decision: 'deny', tools: 'x', arguments: { '/p': { glob: '*', regex: 'a' } } }], 'n', 'arguments./p', 'invalid', /"glob" stands alone/],
     [[{ name: 'n', decision: 'deny', tools: 'x', arguments: { '/p': { regex: '(?=a)b' } } }], 'n', 'arguments./p.regex', 'pattern', /lookahead/],
-    [[{ name: 'n', decision: 'deny', tools: 'x', arguments: { '/p': { regex: '(' } } }], 'n', 'arguments./p.regex', 'pattern', /PATTERN_INVALID|Invalid|invalid|unterminated/i],
-    [[{ name: 'n', decision: 'deny', tools: 'x', examples: { match: [{ tool: 'y' }] } }], 'n', 'examples.match[0]', 'example', /does not match its own example y \{\}/],
+    [
+      [{ name: 'n', decision: 'deny', tools: 'x', arguments: { '/p': { regex: '(' } } }],
+      'n',
+      'arguments./p.regex',
+      'pattern',
+      /PATTERN_INVALID|Invalid|invalid|unterminated/i,
+    ],
+    [
+      [{ name: 'n', decision: 'deny', tools: 'x', examples: { match: [{ tool: 'y' }] } }],
+      'n',
+      'examples.match[0]',
+      'example',
+      /does not match its own example y \{\}/,
+    ],
     [
       [{ name: 'n', decision: 'deny', tools: 'x', arguments: { '/a': { glob: 'b*' } }, examples: { notMatch: [{ tool: 'x', arguments: { a: 'bc' } }] } }],
       'n',
@@ -94,7 +112,16 @@ describe('compileToolRules: a broken rule fails when loaded', () => {
       /matches its own example x \{"a":"bc"\}, which it must not match/,
     ],
     [[{ name: 'n', decision: 'deny', tools: 'x', examples: { matches: [] } }], 'n', 'examples.matches', 'invalid', /only match and notMatch/],
-    [[{ name: 'same', decision: 'deny', tools: 'x' }, { name: 'same', decision: 'allow', tools: 'y' }], 'same', 'name', 'invalid', /another rule has this name/],
+    [
+      [
+        { name: 'same', decision: 'deny', tools: 'x' },
+        { name: 'same', decision: 'allow', tools: 'y' },
+      ],
+      'same',
+      'name',
+      'invalid',
+      /another rule has this name/,
+    ],
   ])('%j → rule %s, field %s, problem %s', (definitions, rule, field, problem, message) => {
     const error = thrown(definitions);
     expect(error).toMatchObject({ code: 'TOOL_RULE_INVALID', rule, field, problem });
@@ -109,7 +136,10 @@ describe('compileToolRules: a broken rule fails when loaded', () => {
         decision: 'deny',
         tools: 'builtin.command.run',
         arguments: { '/command/0': { equals: 'rm' } },
-        examples: { match: [{ tool: 'builtin.command.run', arguments: { command: ['rm', '-rf', 'x'] } }], notMatch: [{ tool: 'builtin.command.run', arguments: { command: ['ls'] } }] },
+        examples: {
+          match: [{ tool: 'builtin.command.run', arguments: { command: ['rm', '-rf', 'x'] } }],
+          notMatch: [{ tool: 'builtin.command.run', arguments: { command: ['ls'] } }],
+        },
       },
     ]);
     expect(rules.size).toBe(1);

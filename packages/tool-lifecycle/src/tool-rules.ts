@@ -18,10 +18,7 @@ export type ToolRuleDecision = 'allow' | 'deny' | 'ask';
  * A string is tested as it is; any other value as its canonical JSON text
  * (`["git","push"]`, `42`, `true`). A pointer that leads nowhere matches nothing.
  */
-export type ArgumentMatcher =
-  | { readonly glob: string }
-  | { readonly regex: string; readonly ignoreCase?: boolean }
-  | { readonly equals: unknown };
+export type ArgumentMatcher = { readonly glob: string } | { readonly regex: string; readonly ignoreCase?: boolean } | { readonly equals: unknown };
 
 /** A call a rule's examples name: a tool and, when the rule looks at them, its arguments. */
 export interface ToolRuleExample {
@@ -146,7 +143,9 @@ class CompiledToolRules implements ToolRules {
       if (rule.decision === 'deny') break;
     }
     if (chosen === undefined) return undefined;
-    return chosen.reason === undefined ? { decision: chosen.decision, rule: chosen.name } : { decision: chosen.decision, rule: chosen.name, reason: chosen.reason };
+    return chosen.reason === undefined
+      ? { decision: chosen.decision, rule: chosen.name }
+      : { decision: chosen.decision, rule: chosen.name, reason: chosen.reason };
   }
 
   private rulesFor(toolName: string): readonly CompiledRule[] {
@@ -169,13 +168,25 @@ class CompiledToolRules implements ToolRules {
  */
 export function compileToolRules(definitions: readonly ToolRuleDefinition[]): ToolRules {
   if (!Array.isArray(definitions)) {
-    throw new ToolRuleError({ rule: 'rules', index: -1, field: 'rules', problem: 'invalid', detail: `expected a list of rules, got ${describeValue(definitions)}.` });
+    throw new ToolRuleError({
+      rule: 'rules',
+      index: -1,
+      field: 'rules',
+      problem: 'invalid',
+      detail: `expected a list of rules, got ${describeValue(definitions)}.`,
+    });
   }
   const names = new Set<string>();
   const rules = definitions.map((definition, index) => {
     const rule = compileRule(definition, index);
     if (names.has(rule.name)) {
-      throw new ToolRuleError({ rule: rule.name, index, field: 'name', problem: 'invalid', detail: 'another rule has this name; give each rule its own, so that traces and errors say which one decided.' });
+      throw new ToolRuleError({
+        rule: rule.name,
+        index,
+        field: 'name',
+        problem: 'invalid',
+        detail: 'another rule has this name; give each rule its own, so that traces and errors say which one decided.',
+      });
     }
     names.add(rule.name);
     return rule;
@@ -185,8 +196,7 @@ export function compileToolRules(definitions: readonly ToolRuleDefinition[]): To
 
 function compileRule(definition: unknown, index: number): CompiledRule {
   const record = (typeof definition === 'object' && definition !== null && !Array.isArray(definition) ? definition : undefined) as
-    | Record<string, unknown>
-    | undefined;
+    Record<string, unknown> | undefined;
   const givenName = record?.['name'];
   const name = typeof givenName === 'string' && givenName.trim().length > 0 ? givenName : `rules[${index}]`;
   const fail = (field: string, detail: string, problem: ToolRuleProblem = 'invalid', cause?: unknown): never => {
@@ -231,7 +241,11 @@ function compileRule(definition: unknown, index: number): CompiledRule {
   return rule;
 }
 
-function compileGlob(pattern: string, field: string, fail: (field: string, detail: string, problem?: ToolRuleProblem, cause?: unknown) => never): PatternMatcher {
+function compileGlob(
+  pattern: string,
+  field: string,
+  fail: (field: string, detail: string, problem?: ToolRuleProblem, cause?: unknown) => never,
+): PatternMatcher {
   try {
     return compileToolPattern(pattern);
   } catch (error) {
@@ -248,7 +262,13 @@ function compileArgument(
   if (pointer !== '' && !pointer.startsWith('/')) {
     fail(field, `"${pointer}" is not a JSON pointer: write "/${pointer}" (or "" for the whole arguments).`);
   }
-  const path = pointer === '' ? [] : pointer.slice(1).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const path =
+    pointer === ''
+      ? []
+      : pointer
+          .slice(1)
+          .split('/')
+          .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   const record = (typeof matcher === 'object' && matcher !== null && !Array.isArray(matcher) ? matcher : undefined) as Record<string, unknown> | undefined;
   const keys = record === undefined ? [] : Object.keys(record);
   const shape = 'expected one of { "glob": "…" }, { "regex": "…", "ignoreCase"?: true } or { "equals": <JSON value> }';
@@ -310,7 +330,10 @@ function checkExamples(
   for (const key of Object.keys(record)) {
     if (key !== 'match' && key !== 'notMatch') fail(`examples.${key}`, 'examples have only match and notMatch (check the spelling).');
   }
-  for (const [kind, expected] of [['match', true], ['notMatch', false]] as const) {
+  for (const [kind, expected] of [
+    ['match', true],
+    ['notMatch', false],
+  ] as const) {
     const list = record[kind];
     if (list === undefined) continue;
     if (!Array.isArray(list)) fail(`examples.${kind}`, `expected a list of { tool, arguments? }, got ${describeValue(list)}.`);

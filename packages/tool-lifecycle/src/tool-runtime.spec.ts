@@ -237,9 +237,7 @@ describe('ToolRuntime.execute — the seven steps', () => {
     expect(ctx.changes).toHaveLength(0);
     finish();
     await runtime.endPlan(ctx);
-    expect(ctx.changes.map((change) => [change.kind, change.toolName, change.executionId])).toEqual([
-      ['create', 'late-writer', ctx.traces[0]!.executionId],
-    ]);
+    expect(ctx.changes.map((change) => [change.kind, change.toolName, change.executionId])).toEqual([['create', 'late-writer', ctx.traces[0]!.executionId]]);
   });
 
   it('5f. the tool sees the per-execution context and the plan signal', async () => {
@@ -554,7 +552,10 @@ describe('ToolRuntime.discover', () => {
 
 describe('ToolRuntime.runPlan', () => {
   it('always ends the plan, and cancels it first when fn throws', async () => {
-    const tool = new TestTool({ name: 't', execute: (_input, ctx) => new Promise((_resolve, reject) => ctx.cancellationToken.onCancel(() => reject(new Error('stopped')))) });
+    const tool = new TestTool({
+      name: 't',
+      execute: (_input, ctx) => new Promise((_resolve, reject) => ctx.cancellationToken.onCancel(() => reject(new Error('stopped')))),
+    });
     const { runtime } = setup([tool]);
     let planCtx: PlanContext | undefined;
     let leftRunning: Promise<unknown> | undefined;

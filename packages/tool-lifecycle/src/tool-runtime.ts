@@ -473,9 +473,17 @@ export class ToolRuntime {
   }
 
   /** Step 5, with the tool's retries and limits when it has some. */
-  private dispatch(execution: Execution, tool: RegisteredTool, instance: ToolInstance, input: unknown, options: ExecuteOptions | undefined): Promise<ToolResult> {
+  private dispatch(
+    execution: Execution,
+    tool: RegisteredTool,
+    instance: ToolInstance,
+    input: unknown,
+    options: ExecuteOptions | undefined,
+  ): Promise<ToolResult> {
     const callPlan = this.callSettings?.forTool(execution.toolName);
-    return callPlan === undefined ? this.call(execution, tool, instance, input, options) : this.callWithSettings(execution, tool, instance, input, options, callPlan);
+    return callPlan === undefined
+      ? this.call(execution, tool, instance, input, options)
+      : this.callWithSettings(execution, tool, instance, input, options, callPlan);
   }
 
   /**
@@ -560,10 +568,20 @@ export class ToolRuntime {
    * plan, or — after any call of the same key in flight has settled — the
    * function that ends this one's turn.
    */
-  private async reserveStep(execution: Execution, input: unknown, step: unknown): Promise<(() => void) | { readonly result: ToolResult; readonly sizeBytes: number }> {
+  private async reserveStep(
+    execution: Execution,
+    input: unknown,
+    step: unknown,
+  ): Promise<(() => void) | { readonly result: ToolResult; readonly sizeBytes: number }> {
     const { toolName, ctx } = execution;
     if (typeof step !== 'string' || step.length === 0 || step.length > MAX_STEP_LENGTH) {
-      throw new ToolInvalidArgumentError({ argument: 'options.step', expected: `a string of 1–${MAX_STEP_LENGTH} characters`, received: step, toolName, planId: ctx.planId });
+      throw new ToolInvalidArgumentError({
+        argument: 'options.step',
+        expected: `a string of 1–${MAX_STEP_LENGTH} characters`,
+        received: step,
+        toolName,
+        planId: ctx.planId,
+      });
     }
     const key = this.idempotencyKeyOf(execution, input, step);
     const plan = this.planCalls(ctx);
@@ -632,11 +650,14 @@ export class ToolRuntime {
       // What a failed attempt changed still happened: keep it for rollback.
       if (!failed) this.recordChanges(execution, result?.changes);
       const delayMs = backoffOf(retry, attempt, failure);
-      this.logger.debug(`Tool '${toolName}' in plan '${ctx.planId}' failed with a retryable error (attempt ${attempt} of ${retry.attempts}); trying again in ${Math.round(delayMs)} ms.`, {
-        toolName,
-        planId: ctx.planId,
-        executionId: execution.executionId,
-      });
+      this.logger.debug(
+        `Tool '${toolName}' in plan '${ctx.planId}' failed with a retryable error (attempt ${attempt} of ${retry.attempts}); trying again in ${Math.round(delayMs)} ms.`,
+        {
+          toolName,
+          planId: ctx.planId,
+          executionId: execution.executionId,
+        },
+      );
       await sleep(delayMs, ctx.cancellationToken, toolName, ctx.planId);
     }
   }
@@ -693,7 +714,12 @@ export class ToolRuntime {
       }
     }
     const token = timeoutMs === undefined ? planToken : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
-    const view = ctx.forExecution({ executionId, toolName, cancellationToken: token, idempotencyKey: () => this.idempotencyKeyOf(execution, input, options?.step) });
+    const view = ctx.forExecution({
+      executionId,
+      toolName,
+      cancellationToken: token,
+      idempotencyKey: () => this.idempotencyKeyOf(execution, input, options?.step),
+    });
     execution.view = view;
     const callOptions: ToolCallOptions | undefined = options?.onProgress === undefined ? undefined : { onProgress: options.onProgress };
     let running: Promise<ToolResult>;
@@ -974,12 +1000,20 @@ export function cacheOptionsOf(options: ToolRuntimeOptions): ToolLifecycleCacheO
 function checkApprovalSettings(settings: ToolRuntimeSettings): void {
   const { approvalHandler, approvalStore } = settings;
   if (approvalHandler !== undefined && typeof (approvalHandler as { requestApproval?: unknown })?.requestApproval !== 'function') {
-    throw new ToolInvalidArgumentError({ argument: 'approvalHandler', expected: 'an ApprovalHandler: an object with requestApproval(request, context)', received: approvalHandler });
+    throw new ToolInvalidArgumentError({
+      argument: 'approvalHandler',
+      expected: 'an ApprovalHandler: an object with requestApproval(request, context)',
+      received: approvalHandler,
+    });
   }
   if (approvalStore !== undefined) {
     const store = approvalStore as Partial<Record<'load' | 'save' | 'forget', unknown>> | null;
     if (typeof store?.load !== 'function' || typeof store.save !== 'function' || typeof store.forget !== 'function') {
-      throw new ToolInvalidArgumentError({ argument: 'approvalStore', expected: 'an ApprovalStore: an object with load(planId), save(record) and forget(planId)', received: approvalStore });
+      throw new ToolInvalidArgumentError({
+        argument: 'approvalStore',
+        expected: 'an ApprovalStore: an object with load(planId), save(record) and forget(planId)',
+        received: approvalStore,
+      });
     }
   }
 }

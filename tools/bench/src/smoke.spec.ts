@@ -63,7 +63,9 @@ describe('benchmarks, smoke run (BENCH_SMOKE=1)', () => {
   it.each(benchFiles)('%s runs to the end, exits, and returns well-formed rows', async (file) => {
     const outcome = await runBench(file);
     if (outcome.code !== 0 || outcome.signal !== null) {
-      throw new Error(`${file} exited with ${outcome.signal ?? outcome.code} (killed when it does not exit: a handle left open):\n${outcome.stderr.slice(-4000)}`);
+      throw new Error(
+        `${file} exited with ${outcome.signal ?? outcome.code} (killed when it does not exit: a handle left open):\n${outcome.stderr.slice(-4000)}`,
+      );
     }
     const marker = outcome.stdout.lastIndexOf('@@BENCH@@');
     if (marker < 0) throw new Error(`${file} printed no rows:\n${outcome.stdout.slice(-2000)}`);

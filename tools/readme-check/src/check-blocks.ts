@@ -74,7 +74,8 @@ export function typeCheckBlocks(written: readonly WrittenBlock[], options: ts.Co
     const target = diagnostic.file === undefined ? undefined : bySource.get(ts.sys.resolvePath(diagnostic.file.fileName));
     if (target === undefined || diagnostic.file === undefined || diagnostic.start === undefined) {
       // Not placed in a block (options, a declaration file): it concerns every block.
-      for (const { found } of bySource.values()) found.push({ file: diagnostic.file?.fileName ?? '(compiler)', line: 0, message: `TS${diagnostic.code}: ${message}` });
+      for (const { found } of bySource.values())
+        found.push({ file: diagnostic.file?.fileName ?? '(compiler)', line: 0, message: `TS${diagnostic.code}: ${message}` });
       continue;
     }
     const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);

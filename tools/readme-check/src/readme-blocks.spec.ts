@@ -5,7 +5,7 @@ const markdown = (...lines: string[]): string => `${lines.join('\n')}\n`;
 describe('extractBlocks', () => {
   it('finds TypeScript and JavaScript blocks with the line of their fence, and leaves other languages alone', () => {
     const { blocks, problems, fenceCount } = extractBlocks(
-      markdown('# Title', '', '```sh', 'npm ci', '```', '', '```ts', "const a = 1;", 'console.log(a);', '```', '', '```javascript', 'export {};', '```'),
+      markdown('# Title', '', '```sh', 'npm ci', '```', '', '```ts', 'const a = 1;', 'console.log(a);', '```', '', '```javascript', 'export {};', '```'),
       'README.md',
     );
     expect(problems).toEqual([]);
@@ -25,10 +25,7 @@ describe('extractBlocks', () => {
   });
 
   it('refuses an unlabelled fence, an unknown option and a fence never closed', () => {
-    const { blocks, problems } = extractBlocks(
-      markdown('```', 'plain', '```', '```ts skip', 'const hidden = 1;', '```', '```ts', 'const open = 1;'),
-      'b.md',
-    );
+    const { blocks, problems } = extractBlocks(markdown('```', 'plain', '```', '```ts skip', 'const hidden = 1;', '```', '```ts', 'const open = 1;'), 'b.md');
     expect(blocks).toEqual([]);
     expect(problems).toEqual([
       { file: 'b.md', line: 1, message: expect.stringMatching(/has no language/) },

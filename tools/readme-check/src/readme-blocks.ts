@@ -87,7 +87,10 @@ export function extractBlocks(markdown: string, file: string): ExtractedBlocks {
       problems.push({ file, line, message: `the code block opened here is never closed; close it with ${fence}.` });
       break;
     }
-    const words = rest.trim().split(/\s+/).filter((word) => word.length > 0);
+    const words = rest
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word.length > 0);
     const [languageWord, ...options] = words;
     if (languageWord === undefined) {
       problems.push({

@@ -101,7 +101,11 @@ describe('the check itself', () => {
       [first, second, 'const services = container.createChildContainer();', 'registerToolRuntime(services);', 'services.resolve(TOOL_RUNTIME);', ''].join('\n');
     const lifecycle = "import { registerToolRuntime, TOOL_RUNTIME } from '@ca/tool-lifecycle';";
     const tsyringe = "import { container } from 'tsyringe';";
-    const [tsyringeFirst, lifecycleFirst] = writeBlocks([selfTest(1, program(tsyringe, lifecycle)), selfTest(20, program(lifecycle, tsyringe))], checks, workspaceRoot);
+    const [tsyringeFirst, lifecycleFirst] = writeBlocks(
+      [selfTest(1, program(tsyringe, lifecycle)), selfTest(20, program(lifecycle, tsyringe))],
+      checks,
+      workspaceRoot,
+    );
     const found = typeCheckBlocks([tsyringeFirst!, lifecycleFirst!], exampleCompilerOptions(workspaceRoot, checks));
     expect([...found.values()].flat()).toEqual([]);
     const crashed = await runBlock(tsyringeFirst!, folder);
@@ -113,7 +117,9 @@ describe('the check itself', () => {
   it('reports a block that does not type-check on the README line it comes from', () => {
     const [entry] = writeBlocks([selfTest(40, "const count: number = 'three';\nconsole.log(count);\n")], checks, workspaceRoot);
     const found = typeCheckBlocks([entry!], exampleCompilerOptions(workspaceRoot, checks)).get(entry!.source);
-    expect(found).toEqual([{ file: join(workspaceRoot, 'SELF-TEST.md'), line: 41, message: expect.stringMatching(/^TS2322: Type 'string' is not assignable to type 'number'/) }]);
+    expect(found).toEqual([
+      { file: join(workspaceRoot, 'SELF-TEST.md'), line: 41, message: expect.stringMatching(/^TS2322: Type 'string' is not assignable to type 'number'/) },
+    ]);
   });
 
   it.each([

@@ -108,7 +108,11 @@ function succeed(result: SpawnSyncReturns<string>, what: string): string {
 
 /** The last line of output that parses as a JSON object (the scripts print one report). */
 function report(stdout: string): Record<string, any> {
-  const line = stdout.trim().split('\n').reverse().find((candidate) => candidate.startsWith('{'));
+  const line = stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((candidate) => candidate.startsWith('{'));
   if (line === undefined) throw new Error(`No JSON report in:\n${stdout}`);
   return JSON.parse(line);
 }
@@ -162,7 +166,9 @@ function installedCopies(name: string): string[] {
     const modules = path.join(folder, 'node_modules');
     if (!fs.existsSync(modules)) return;
     for (const entry of fs.readdirSync(modules)) {
-      const candidates = entry.startsWith('@') ? fs.readdirSync(path.join(modules, entry)).map((child) => path.join(modules, entry, child)) : [path.join(modules, entry)];
+      const candidates = entry.startsWith('@')
+        ? fs.readdirSync(path.join(modules, entry)).map((child) => path.join(modules, entry, child))
+        : [path.join(modules, entry)];
       for (const candidate of candidates) {
         const manifest = path.join(candidate, 'package.json');
         if (fs.existsSync(manifest) && (JSON.parse(fs.readFileSync(manifest, 'utf8')) as Manifest).name === name) found.push(candidate);
@@ -192,7 +198,10 @@ describe('publishing every @ca package and consuming it from a private registry'
     const host = registryUrl.replace(/^http:/, '');
     fs.writeFileSync(userConfig, `${host}:_authToken=release-e2e-local-token\n`);
 
-    succeed(run(process.execPath, [nxBin, 'run-many', '-t', 'build', '--projects=tag:npm:public', '--outputStyle=static'], workspaceRoot), 'nx run-many -t build');
+    succeed(
+      run(process.execPath, [nxBin, 'run-many', '-t', 'build', '--projects=tag:npm:public', '--outputStyle=static'], workspaceRoot),
+      'nx run-many -t build',
+    );
     succeed(run(process.execPath, [nxBin, 'release', 'publish', `--registry=${registryUrl}`, '--tag=latest'], workspaceRoot), 'nx release publish');
   });
 
@@ -214,7 +223,9 @@ describe('publishing every @ca package and consuming it from a private registry'
 
       const tarball = path.join(tempRoot, `${manifest.name.replace('/', '-')}.tgz`);
       fs.writeFileSync(tarball, Buffer.from(await (await fetch(published.dist.tarball)).arrayBuffer()));
-      const files = succeed(run('tar', ['-tzf', tarball], tempRoot, 30_000), `tar -tzf ${tarball}`).trim().split('\n');
+      const files = succeed(run('tar', ['-tzf', tarball], tempRoot, 30_000), `tar -tzf ${tarball}`)
+        .trim()
+        .split('\n');
       expect([manifest.name, files]).toEqual([
         manifest.name,
         expect.arrayContaining(['package/package.json', 'package/README.md', 'package/dist/index.js', 'package/dist/index.d.ts']),
@@ -238,13 +249,17 @@ describe('publishing every @ca package and consuming it from a private registry'
       fs.writeFileSync(path.join(unpacked, 'package.tgz'), Buffer.from(await (await fetch(published.dist.tarball)).arrayBuffer()));
       succeed(run('tar', ['-xzf', 'package.tgz'], unpacked, 30_000), `tar -xzf (${manifest.name})`);
       const packageFolder = path.join(unpacked, 'package');
-      const files = fs.readdirSync(packageFolder, { recursive: true, withFileTypes: true })
+      const files = fs
+        .readdirSync(packageFolder, { recursive: true, withFileTypes: true })
         .filter((entry) => entry.isFile())
         .map((entry) => path.relative(packageFolder, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
 
       expect([manifest.name, fs.readFileSync(path.join(packageFolder, 'LICENSE'), 'utf8')]).toEqual([manifest.name, rootLicense]);
       const changelog = fs.readFileSync(path.join(packageFolder, 'CHANGELOG.md'), 'utf8');
-      expect([manifest.name, changelog.split('\n')[0]]).toEqual([manifest.name, expect.stringMatching(new RegExp(`^## ${manifest.version.replace(/\./g, '\\.')}( |$)`))]);
+      expect([manifest.name, changelog.split('\n')[0]]).toEqual([
+        manifest.name,
+        expect.stringMatching(new RegExp(`^## ${manifest.version.replace(/\./g, '\\.')}( |$)`)),
+      ]);
       // The maps name ../src/*.ts: the sources are shipped (without tests), and nothing they name is missing.
       expect([manifest.name, files]).toEqual([manifest.name, expect.arrayContaining(['src/index.ts', 'dist/index.js.map', 'dist/index.d.ts.map'])]);
       expect([manifest.name, danglingSourceMapReferences(packageFolder, files)]).toEqual([manifest.name, []]);

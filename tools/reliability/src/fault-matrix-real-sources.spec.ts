@@ -137,7 +137,11 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
     await eventually(async () => !isProcessAlive(pid), 'the stubborn process to be killed');
 
     const other = plan();
-    const echo = await runtime.execute<{ exitCode: number; stdout: string }>('builtin.command.run', { command: [node, '-e', 'console.log("still fine")'] }, other);
+    const echo = await runtime.execute<{ exitCode: number; stdout: string }>(
+      'builtin.command.run',
+      { command: [node, '-e', 'console.log("still fine")'] },
+      other,
+    );
     expect(echo).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'still fine\n' } });
     expect((await runtime.endPlan(other)).failures).toEqual([]);
   });
@@ -149,7 +153,9 @@ describe('fault matrix: built-in tools (@ca/adapters-builtin)', () => {
     const ctx = plan();
     const pidFile = join(work, 'deadline.pid');
     const termFile = join(work, 'deadline.term');
-    jest.useFakeTimers({ doNotFake: ['Date', 'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval'] });
+    jest.useFakeTimers({
+      doNotFake: ['Date', 'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval'],
+    });
     let running: Promise<ExecutionResult>;
     let pid: number;
     try {
@@ -243,7 +249,10 @@ describe('fault matrix: Agent Skills (@ca/adapters-skills, temporary skills fold
     const ctx = runtime.createPlan();
     expectReturnedFailure(await runtime.execute('skill.healthy', { file: 'references/missing.md' }, ctx), ctx, 'skill.healthy', 'SKILL_FILE_NOT_FOUND');
     expectReturnedFailure(await runtime.execute('skill.healthy', { file: '../scripted/SKILL.md' }, ctx), ctx, 'skill.healthy', 'SKILL_PATH_OUTSIDE_ROOT');
-    expect(await runtime.execute('skill.healthy', { file: 'references/guide.md' }, ctx)).toMatchObject({ ok: true, output: { kind: 'file', content: '# Guide\n' } });
+    expect(await runtime.execute('skill.healthy', { file: 'references/guide.md' }, ctx)).toMatchObject({
+      ok: true,
+      output: { kind: 'file', content: '# Guide\n' },
+    });
     expect((await runtime.endPlan(ctx)).failures).toEqual([]);
   });
 

@@ -47,7 +47,9 @@ const sources: readonly ProgrammableSource[] = [
     lifecycle: true,
     build: (specs) =>
       new InMemoryToolSource(
-        specs.map((spec) => new TestTool({ name: spec.name, capability: readOnly, activate: spec.activate, deactivate: spec.deactivate, execute: spec.execute })),
+        specs.map(
+          (spec) => new TestTool({ name: spec.name, capability: readOnly, activate: spec.activate, deactivate: spec.deactivate, execute: spec.execute }),
+        ),
       ),
   },
   {
@@ -199,7 +201,11 @@ describe.each(sources)('fault matrix: $label', (source) => {
       expect((error.cause as Error).message).toBe('cannot open the session');
       expectNamesToolAndPlan(error, target.faulty, ctx);
       expect(target.runtime.isActive(target.faulty, ctx)).toBe(false);
-      expect(ToolActivationError.isInstance(await settle(target.runtime.execute(target.faulty, {}, ctx)).then((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined)))).toBe(true);
+      expect(
+        ToolActivationError.isInstance(
+          await settle(target.runtime.execute(target.faulty, {}, ctx)).then((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined)),
+        ),
+      ).toBe(true);
       expect(attempts).toBe(2);
       await expectHealthy(target, ctx);
       const report = await target.runtime.endPlan(ctx);
@@ -342,11 +348,14 @@ describe.each(sources)('fault matrix: $label', (source) => {
   });
 
   it.each([
-    ['a circular output', () => {
-      const node: Record<string, unknown> = { name: 'loop' };
-      node.self = node;
-      return node;
-    }],
+    [
+      'a circular output',
+      () => {
+        const node: Record<string, unknown> = { name: 'loop' };
+        node.self = node;
+        return node;
+      },
+    ],
     ['an output holding a BigInt', () => ({ size: 10n })],
   ])('returns %s → a failed result with ToolExecutionError, traced; plan ends; sibling unaffected', async (_label, produce) => {
     const target = cell(source, { execute: produce });

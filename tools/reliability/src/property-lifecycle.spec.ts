@@ -51,15 +51,7 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 
 interface LogEvent {
   readonly type:
-    | 'execute-call'
-    | 'execute-start'
-    | 'execute-end'
-    | 'activate-start'
-    | 'activate-ok'
-    | 'activate-failed'
-    | 'deactivate'
-    | 'cancel'
-    | 'endPlan-call';
+    'execute-call' | 'execute-start' | 'execute-end' | 'activate-start' | 'activate-ok' | 'activate-failed' | 'deactivate' | 'cancel' | 'endPlan-call';
   readonly plan: string;
   readonly tool?: string;
 }
@@ -77,7 +69,12 @@ function scheduledTool(
   nextActivationFails: () => boolean,
   nextDeactivationFails: () => boolean,
 ): ToolInstance<ExecuteInput> {
-  const descriptor: ToolDescriptor = { name, description: `Scheduled tool ${name}`, source: 'custom', capability: { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false } };
+  const descriptor: ToolDescriptor = {
+    name,
+    description: `Scheduled tool ${name}`,
+    source: 'custom',
+    capability: { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false },
+  };
   return {
     descriptor,
     async activate(ctx) {
@@ -139,9 +136,7 @@ describe('random interleavings of execute / activate / cancel / endPlan across p
           const log: LogEvent[] = [];
           const nextActivationFails = cycle(activationFailures);
           const nextDeactivationFails = cycle(deactivationFailures);
-          const tools = Array.from({ length: TOOLS }, (_, index) =>
-            scheduledTool(`tool-${index}`, scheduler, log, nextActivationFails, nextDeactivationFails),
-          );
+          const tools = Array.from({ length: TOOLS }, (_, index) => scheduledTool(`tool-${index}`, scheduler, log, nextActivationFails, nextDeactivationFails));
           const logger = new RecordingLogger();
           // A grace period no healthy run reaches: every step is released by the scheduler.
           const runtime = new ToolRuntime({ sources: [new InMemoryToolSource(tools)], logger, options: { endPlanGraceMs: 60_000 } });

@@ -18,9 +18,7 @@ async function boundaryErrors(filePath: string, code: string): Promise<string[]>
   });
   if (run.stdout.trim() === '') throw new Error(`eslint produced no report: ${run.stderr}`);
   const [result] = JSON.parse(run.stdout) as { messages: { ruleId: string | null; message: string }[] }[];
-  return (result?.messages ?? [])
-    .filter((message) => message.ruleId === '@nx/enforce-module-boundaries')
-    .map((message) => message.message);
+  return (result?.messages ?? []).filter((message) => message.ruleId === '@nx/enforce-module-boundaries').map((message) => message.message);
 }
 
 jest.setTimeout(60_000);

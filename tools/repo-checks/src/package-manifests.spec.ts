@@ -43,7 +43,18 @@ function installCommands(readme: string): string {
 describe('package manifests', () => {
   it('finds the packages of the design', () => {
     expect(packages.map((entry) => entry.folder)).toEqual(
-      expect.arrayContaining(['domain', 'schema', 'tool-context', 'tool-lifecycle', 'adapters-builtin', 'adapters-custom', 'adapters-mcp', 'adapters-skills', 'adapters-wrapped', 'cli']),
+      expect.arrayContaining([
+        'domain',
+        'schema',
+        'tool-context',
+        'tool-lifecycle',
+        'adapters-builtin',
+        'adapters-custom',
+        'adapters-mcp',
+        'adapters-skills',
+        'adapters-wrapped',
+        'cli',
+      ]),
     );
   });
 
@@ -121,7 +132,10 @@ describe('what every published package ships', () => {
       expect([folder, options.rootDir, options.outDir]).toEqual([folder, 'src', 'dist']);
       if (options.sourceMap === true || options.declarationMap === true) {
         // dist/*.js.map and dist/*.d.ts.map name ../src/*.ts: those files must be in the package.
-        expect([folder, manifest.files]).toEqual([folder, expect.arrayContaining(['src', '!src/**/*.spec.ts', '!src/**/__fixtures__', '!src/**/*.test-helper.ts'])]);
+        expect([folder, manifest.files]).toEqual([
+          folder,
+          expect.arrayContaining(['src', '!src/**/*.spec.ts', '!src/**/__fixtures__', '!src/**/*.test-helper.ts']),
+        ]);
       } else {
         expect([folder, manifest.files]).toEqual([folder, expect.not.arrayContaining(['src'])]);
       }
@@ -135,7 +149,10 @@ describe('what every published package ships', () => {
       const shared = sharedInstallText(readme);
       sections.set(folder, shared);
       expect([folder, shared]).toEqual([folder, expect.stringContaining('\n```ini\n@ca:registry=https://npm.example.internal/\n```\n')]);
-      expect([folder, installCommands(readme)]).toEqual([folder, expect.stringMatching(new RegExp(`^npm (i|install)( -D)? ${manifest.name.replace('/', '\\/')}( |$)`, 'm'))]);
+      expect([folder, installCommands(readme)]).toEqual([
+        folder,
+        expect.stringMatching(new RegExp(`^npm (i|install)( -D)? ${manifest.name.replace('/', '\\/')}( |$)`, 'm')),
+      ]);
     }
     // One wording everywhere: the first package's text is the reference for the rest.
     const [reference] = [...sections.values()];

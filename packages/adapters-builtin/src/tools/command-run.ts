@@ -193,14 +193,20 @@ export const commandTool: BuiltinToolSpec = {
     }
     const sandboxed = await settings.sandbox.isEnabled();
     // Under the sandbox the kernel decides what the program may write, so any bound folder will do as cwd.
-    const guarded = await call.guard({ path: (input['cwd'] as string | undefined) ?? '.', resource: input['resource'] as string | undefined, access: sandboxed ? 'read' : 'write' });
+    const guarded = await call.guard({
+      path: (input['cwd'] as string | undefined) ?? '.',
+      resource: input['resource'] as string | undefined,
+      access: sandboxed ? 'read' : 'write',
+    });
     if (!(await stat(guarded.path)).isDirectory()) {
       throw call.fail('BUILTIN_WRONG_TYPE', `cannot run in "${guarded.path}": cwd must be a folder.`, guarded.path);
     }
     const requested = typeof input['timeoutMs'] === 'number' ? input['timeoutMs'] : settings.defaultTimeoutMs;
     const timeoutMs = Math.min(requested, settings.maxTimeoutMs);
     call.checkCancelled();
-    const launcher = sandboxed ? await settings.sandbox.launcher({ ...sandboxOptionsForPlan(call.ctx, { overlay: true }), toolName: call.toolName, planId: call.planId }) : undefined;
+    const launcher = sandboxed
+      ? await settings.sandbox.launcher({ ...sandboxOptionsForPlan(call.ctx, { overlay: true }), toolName: call.toolName, planId: call.planId })
+      : undefined;
 
     let result;
     try {
@@ -231,11 +237,21 @@ export const commandTool: BuiltinToolSpec = {
         );
       }
       if (ProcessOptionsError.isInstance(error)) {
-        throw call.fail('BUILTIN_INVALID_INPUT', `cannot run "${program}": ${error.option} is not something the system can pass on (a NUL character, or "=" in a variable name).`, program, error);
+        throw call.fail(
+          'BUILTIN_INVALID_INPUT',
+          `cannot run "${program}": ${error.option} is not something the system can pass on (a NUL character, or "=" in a variable name).`,
+          program,
+          error,
+        );
       }
       if (ProcessLaunchError.isInstance(error)) {
         const reason = (error.cause as { message?: unknown } | undefined)?.message;
-        throw call.fail('BUILTIN_COMMAND_SANDBOX_FAILED', `could not run "${program}" in the sandbox: ${typeof reason === 'string' ? reason : error.message}`, program, error);
+        throw call.fail(
+          'BUILTIN_COMMAND_SANDBOX_FAILED',
+          `could not run "${program}" in the sandbox: ${typeof reason === 'string' ? reason : error.message}`,
+          program,
+          error,
+        );
       }
       throw error;
     }
@@ -263,7 +279,11 @@ export const commandTool: BuiltinToolSpec = {
       };
       if (result.timedOut) {
         return toolFailure(
-          call.fail('BUILTIN_COMMAND_TIMED_OUT', `stopped "${program}" after ${timeoutMs} ms: it did not finish in time. Raise timeoutMs, or make the command do less.${overlay === undefined && launcher?.writes === 'overlay' ? ' None of its changes were applied.' : ''}`, program),
+          call.fail(
+            'BUILTIN_COMMAND_TIMED_OUT',
+            `stopped "${program}" after ${timeoutMs} ms: it did not finish in time. Raise timeoutMs, or make the command do less.${overlay === undefined && launcher?.writes === 'overlay' ? ' None of its changes were applied.' : ''}`,
+            program,
+          ),
           { output },
         ) as ToolResult;
       }
@@ -274,9 +294,17 @@ export const commandTool: BuiltinToolSpec = {
           await applyOverlay(overlay, call);
         } catch (error) {
           if (!SandboxOverlayError.isInstance(error)) throw error;
-          return toolFailure(call.fail('BUILTIN_COMMAND_SANDBOX_FAILED', `ran "${program}", but ${error.message.replace(/^Tool '[^']*' in plan '[^']*': /, '')}`, error.path ?? program, error), {
-            output,
-          }) as ToolResult;
+          return toolFailure(
+            call.fail(
+              'BUILTIN_COMMAND_SANDBOX_FAILED',
+              `ran "${program}", but ${error.message.replace(/^Tool '[^']*' in plan '[^']*': /, '')}`,
+              error.path ?? program,
+              error,
+            ),
+            {
+              output,
+            },
+          ) as ToolResult;
         }
       }
       return toolSuccess(output);

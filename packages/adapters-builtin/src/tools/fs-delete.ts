@@ -41,7 +41,11 @@ export const deleteTool: BuiltinToolSpec = {
       followFinalLink: false,
     });
     if (guarded.path === guarded.root) {
-      throw call.fail('BUILTIN_INVALID_INPUT', `refuses to delete "${guarded.path}": it is the root of resource "${guarded.resource.id}". Delete what is inside it instead.`, guarded.path);
+      throw call.fail(
+        'BUILTIN_INVALID_INPUT',
+        `refuses to delete "${guarded.path}": it is the root of resource "${guarded.resource.id}". Delete what is inside it instead.`,
+        guarded.path,
+      );
     }
     refuseNestedRoots(guarded, call);
     const { directory: parent, name } = await openConfinedParent(guarded.confined);
@@ -56,7 +60,11 @@ export const deleteTool: BuiltinToolSpec = {
         try {
           const entries = await entryNames(folder);
           if (entries.length > 0 && input['recursive'] !== true) {
-            throw call.fail('BUILTIN_WRONG_TYPE', `did not delete "${guarded.path}": the folder is not empty; pass recursive: true to delete it with its content.`, guarded.path);
+            throw call.fail(
+              'BUILTIN_WRONG_TYPE',
+              `did not delete "${guarded.path}": the folder is not empty; pass recursive: true to delete it with its content.`,
+              guarded.path,
+            );
           }
           deleted = await deleteFolder(parent, name, folder, entries, guarded, call);
         } finally {

@@ -60,7 +60,12 @@ export const globTool: BuiltinToolSpec = {
     const progress: WalkProgress = { visited: 0, stoppedAtLimit: false };
     let matched = 0;
     let more = false;
-    for await (const entry of walk(guarded.confined, { check: () => call.checkCancelled(), maxEntries: walkMaxEntries, start: staticStart(pattern), progress })) {
+    for await (const entry of walk(guarded.confined, {
+      check: () => call.checkCancelled(),
+      maxEntries: walkMaxEntries,
+      start: staticStart(pattern),
+      progress,
+    })) {
       if (entry.type === 'directory' && !includeDirectories) continue;
       if (!isMatch(entry.relative)) continue;
       if (matched++ < skip) continue;

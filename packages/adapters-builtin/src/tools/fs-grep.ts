@@ -138,4 +138,3 @@ async function searchFile(file: ConfinedFile, search: Search, call: ToolCall): P
     await file.close();
   }
 }
-

@@ -73,9 +73,7 @@ export const readTool: BuiltinToolSpec = {
     try {
       const base = { path: file.path, resource: guarded.resource.id, offset, totalBytes: file.stats.size };
       const output: ReadOutput =
-        unit === 'bytes'
-          ? await readBytes(handle, offset, limit, encoding, base, call)
-          : await readLineRange(handle, offset, limit, base, call);
+        unit === 'bytes' ? await readBytes(handle, offset, limit, encoding, base, call) : await readLineRange(handle, offset, limit, base, call);
       return toolSuccess(output);
     } finally {
       await file.close();

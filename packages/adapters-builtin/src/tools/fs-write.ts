@@ -62,8 +62,16 @@ export const writeTool: BuiltinToolSpec = {
       call.checkCancelled();
       // Not interrupted once started (no signal): a half-written file would be worse than a late one.
       const { created } = await directory.writeFile(name, data, { exclusive: !overwrite, allowHardLinks });
-      call.changes.push(fileChange(created ? 'create' : 'modify', guarded, before, `${created ? 'created' : 'replaced'} ${guarded.path} (${data.length} bytes)`));
-      return toolSuccess({ path: guarded.path, resource: guarded.resource.id, created, bytesWritten: data.length, createdDirectories: [...createdDirectories] });
+      call.changes.push(
+        fileChange(created ? 'create' : 'modify', guarded, before, `${created ? 'created' : 'replaced'} ${guarded.path} (${data.length} bytes)`),
+      );
+      return toolSuccess({
+        path: guarded.path,
+        resource: guarded.resource.id,
+        created,
+        bytesWritten: data.length,
+        createdDirectories: [...createdDirectories],
+      });
     } finally {
       await directory.close();
     }

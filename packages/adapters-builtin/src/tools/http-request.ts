@@ -192,7 +192,13 @@ async function request(input: Record<string, unknown>, call: ToolCall, methods: 
     const refused = AddressRefusedError.find(error);
     if (refused !== undefined) throw addressRefusal(call, url, refused.hostname, refused.address, refused.category, error, redirectedFrom);
     if (token.isCancelled) {
-      throw call.fail('BUILTIN_HTTP_TIMED_OUT', `gave up on ${url.href} after ${timeoutMs} ms. Raise timeoutMs, or check that the server answers.`, url.href, error, { retryable: true });
+      throw call.fail(
+        'BUILTIN_HTTP_TIMED_OUT',
+        `gave up on ${url.href} after ${timeoutMs} ms. Raise timeoutMs, or check that the server answers.`,
+        url.href,
+        error,
+        { retryable: true },
+      );
     }
     const cause = (error as { cause?: { message?: string } }).cause;
     // The request did not get an answer (refused, reset, closed): the same request may get one later.
@@ -250,7 +256,11 @@ function addressRefusal(
   redirectedFrom?: URL,
 ): BuiltinToolError {
   const what =
-    address === undefined ? `"${hostname}" is ${describeCategory(category)}` : hostname === undefined ? `${address} is ${describeCategory(category)}` : `"${hostname}" resolves to ${address}, ${describeCategory(category)}`;
+    address === undefined
+      ? `"${hostname}" is ${describeCategory(category)}`
+      : hostname === undefined
+        ? `${address} is ${describeCategory(category)}`
+        : `"${hostname}" resolves to ${address}, ${describeCategory(category)}`;
   const remedy =
     category === 'metadata'
       ? 'Cloud metadata services are refused even where private networks are allowed; list the address in http.allowAddresses and request it by address if a tool truly needs it.'

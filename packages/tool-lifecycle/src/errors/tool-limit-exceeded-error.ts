@@ -38,9 +38,7 @@ export class ToolLimitExceededError extends ToolRuntimeError {
     const whose = scope === 'plan' ? `plan '${planId}'` : 'the runtime';
     const what = limit === 'concurrency' ? `the limit of ${detail} for ${whose}` : `the rate limit of ${detail} for ${whose}`;
     const outcome =
-      waitedMs === undefined
-        ? 'and the settings say not to wait (onLimit: fail)'
-        : `and no turn came within ${Math.round(waitedMs)} ms (maxWaitMs)`;
+      waitedMs === undefined ? 'and the settings say not to wait (onLimit: fail)' : `and no turn came within ${Math.round(waitedMs)} ms (maxWaitMs)`;
     super(
       'TOOL_LIMIT_EXCEEDED',
       `Tool '${toolName}' in plan '${planId}' was not called: it is at ${what}, ${outcome}. Try again later, or raise the limit in the runtime's calls settings.`,

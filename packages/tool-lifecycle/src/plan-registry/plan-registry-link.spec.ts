@@ -81,13 +81,10 @@ describe('a runtime with a plan registry', () => {
   it('registers a plan before runPlan runs its function, with policy, labels, host and process, and withdraws it when the plan ends', async () => {
     const registry = new InMemoryPlanRegistry({ host: 'host-a' });
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([new TestTool({ name: 'test.echo' })])], planRegistry: registry });
-    const listed = await runtime.runPlan(
-      { planId: 'plan-1', policy: { readOnly: true }, registry: { labels: { file: 'tidy.yaml' } } },
-      async (ctx) => {
-        await runtime.execute('test.echo', { text: 'hi' }, ctx);
-        return registry.list();
-      },
-    );
+    const listed = await runtime.runPlan({ planId: 'plan-1', policy: { readOnly: true }, registry: { labels: { file: 'tidy.yaml' } } }, async (ctx) => {
+      await runtime.execute('test.echo', { text: 'hi' }, ctx);
+      return registry.list();
+    });
     expect(listed).toEqual([
       expect.objectContaining({
         planId: 'plan-1',
@@ -122,7 +119,10 @@ describe('a runtime with a plan registry', () => {
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([waitingTool(seen)])], planRegistry: registry, logger: new RecordingLogger() });
     const running = runtime.runPlan({ planId: 'to-cancel' }, (ctx) => runtime.execute('test.wait', {}, ctx));
     await waitFor(async () => (await registry.list()).length === 1);
-    await expect(registry.send(createCancelMessage('to-cancel', 'stopped by an operator', 'ops pid 1'))).resolves.toEqual({ planId: 'to-cancel', delivery: 'delivered' });
+    await expect(registry.send(createCancelMessage('to-cancel', 'stopped by an operator', 'ops pid 1'))).resolves.toEqual({
+      planId: 'to-cancel',
+      delivery: 'delivered',
+    });
     const error = await running.catch((thrown: unknown) => thrown);
     expect(ToolCancelledError.isInstance(error)).toBe(true);
     expect((error as ToolCancelledError).reason).toBe('stopped by an operator');

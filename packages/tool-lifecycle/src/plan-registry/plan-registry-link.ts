@@ -127,7 +127,16 @@ export class PlanRegistryLink {
   /** Registers a plan the runtime has just created; the registration runs in the background. */
   attach(ctx: PlanContext, options: PlanRegistryOptions | undefined): void {
     const planId = ctx.planId;
-    const linked: LinkedPlan = { ctx, registration: Promise.resolve(), entry: undefined, error: undefined, beating: false, beatAgain: false, ended: false, awaited: false };
+    const linked: LinkedPlan = {
+      ctx,
+      registration: Promise.resolve(),
+      entry: undefined,
+      error: undefined,
+      beating: false,
+      beatAgain: false,
+      ended: false,
+      awaited: false,
+    };
     let registering: Promise<PlanRegistryEntry>;
     try {
       registering = Promise.resolve(
@@ -155,10 +164,13 @@ export class PlanRegistryLink {
       (error: unknown) => {
         linked.error = error;
         if (linked.awaited) return;
-        this.logger.error(`Plan '${planId}' could not be registered in plan registry ${this.registry.description}; it runs, but cannot be listed or cancelled from elsewhere: ${messageOf(error)}`, {
-          planId,
-          code: (error as { code?: unknown })?.code,
-        });
+        this.logger.error(
+          `Plan '${planId}' could not be registered in plan registry ${this.registry.description}; it runs, but cannot be listed or cancelled from elsewhere: ${messageOf(error)}`,
+          {
+            planId,
+            code: (error as { code?: unknown })?.code,
+          },
+        );
       },
     );
     this.plans.set(planId, linked);
@@ -188,7 +200,10 @@ export class PlanRegistryLink {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const cap = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        this.logger.warn(`Plan registry ${this.registry.description} did not withdraw plan '${planId}' within ${END_WAIT_MS} ms; its entry expires on its own.`, { planId });
+        this.logger.warn(
+          `Plan registry ${this.registry.description} did not withdraw plan '${planId}' within ${END_WAIT_MS} ms; its entry expires on its own.`,
+          { planId },
+        );
         resolve();
       }, END_WAIT_MS);
       timer.unref?.();
@@ -210,9 +225,12 @@ export class PlanRegistryLink {
     try {
       await entry.end();
     } catch (error) {
-      this.logger.warn(`Plan registry ${this.registry.description} could not withdraw plan '${linked.ctx.planId}'; its entry expires on its own: ${messageOf(error)}`, {
-        planId: linked.ctx.planId,
-      });
+      this.logger.warn(
+        `Plan registry ${this.registry.description} could not withdraw plan '${linked.ctx.planId}'; its entry expires on its own: ${messageOf(error)}`,
+        {
+          planId: linked.ctx.planId,
+        },
+      );
     }
   }
 
@@ -250,7 +268,9 @@ export class PlanRegistryLink {
       }
       return;
     }
-    this.logger.warn(`Plan '${planId}' received a control message of kind ${describeValue(kind)}, which this runtime does not know; it was ignored.`, { planId });
+    this.logger.warn(`Plan '${planId}' received a control message of kind ${describeValue(kind)}, which this runtime does not know; it was ignored.`, {
+      planId,
+    });
   }
 
   private startTimer(): void {

@@ -59,7 +59,16 @@ describe('plan registry records', () => {
 
   it('reads a record written by another process, and skips one that is malformed', () => {
     expect(parseRegisteredPlan(record)).toEqual(record);
-    for (const bad of [null, 'text', [], { ...record, pid: 0 }, { ...record, host: '' }, { ...record, heartbeatAt: 7 }, { ...record, tools: 'all' }, { ...record, planId: undefined }]) {
+    for (const bad of [
+      null,
+      'text',
+      [],
+      { ...record, pid: 0 },
+      { ...record, host: '' },
+      { ...record, heartbeatAt: 7 },
+      { ...record, tools: 'all' },
+      { ...record, planId: undefined },
+    ]) {
       expect(parseRegisteredPlan(bad)).toBeUndefined();
     }
   });
@@ -69,7 +78,9 @@ describe('plan registry records', () => {
     expect(checkPlanControlMessage(message, 'memory')).toEqual(message);
     expect(parsePlanControlMessage({ ...message, extra: 1 })).toEqual(message);
     expect(planControlMessageKey(message)).toBe('cancel');
-    expect(invalid(() => checkPlanControlMessage({ ...message, reason: 'r'.repeat(1_001) }, 'memory')).message).toContain('reason must be at most 1000 characters');
+    expect(invalid(() => checkPlanControlMessage({ ...message, reason: 'r'.repeat(1_001) }, 'memory')).message).toContain(
+      'reason must be at most 1000 characters',
+    );
     expect(invalid(() => checkPlanControlMessage({ ...message, kind: 'approve' } as never, 'memory')).message).toContain("kind must be 'cancel' or 'approval'");
     // A cancel's fields do not make an answer to an approval request.
     expect(parsePlanControlMessage({ ...message, kind: 'approval' })).toBeUndefined();
@@ -80,7 +91,15 @@ describe('plan registry records', () => {
 
   it('checks an answer to an approval request, keys it by its request, and reads it back with only its known fields', () => {
     const approve = createApprovalMessage({ planId: 'plan-1', requestId: '3', decision: 'approve', scope: 'call', sentBy: 'bob' });
-    expect(approve).toEqual({ kind: 'approval', planId: 'plan-1', requestId: '3', decision: 'approve', scope: 'call', sentAt: expect.any(String), sentBy: 'bob' });
+    expect(approve).toEqual({
+      kind: 'approval',
+      planId: 'plan-1',
+      requestId: '3',
+      decision: 'approve',
+      scope: 'call',
+      sentAt: expect.any(String),
+      sentBy: 'bob',
+    });
     expect(Date.parse(approve.sentAt)).not.toBeNaN();
     expect(checkPlanControlMessage(approve, 'memory')).toEqual(approve);
     expect(Object.isFrozen(checkPlanControlMessage(approve, 'memory'))).toBe(true);
@@ -129,7 +148,12 @@ describe('plan registry records', () => {
     expect(new PlanRegistryError({ code: 'PLAN_REGISTRY_PLAN_NOT_FOUND', registry: 'memory', planId: 'p' }).message).toBe(
       "No running plan has id 'p' in plan registry memory. List the running plans to see their ids; a plan that has ended, or whose process died, is no longer listed.",
     );
-    const unavailable = new PlanRegistryError({ code: 'PLAN_REGISTRY_UNAVAILABLE', registry: 'redis://h:6379', reason: 'connect ECONNREFUSED', advice: 'Start it.' });
+    const unavailable = new PlanRegistryError({
+      code: 'PLAN_REGISTRY_UNAVAILABLE',
+      registry: 'redis://h:6379',
+      reason: 'connect ECONNREFUSED',
+      advice: 'Start it.',
+    });
     expect(unavailable.message).toBe('Plan registry redis://h:6379 cannot be reached: connect ECONNREFUSED. Start it.');
     expect(unavailable.toJSON()).toEqual({ name: 'PlanRegistryError', code: 'PLAN_REGISTRY_UNAVAILABLE', message: unavailable.message });
   });

@@ -48,7 +48,10 @@ function textProblem(value: unknown, name: string, maxLength: number, allowEmpty
 }
 
 function timestampProblem(value: unknown, name: string): Problem {
-  return textProblem(value, name, MAX_TIMESTAMP_LENGTH) ?? (Number.isNaN(Date.parse(value as string)) ? `${name} must be an ISO-8601 time; got '${value as string}'` : undefined);
+  return (
+    textProblem(value, name, MAX_TIMESTAMP_LENGTH) ??
+    (Number.isNaN(Date.parse(value as string)) ? `${name} must be an ISO-8601 time; got '${value as string}'` : undefined)
+  );
 }
 
 /** Why `planId` cannot name a plan in a registry, or `undefined`. */
@@ -128,7 +131,11 @@ export function checkPlanProgress(progress: PlanProgress, registry: string, plan
     : `progress must be an object; got ${describeValue(progress)}`;
   if (problem !== undefined) throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry, planId, reason: problem });
   const pendingApprovals = copyPendingApprovals(progress.pendingApprovals);
-  return Object.freeze({ tools: Object.freeze([...progress.tools]), stepsDone: progress.stepsDone, ...(pendingApprovals === undefined ? {} : { pendingApprovals }) });
+  return Object.freeze({
+    tools: Object.freeze([...progress.tools]),
+    stepsDone: progress.stepsDone,
+    ...(pendingApprovals === undefined ? {} : { pendingApprovals }),
+  });
 }
 
 function registrationProblem(value: unknown): Problem {
@@ -206,7 +213,8 @@ function approvalProblem(value: Record<string, unknown>): Problem {
 function messageProblem(value: unknown): Problem {
   if (!isRecord(value)) return `a control message must be an object; got ${describeValue(value)}`;
   const kind = value['kind'];
-  if (kind !== 'cancel' && kind !== 'approval') return `kind must be 'cancel' or 'approval' (the kinds of control message this runtime knows); got ${describeValue(kind)}`;
+  if (kind !== 'cancel' && kind !== 'approval')
+    return `kind must be 'cancel' or 'approval' (the kinds of control message this runtime knows); got ${describeValue(kind)}`;
   return (
     planIdProblem(value['planId']) ??
     (kind === 'cancel' ? textProblem(value['reason'], 'reason', MAX_REASON_LENGTH) : approvalProblem(value)) ??

@@ -117,7 +117,10 @@ export async function startManaged(start: ManagedStart): Promise<ManagedOutcome>
 async function startWithLatch(start: ManagedStart, latch: StopLatch): Promise<ManagedOutcome> {
   const { options, stoppers, calledAt } = start;
   const stoppedBy = (): StopReason | undefined => latch.reason;
-  const details = { ...(options.toolName === undefined ? {} : { toolName: options.toolName }), ...(options.planId === undefined ? {} : { planId: options.planId }) };
+  const details = {
+    ...(options.toolName === undefined ? {} : { toolName: options.toolName }),
+    ...(options.planId === undefined ? {} : { planId: options.planId }),
+  };
   const neverRan = (reason: StopReason | undefined): ProcessExit => {
     const elapsed = performance.now() - calledAt;
     return Object.freeze({

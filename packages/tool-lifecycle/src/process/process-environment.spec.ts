@@ -20,7 +20,9 @@ describe('buildProcessEnvironment', () => {
   });
 
   it('takes the names asked for instead, then sets and removes variables on top', () => {
-    expect(buildProcessEnvironment({ parent, inherit: [...MINIMAL_ENVIRONMENT_VARIABLES, 'HTTPS_PROXY'], env: { TOKEN: 'abc', PATH: '/opt/bin', HOME: undefined } })).toEqual({
+    expect(
+      buildProcessEnvironment({ parent, inherit: [...MINIMAL_ENVIRONMENT_VARIABLES, 'HTTPS_PROXY'], env: { TOKEN: 'abc', PATH: '/opt/bin', HOME: undefined } }),
+    ).toEqual({
       PATH: '/opt/bin',
       LANG: 'en_US.UTF-8',
       HTTPS_PROXY: 'http://proxy',

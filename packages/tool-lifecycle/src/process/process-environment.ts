@@ -55,7 +55,10 @@ export function buildProcessEnvironment(options: ProcessEnvironmentOptions = {})
 }
 
 /** @internal {@link buildProcessEnvironment} with the caller's way to fail (which names the tool and plan). */
-export function environmentFrom(options: ProcessEnvironmentOptions, fail: (option: string, expected: string, received: unknown) => never): Record<string, string> {
+export function environmentFrom(
+  options: ProcessEnvironmentOptions,
+  fail: (option: string, expected: string, received: unknown) => never,
+): Record<string, string> {
   const { inherit = MINIMAL_ENVIRONMENT_VARIABLES, env = {}, parent = process.env } = options;
   if (!Array.isArray(inherit)) fail('inheritEnv', 'an array of variable names', inherit);
   if (typeof env !== 'object' || env === null || Array.isArray(env)) fail('env', 'an object of variable names to string values', env);

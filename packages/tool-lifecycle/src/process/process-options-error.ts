@@ -28,11 +28,10 @@ export class ProcessOptionsError extends ProcessError {
   /** @throws Never. */
   constructor(options: ProcessOptionsErrorOptions) {
     const { option, expected, received, toolName, planId } = options;
-    super(
-      'PROCESS_INVALID_OPTIONS',
-      `${describeCaller(toolName, planId)}the process option ${option} must be ${expected}; got ${describeValue(received)}.`,
-      { ...(toolName === undefined ? {} : { toolName }), ...(planId === undefined ? {} : { planId }) },
-    );
+    super('PROCESS_INVALID_OPTIONS', `${describeCaller(toolName, planId)}the process option ${option} must be ${expected}; got ${describeValue(received)}.`, {
+      ...(toolName === undefined ? {} : { toolName }),
+      ...(planId === undefined ? {} : { planId }),
+    });
     this.option = option;
   }
 }

@@ -48,7 +48,10 @@ export function checkProcessOptions(options: ProcessOptions): { checked: Checked
   if (cwd !== undefined && (!isText(cwd) || cwd.length === 0)) fail('cwd', 'a non-empty path without NUL characters', cwd);
   if (signal !== undefined && !isAbortSignal(signal)) fail('signal', 'an AbortSignal', signal);
   if (typeof spawn !== 'function') fail('spawn', 'a function like child_process.spawn', spawn);
-  if (launcher !== undefined && (typeof launcher !== 'object' || launcher === null || typeof launcher.prepare !== 'function' || typeof launcher.name !== 'string')) {
+  if (
+    launcher !== undefined &&
+    (typeof launcher !== 'object' || launcher === null || typeof launcher.prepare !== 'function' || typeof launcher.name !== 'string')
+  ) {
     fail('launcher', 'an object with a name and a prepare(launch, signal) method', launcher);
   }
   const env = environmentFrom(

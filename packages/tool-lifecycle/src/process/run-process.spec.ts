@@ -93,12 +93,20 @@ describe('runProcess', () => {
     process.env['CA_PROCESS_TEST_ASKED'] = 'asked-for';
     try {
       const printEnv = ['-e', 'process.stdout.write(JSON.stringify(process.env))'];
-      const minimal = JSON.parse((await runProcess({ command: node, args: printEnv, env: { GIVEN: 'yes', HOME: undefined } })).stdout.text) as Record<string, string>;
+      const minimal = JSON.parse((await runProcess({ command: node, args: printEnv, env: { GIVEN: 'yes', HOME: undefined } })).stdout.text) as Record<
+        string,
+        string
+      >;
       expect(minimal['CA_PROCESS_TEST_SECRET']).toBeUndefined();
       expect(minimal).toMatchObject({ GIVEN: 'yes', PATH: process.env['PATH'] });
       expect(minimal['HOME']).toBeUndefined();
-      expect(Object.keys(minimal).every((name) => ['GIVEN', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER'].includes(name))).toBe(true);
-      const asked = JSON.parse((await runProcess({ command: node, args: printEnv, inheritEnv: ['PATH', 'CA_PROCESS_TEST_ASKED'] })).stdout.text) as Record<string, string>;
+      expect(
+        Object.keys(minimal).every((name) => ['GIVEN', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LOGNAME', 'PATH', 'TERM', 'TMPDIR', 'TZ', 'USER'].includes(name)),
+      ).toBe(true);
+      const asked = JSON.parse((await runProcess({ command: node, args: printEnv, inheritEnv: ['PATH', 'CA_PROCESS_TEST_ASKED'] })).stdout.text) as Record<
+        string,
+        string
+      >;
       expect(asked).toEqual({ PATH: process.env['PATH'], CA_PROCESS_TEST_ASKED: 'asked-for' });
     } finally {
       delete process.env['CA_PROCESS_TEST_SECRET'];
@@ -229,16 +237,32 @@ describe('runProcess', () => {
       return spawn(command, [...args], options);
     };
     const broken: ProcessLauncher = { name: 'broken', prepare: async () => Promise.reject(new Error('bwrap is not installed')) };
-    const refused = await runProcess({ command: 'true', launcher: broken, spawn: counting, toolName: 'builtin.command.run', planId: 'p1' }).catch((error: unknown) => error);
+    const refused = await runProcess({ command: 'true', launcher: broken, spawn: counting, toolName: 'builtin.command.run', planId: 'p1' }).catch(
+      (error: unknown) => error,
+    );
     expect(ProcessLaunchError.isInstance(refused)).toBe(true);
-    expect(refused).toMatchObject({ code: 'PROCESS_LAUNCH_FAILED', stage: 'prepare', launcher: 'broken', command: 'true', toolName: 'builtin.command.run', planId: 'p1' });
+    expect(refused).toMatchObject({
+      code: 'PROCESS_LAUNCH_FAILED',
+      stage: 'prepare',
+      launcher: 'broken',
+      command: 'true',
+      toolName: 'builtin.command.run',
+      planId: 'p1',
+    });
     expect((refused as Error).message).toBe(
       "Tool 'builtin.command.run' in plan 'p1': the launcher 'broken' could not prepare 'true', which was not started: bwrap is not installed. Check the launcher's requirements and settings.",
     );
     expect(spawned).toEqual([]);
-    const failingRelease: ProcessLauncher = { name: 'overlay', prepare: async (launch) => ({ ...launch, release: () => Promise.reject(new Error('upper layer unreadable')) }) };
+    const failingRelease: ProcessLauncher = {
+      name: 'overlay',
+      prepare: async (launch) => ({ ...launch, release: () => Promise.reject(new Error('upper layer unreadable')) }),
+    };
     const released = await runProcess({ command: 'true', launcher: failingRelease }).catch((error: unknown) => error);
-    expect(released).toMatchObject({ code: 'PROCESS_LAUNCH_FAILED', stage: 'release', message: expect.stringContaining("failed after 'true' exited: upper layer unreadable") });
+    expect(released).toMatchObject({
+      code: 'PROCESS_LAUNCH_FAILED',
+      stage: 'release',
+      message: expect.stringContaining("failed after 'true' exited: upper layer unreadable"),
+    });
   });
 
   it('rejects with ProcessStartError, the OS error as cause, for a program or a folder that does not exist', async () => {
@@ -248,7 +272,9 @@ describe('runProcess', () => {
     expect(CaError.isInstance(missing)).toBe(true);
     expect(missing).toMatchObject({ code: 'PROCESS_START_FAILED', command: 'ca-no-such-program', systemCode: 'ENOENT', toolName: 't', planId: 'p' });
     expect((missing as Error).cause).toMatchObject({ code: 'ENOENT', syscall: 'spawn ca-no-such-program' });
-    expect((missing as Error).message).toMatch(/^Tool 't' in plan 'p': could not start 'ca-no-such-program': spawn ca-no-such-program ENOENT\. Check that the program is installed/);
+    expect((missing as Error).message).toMatch(
+      /^Tool 't' in plan 'p': could not start 'ca-no-such-program': spawn ca-no-such-program ENOENT\. Check that the program is installed/,
+    );
     const noFolder = await runProcess({ command: 'true', cwd: join(folder, 'missing') }).catch((error: unknown) => error);
     expect(noFolder).toMatchObject({ code: 'PROCESS_START_FAILED', systemCode: 'ENOENT', cwd: join(folder, 'missing') });
   });

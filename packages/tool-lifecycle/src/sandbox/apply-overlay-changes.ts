@@ -56,7 +56,11 @@ export class ApplyFailure extends Error {
  *
  * @throws ApplyFailure naming the change that failed and how many were applied before it.
  */
-export async function applyOverlayChanges<Captured>(changes: readonly PendingChange[], hooks: OverlayApplyHooks<Captured>, details: ApplyDetails): Promise<void> {
+export async function applyOverlayChanges<Captured>(
+  changes: readonly PendingChange[],
+  hooks: OverlayApplyHooks<Captured>,
+  details: ApplyDetails,
+): Promise<void> {
   const captured = new Map<PendingChange, Captured>();
   const cursors = new FolderCursors(details);
   try {
@@ -143,7 +147,10 @@ function isFileWrite(change: PendingChange): boolean {
   return change.kind !== 'delete' && change.after?.type === 'file';
 }
 
-async function inParallel<T>(items: readonly PendingChange[], work: (item: PendingChange) => Promise<T>): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
+async function inParallel<T>(
+  items: readonly PendingChange[],
+  work: (item: PendingChange) => Promise<T>,
+): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
   return Promise.all(
     items.map((item) =>
       work(item).then(
@@ -201,7 +208,7 @@ function copyFrom(upperPath: string): (handle: FileHandle) => Promise<void> {
     const source = await open(upperPath, OPEN_UPPER_FILE);
     try {
       const buffer = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
-      for (let position = 0; ; ) {
+      for (let position = 0; ;) {
         const { bytesRead } = await source.read(buffer, 0, buffer.length, position);
         if (bytesRead === 0) return;
         await handle.write(buffer, 0, bytesRead);

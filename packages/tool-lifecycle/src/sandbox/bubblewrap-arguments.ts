@@ -53,7 +53,11 @@ export function bubblewrapArguments(layout: BubblewrapLayout): string[] {
   const args = ['--ro-bind', '/', '/'];
   const layered: { readonly depth: number; readonly order: number; readonly args: readonly string[] }[] = [
     { depth: depthOf('/tmp'), order: -1, args: ['--tmpfs', '/tmp'] },
-    ...layout.mounts.map((mount, order) => ({ depth: depthOf(mount.target), order, args: [mount.writable ? '--bind' : '--ro-bind', mount.source, mount.target] })),
+    ...layout.mounts.map((mount, order) => ({
+      depth: depthOf(mount.target),
+      order,
+      args: [mount.writable ? '--bind' : '--ro-bind', mount.source, mount.target],
+    })),
   ];
   layered.sort((left, right) => left.depth - right.depth || left.order - right.order);
   for (const layer of layered) args.push(...layer.args);

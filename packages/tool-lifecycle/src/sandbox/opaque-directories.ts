@@ -28,7 +28,21 @@ export async function findOpaqueDirectories(
   const result = await runProcess({
     command: tarPath,
     // Names come on stdin, NUL-separated and verbatim: a folder named like an option stays a name.
-    args: ['--format=posix', '--xattrs', `--xattrs-include=${OPAQUE_ATTRIBUTE}`, '--no-recursion', '-c', '-f', archivePath, '-C', upper, '--null', '--verbatim-files-from', '-T', '-'],
+    args: [
+      '--format=posix',
+      '--xattrs',
+      `--xattrs-include=${OPAQUE_ATTRIBUTE}`,
+      '--no-recursion',
+      '-c',
+      '-f',
+      archivePath,
+      '-C',
+      upper,
+      '--null',
+      '--verbatim-files-from',
+      '-T',
+      '-',
+    ],
     inheritEnv: [],
     env: { LC_ALL: 'C' },
     stdin: relativePaths.map((path) => `./${path}`).join('\0') + '\0',
@@ -38,7 +52,9 @@ export async function findOpaqueDirectories(
     ...(signal === undefined ? {} : { signal }),
   });
   if (result.exitCode !== 0) {
-    throw new Error(`tar could not read the folders' attributes (${result.cancelled ? 'cancelled' : result.timedOut ? 'timed out' : `exit ${String(result.exitCode ?? result.signal)}`}): ${result.stderr.text.trim().slice(0, 500)}`);
+    throw new Error(
+      `tar could not read the folders' attributes (${result.cancelled ? 'cancelled' : result.timedOut ? 'timed out' : `exit ${String(result.exitCode ?? result.signal)}`}): ${result.stderr.text.trim().slice(0, 500)}`,
+    );
   }
   try {
     for (const entry of readTarEntries(await readFile(archivePath))) {
@@ -60,7 +76,7 @@ interface TarEntry {
 export function readTarEntries(archive: Buffer): TarEntry[] {
   const entries: TarEntry[] = [];
   let pending = new Map<string, string>();
-  for (let offset = 0; offset + BLOCK <= archive.length; ) {
+  for (let offset = 0; offset + BLOCK <= archive.length;) {
     const header = archive.subarray(offset, offset + BLOCK);
     if (header.every((byte) => byte === 0)) break;
     const size = parseInt(field(header, 124, 12) || '0', 8);
@@ -87,7 +103,7 @@ export function readTarEntries(archive: Buffer): TarEntry[] {
 /** Records `"<length> <key>=<value>\n"`, the length counting the whole record in bytes. */
 function parsePaxRecords(data: Buffer): Map<string, string> {
   const records = new Map<string, string>();
-  for (let offset = 0; offset < data.length; ) {
+  for (let offset = 0; offset < data.length;) {
     const space = data.indexOf(0x20, offset);
     if (space === -1) break;
     const length = parseInt(data.toString('latin1', offset, space), 10);

@@ -28,9 +28,19 @@ describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () 
 
   afterEach(removeTemporaryFolders);
 
-  async function runOnOverlay(script: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<{ launcher: SandboxLauncher; exitCode: number | null; stderr: string; cancelled: boolean; timedOut: boolean }> {
+  async function runOnOverlay(
+    script: string,
+    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<{ launcher: SandboxLauncher; exitCode: number | null; stderr: string; cancelled: boolean; timedOut: boolean }> {
     const launcher = (await sandbox.launcher({ resources, writes: 'overlay', network: false })) as SandboxLauncher;
-    const result = await runProcess({ command: 'sh', args: ['-c', script], cwd: work, launcher, timeoutMs: options.timeoutMs ?? 20_000, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    const result = await runProcess({
+      command: 'sh',
+      args: ['-c', script],
+      cwd: work,
+      launcher,
+      timeoutMs: options.timeoutMs ?? 20_000,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
     return { launcher, exitCode: result.exitCode, stderr: result.stderr.text, cancelled: result.cancelled, timedOut: result.timedOut };
   }
 
@@ -62,14 +72,22 @@ describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () 
       'delete sub/deep',
       'delete sub',
     ]);
-    expect(overlay?.changes.find((change) => change.relativePath === 'script.sh')).toMatchObject({ before: { type: 'file', mode: 0o644 }, after: { type: 'file', mode: 0o755 } });
-    expect(overlay?.changes.find((change) => change.relativePath === 'link')).toMatchObject({ before: { type: 'symlink', target: 'config.ini' }, after: { type: 'symlink', target: 'notes.md' } });
+    expect(overlay?.changes.find((change) => change.relativePath === 'script.sh')).toMatchObject({
+      before: { type: 'file', mode: 0o644 },
+      after: { type: 'file', mode: 0o755 },
+    });
+    expect(overlay?.changes.find((change) => change.relativePath === 'link')).toMatchObject({
+      before: { type: 'symlink', target: 'config.ini' },
+      after: { type: 'symlink', target: 'notes.md' },
+    });
     await overlay?.discard();
     expect(await snapshotTree(work)).toEqual(before);
   });
 
   it('applies the changes to the real tree, calling capture before anything changes and applied after each change', async () => {
-    const { launcher } = await runOnOverlay('sed -i "s/old/new/" config.ini && echo hi > sub/new.txt && rm sub/deep/b.txt && mkdir -p made/inner && echo x > made/inner/x && chmod 500 made/inner');
+    const { launcher } = await runOnOverlay(
+      'sed -i "s/old/new/" config.ini && echo hi > sub/new.txt && rm sub/deep/b.txt && mkdir -p made/inner && echo x > made/inner/x && chmod 500 made/inner',
+    );
     const overlay = launcher.overlay();
     const captured: string[] = [];
     const applied: string[] = [];
@@ -82,7 +100,14 @@ describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () 
       applied: (change, size) => applied.push(`${describeChange(change)} ${String(size)}`),
     });
     expect(captured).toEqual(['modify config.ini 11', 'delete sub/deep/b.txt 1']);
-    expect(applied).toEqual(['modify config.ini 11', 'create made undefined', 'create made/inner undefined', 'create made/inner/x undefined', 'delete sub/deep/b.txt 1', 'create sub/new.txt undefined']);
+    expect(applied).toEqual([
+      'modify config.ini 11',
+      'create made undefined',
+      'create made/inner undefined',
+      'create made/inner/x undefined',
+      'delete sub/deep/b.txt 1',
+      'create sub/new.txt undefined',
+    ]);
     expect(await readFile(join(work, 'config.ini'), 'utf8')).toBe('mode = new\n');
     expect(await readFile(join(work, 'sub', 'new.txt'), 'utf8')).toBe('hi\n');
     expect(await readdir(join(work, 'sub', 'deep'))).toEqual([]);
@@ -119,7 +144,9 @@ describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () 
   });
 
   it('finds no change in a file opened for writing but left as it was, and leaves the set-user-id bit inside the sandbox', async () => {
-    const { launcher } = await runOnOverlay('cat config.ini >> config.ini.tmp && cp config.ini config.ini.tmp && mv config.ini.tmp config.ini && rm -f config.ini.tmp && touch sub/a.txt && echo run > tool && chmod 4755 tool');
+    const { launcher } = await runOnOverlay(
+      'cat config.ini >> config.ini.tmp && cp config.ini config.ini.tmp && mv config.ini.tmp config.ini && rm -f config.ini.tmp && touch sub/a.txt && echo run > tool && chmod 4755 tool',
+    );
     const overlay = launcher.overlay();
     expect(overlay?.changes.map(describeChange)).toEqual(['create tool']);
     expect(overlay?.changes[0]?.after).toEqual({ type: 'file', mode: 0o4755, size: 4 });

@@ -141,7 +141,11 @@ class BubblewrapLauncher implements SandboxLauncher {
     const found = findProgram(launch.command, launch.env['PATH'], launch.cwd);
     if (!found.found) {
       // As the runner reports a program that cannot start without the sandbox.
-      const cause = Object.assign(new Error(`spawn ${launch.command} ${found.code}`), { code: found.code, syscall: `spawn ${launch.command}`, path: launch.command });
+      const cause = Object.assign(new Error(`spawn ${launch.command} ${found.code}`), {
+        code: found.code,
+        syscall: `spawn ${launch.command}`,
+        path: launch.command,
+      });
       throw new ProcessStartError({ command: launch.command, ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }), cause, ...details(options) });
     }
     let cwd: string;
@@ -187,7 +191,14 @@ class BubblewrapLauncher implements SandboxLauncher {
     const env = { ...launch.env };
     // The runtime's TMPDIR may be read-only in here; the private /tmp is not.
     if (env['TMPDIR'] !== undefined && !mounts.isWritable(env['TMPDIR'])) env['TMPDIR'] = '/tmp';
-    const sandboxArgs = ['--info-fd', '3', ...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }), '--', launch.command, ...launch.args];
+    const sandboxArgs = [
+      '--info-fd',
+      '3',
+      ...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }),
+      '--',
+      launch.command,
+      ...launch.args,
+    ];
     if (scratch === undefined) {
       // A private folder (0700) for bubblewrap's info file alone.
       const folder = mkdtempSync(join(tmpdir(), 'ca-sandbox-info-'));
@@ -208,7 +219,20 @@ class BubblewrapLauncher implements SandboxLauncher {
     }
     return {
       command: this.programs.unshare,
-      args: ['--user', '--map-root-user', '--mount', '/bin/sh', '-c', OVERLAY_SCRIPT, 'ca-sandbox', scratch, String(this.#layers.length), this.programs.mount, this.programs.bwrap, ...sandboxArgs],
+      args: [
+        '--user',
+        '--map-root-user',
+        '--mount',
+        '/bin/sh',
+        '-c',
+        OVERLAY_SCRIPT,
+        'ca-sandbox',
+        scratch,
+        String(this.#layers.length),
+        this.programs.mount,
+        this.programs.bwrap,
+        ...sandboxArgs,
+      ],
       cwd: launch.cwd,
       env: {},
       release: (exit) => this.#release(exit, scratch),
@@ -226,7 +250,11 @@ class BubblewrapLauncher implements SandboxLauncher {
     if (mounted === undefined) {
       const message = (await readFile(join(scratch, 'mount-errors'), 'utf8').catch(() => '')).trim();
       await removeScratch(scratch);
-      throw new SandboxOverlayError({ stage: 'mount', problem: message === '' ? `the namespace could not be entered (exit ${String(exit.exitCode ?? exit.signal)})` : message.slice(0, 1000), ...details(options) });
+      throw new SandboxOverlayError({
+        stage: 'mount',
+        problem: message === '' ? `the namespace could not be entered (exit ${String(exit.exitCode ?? exit.signal)})` : message.slice(0, 1000),
+        ...details(options),
+      });
     }
     let reading: OverlayReading;
     try {
@@ -258,9 +286,11 @@ class Overlay implements SandboxOverlay {
     private readonly scratch: string,
     private readonly options: SandboxLaunchOptions,
   ) {
-    this.changes = Object.freeze(reading.changes.map(({ kind, path, relativePath, resource, before, after }) =>
-      Object.freeze({ kind, path, relativePath, resource, ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) }),
-    ));
+    this.changes = Object.freeze(
+      reading.changes.map(({ kind, path, relativePath, resource, before, after }) =>
+        Object.freeze({ kind, path, relativePath, resource, ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) }),
+      ),
+    );
     this.skipped = Object.freeze([...reading.skipped]);
   }
 
@@ -282,7 +312,14 @@ class Overlay implements SandboxOverlay {
       );
     } catch (error) {
       if (error instanceof ApplyFailure) {
-        throw new SandboxOverlayError({ stage: 'apply', problem: causeMessage(error.cause), path: error.change.path, appliedCount: error.appliedCount, cause: error.cause, ...details(options) });
+        throw new SandboxOverlayError({
+          stage: 'apply',
+          problem: causeMessage(error.cause),
+          path: error.change.path,
+          appliedCount: error.appliedCount,
+          cause: error.cause,
+          ...details(options),
+        });
       }
       throw new SandboxOverlayError({ stage: 'apply', problem: causeMessage(error), cause: error, ...details(options) });
     } finally {

@@ -54,7 +54,9 @@ export function probePrograms(options: ProbeSandboxOptions = {}): Promise<Probed
   const key = options.bwrapPath ?? '';
   let probe = probes.get(key);
   if (probe === undefined || options.refresh === true) {
-    probe = runProbe(options.bwrapPath).catch((error: unknown) => ({ support: { available: false, reason: `the probe failed: ${String((error as Error)?.message ?? error)}` } }));
+    probe = runProbe(options.bwrapPath).catch((error: unknown) => ({
+      support: { available: false, reason: `the probe failed: ${String((error as Error)?.message ?? error)}` },
+    }));
     probes.set(key, probe);
   }
   return probe;
@@ -67,8 +69,11 @@ async function runProbe(bwrapPath: string | undefined): Promise<ProbedSandbox> {
   const bwrap = bwrapPath ?? findSystemProgram('bwrap');
   if (bwrap === undefined) return { support: { available: false, reason: 'bwrap (bubblewrap) was not found on the PATH' } };
   const given = findProgram(bwrap, undefined, undefined);
-  if (!given.found) return { support: { available: false, bwrapPath: bwrap, reason: `${bwrap} ${given.code === 'ENOENT' ? 'does not exist' : 'is not an executable file'}` } };
-  const version = await runProcess({ command: bwrap, args: ['--version'], inheritEnv: [], timeoutMs: PROBE_TIMEOUT_MS }).catch((error: unknown) => error as Error);
+  if (!given.found)
+    return { support: { available: false, bwrapPath: bwrap, reason: `${bwrap} ${given.code === 'ENOENT' ? 'does not exist' : 'is not an executable file'}` } };
+  const version = await runProcess({ command: bwrap, args: ['--version'], inheritEnv: [], timeoutMs: PROBE_TIMEOUT_MS }).catch(
+    (error: unknown) => error as Error,
+  );
   if (version instanceof Error || version.exitCode !== 0) {
     const why = version instanceof Error ? version.message : version.stderr.text.trim() || `exit ${String(version.exitCode ?? version.signal)}`;
     return { support: { available: false, bwrapPath: bwrap, reason: `${bwrap} --version failed: ${why}` } };
@@ -76,7 +81,9 @@ async function runProbe(bwrapPath: string | undefined): Promise<ProbedSandbox> {
   const bwrapVersion = version.stdout.text.trim();
   const found = { bwrapPath: bwrap, bwrapVersion };
   const [unshare, mount, tar] = [findSystemProgram('unshare'), findSystemProgram('mount'), findSystemProgram('tar')];
-  const missing = Object.entries({ unshare, mount, tar }).filter(([, path]) => path === undefined).map(([name]) => name);
+  const missing = Object.entries({ unshare, mount, tar })
+    .filter(([, path]) => path === undefined)
+    .map(([name]) => name);
   if (missing.length > 0) return { support: { available: false, ...found, reason: `${missing.join(', ')} (util-linux, tar) not found on the PATH` } };
   const programs: SandboxPrograms = { bwrap, unshare: unshare as string, mount: mount as string, tar: tar as string };
   const problems = (await Promise.all([tryInPlace(programs), tryOverlay(programs)])).filter((problem): problem is string => problem !== undefined);
@@ -98,10 +105,18 @@ async function tryOverlay(programs: SandboxPrograms): Promise<string | undefined
   try {
     await mkdir(join(folder, 'd'));
     await writeFile(join(folder, 'd', 'f'), 'f');
-    const launcher = createSandboxLauncher({ resources: [resourceFromPath({ id: 'probe', path: folder, access: 'write' })], writes: 'overlay', network: false }, programs);
-    const result = await runProcess({ command: '/bin/sh', args: ['-c', 'rm -r d && mkdir d && : > d/g'], cwd: folder, inheritEnv: [], launcher, timeoutMs: PROBE_TIMEOUT_MS }).catch(
-      (error: unknown) => error as Error,
+    const launcher = createSandboxLauncher(
+      { resources: [resourceFromPath({ id: 'probe', path: folder, access: 'write' })], writes: 'overlay', network: false },
+      programs,
     );
+    const result = await runProcess({
+      command: '/bin/sh',
+      args: ['-c', 'rm -r d && mkdir d && : > d/g'],
+      cwd: folder,
+      inheritEnv: [],
+      launcher,
+      timeoutMs: PROBE_TIMEOUT_MS,
+    }).catch((error: unknown) => error as Error);
     if (result instanceof Error) {
       // The launcher's own error says more than the runner's wrapping of it.
       const cause = (result as { readonly cause?: { readonly message?: unknown } }).cause;
@@ -110,7 +125,8 @@ async function tryOverlay(programs: SandboxPrograms): Promise<string | undefined
     const overlay = launcher.overlay();
     const seen = overlay?.changes.map((change) => `${change.kind} ${change.relativePath}`).sort() ?? [];
     await overlay?.discard();
-    if (result.exitCode !== 0) return `a program on an overlay failed (exit ${String(result.exitCode ?? result.signal)}): ${result.stderr.text.trim().slice(0, 500) || 'no message'}`;
+    if (result.exitCode !== 0)
+      return `a program on an overlay failed (exit ${String(result.exitCode ?? result.signal)}): ${result.stderr.text.trim().slice(0, 500) || 'no message'}`;
     if (seen.join(',') !== 'create d/g,delete d/f') return `the overlay's changes could not be read back (found: ${seen.join(', ') || 'none'})`;
     return undefined;
   } finally {

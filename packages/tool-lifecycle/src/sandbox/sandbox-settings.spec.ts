@@ -1,13 +1,25 @@
 import { CaError } from '@ca/domain';
 import { createExecutionContext } from '@ca/tool-context';
-import { createSandbox, probeSandbox, resolveSandboxSettings, sandboxOptionsForPlan, SandboxError, SandboxSettingsError, SandboxUnavailableError } from './index';
+import {
+  createSandbox,
+  probeSandbox,
+  resolveSandboxSettings,
+  sandboxOptionsForPlan,
+  SandboxError,
+  SandboxSettingsError,
+  SandboxUnavailableError,
+} from './index';
 
 describe('sandbox settings', () => {
   it('takes a mode or the settings in full, filling in the defaults', () => {
     expect(resolveSandboxSettings(undefined)).toEqual({ mode: 'auto', network: true, bwrapPath: undefined });
     expect(resolveSandboxSettings(undefined, { defaultMode: 'off' })).toEqual({ mode: 'off', network: true, bwrapPath: undefined });
     expect(resolveSandboxSettings('required')).toEqual({ mode: 'required', network: true, bwrapPath: undefined });
-    expect(resolveSandboxSettings({ mode: 'auto', network: false, bwrapPath: '/opt/bin/bwrap' })).toEqual({ mode: 'auto', network: false, bwrapPath: '/opt/bin/bwrap' });
+    expect(resolveSandboxSettings({ mode: 'auto', network: false, bwrapPath: '/opt/bin/bwrap' })).toEqual({
+      mode: 'auto',
+      network: false,
+      bwrapPath: '/opt/bin/bwrap',
+    });
   });
 
   it.each([
@@ -35,13 +47,18 @@ describe('sandbox settings', () => {
 
   it('required without a working bwrap: activation is refused with the reason and the install command; auto falls back to no sandbox', async () => {
     const missing = '/nonexistent/ca-no-bwrap';
-    expect(await probeSandbox({ bwrapPath: missing })).toMatchObject({ available: false, reason: process.platform === 'linux' ? `${missing} does not exist` : expect.stringMatching(/Linux only/) });
+    expect(await probeSandbox({ bwrapPath: missing })).toMatchObject({
+      available: false,
+      reason: process.platform === 'linux' ? `${missing} does not exist` : expect.stringMatching(/Linux only/),
+    });
     const required = createSandbox({ mode: 'required', bwrapPath: missing }, { setting: 'command.sandbox' });
     expect(await required.isEnabled()).toBe(true);
     const refused = await required.ensureAvailable({ toolName: 'builtin.command.run', planId: 'p1' }).catch((error: unknown) => error);
     expect(SandboxUnavailableError.isInstance(refused)).toBe(true);
     expect(refused).toMatchObject({ code: 'SANDBOX_UNAVAILABLE', toolName: 'builtin.command.run', planId: 'p1' });
-    expect((refused as Error).message).toMatch(/^Tool 'builtin\.command\.run' in plan 'p1': the sandbox is required \(command\.sandbox\) but does not work on this machine: .*apt-get install bubblewrap/);
+    expect((refused as Error).message).toMatch(
+      /^Tool 'builtin\.command\.run' in plan 'p1': the sandbox is required \(command\.sandbox\) but does not work on this machine: .*apt-get install bubblewrap/,
+    );
     await expect(required.launcher({ writes: 'none', network: false })).rejects.toMatchObject({ code: 'SANDBOX_UNAVAILABLE' });
     const auto = createSandbox({ mode: 'auto', bwrapPath: missing });
     expect(await auto.isEnabled()).toBe(false);
@@ -61,6 +78,8 @@ describe('sandbox settings', () => {
     expect(sandboxOptionsForPlan(plan({ requireCheckpoint: true }))).toMatchObject({ writes: 'none' });
     expect(sandboxOptionsForPlan(plan({}))).toMatchObject({ writes: 'in-place', network: true, resources });
     // The plan-level network switch of the policy, once PlanPolicy carries it.
-    expect(sandboxOptionsForPlan({ policy: { readOnly: false, requireCheckpoint: false, network: 'deny' } as never, resources })).toMatchObject({ network: false });
+    expect(sandboxOptionsForPlan({ policy: { readOnly: false, requireCheckpoint: false, network: 'deny' } as never, resources })).toMatchObject({
+      network: false,
+    });
   });
 });

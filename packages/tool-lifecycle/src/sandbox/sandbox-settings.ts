@@ -44,7 +44,10 @@ const KEYS = new Set(['mode', 'network', 'bwrapPath']);
  * @throws {SandboxSettingsError} `SANDBOX_INVALID_SETTINGS` naming the part
  *   that is wrong (`setting` is the name used in the message, default `'sandbox'`).
  */
-export function resolveSandboxSettings(value: unknown, options: { readonly defaultMode?: SandboxMode; readonly setting?: string } = {}): ResolvedSandboxSettings {
+export function resolveSandboxSettings(
+  value: unknown,
+  options: { readonly defaultMode?: SandboxMode; readonly setting?: string } = {},
+): ResolvedSandboxSettings {
   const setting = options.setting ?? 'sandbox';
   const defaultMode = options.defaultMode ?? 'auto';
   if (value === undefined) return Object.freeze({ mode: defaultMode, network: true, bwrapPath: undefined });
@@ -53,16 +56,23 @@ export function resolveSandboxSettings(value: unknown, options: { readonly defau
     return Object.freeze({ mode: value as SandboxMode, network: true, bwrapPath: undefined });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SandboxSettingsError({ setting, expected: "'required', 'auto', 'off' or an object such as { mode: 'required', network: false }", received: value });
+    throw new SandboxSettingsError({
+      setting,
+      expected: "'required', 'auto', 'off' or an object such as { mode: 'required', network: false }",
+      received: value,
+    });
   }
   const record = value as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (!KEYS.has(key)) throw new SandboxSettingsError({ setting: `${setting}.${key}`, expected: 'one of mode, network, bwrapPath (check the spelling)', received: record[key] });
+    if (!KEYS.has(key))
+      throw new SandboxSettingsError({ setting: `${setting}.${key}`, expected: 'one of mode, network, bwrapPath (check the spelling)', received: record[key] });
   }
   const mode = record['mode'];
-  if (!(MODES as readonly unknown[]).includes(mode)) throw new SandboxSettingsError({ setting: `${setting}.mode`, expected: "'required', 'auto' or 'off'", received: mode });
+  if (!(MODES as readonly unknown[]).includes(mode))
+    throw new SandboxSettingsError({ setting: `${setting}.mode`, expected: "'required', 'auto' or 'off'", received: mode });
   const network = record['network'];
-  if (network !== undefined && typeof network !== 'boolean') throw new SandboxSettingsError({ setting: `${setting}.network`, expected: 'true or false', received: network });
+  if (network !== undefined && typeof network !== 'boolean')
+    throw new SandboxSettingsError({ setting: `${setting}.network`, expected: 'true or false', received: network });
   const bwrapPath = record['bwrapPath'];
   if (bwrapPath !== undefined && (typeof bwrapPath !== 'string' || !isAbsolute(bwrapPath) || bwrapPath.includes('\0'))) {
     throw new SandboxSettingsError({ setting: `${setting}.bwrapPath`, expected: 'an absolute path to the bwrap program', received: bwrapPath });

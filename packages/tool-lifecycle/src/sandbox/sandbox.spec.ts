@@ -42,7 +42,7 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
     await removeTemporaryFolders();
   });
 
-  it('lets a program write its write-bound resource and nothing else: a write elsewhere fails with the kernel\'s EROFS', async () => {
+  it("lets a program write its write-bound resource and nothing else: a write elsewhere fails with the kernel's EROFS", async () => {
     const resources = [resourceFromPath({ id: 'work', path: work, access: 'write' })];
     const result = await run(
       { resources, writes: 'in-place', network: false },
@@ -60,7 +60,7 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
     expect(await snapshotTree(outside)).toEqual({ 'secret.txt': expect.stringMatching(/^file /) });
   });
 
-  it('gives a read-only plan\'s program nothing to write: zero bytes change on disk, and EROFS is what it sees', async () => {
+  it("gives a read-only plan's program nothing to write: zero bytes change on disk, and EROFS is what it sees", async () => {
     await mkdir(join(work, 'src'));
     await writeFile(join(work, 'src', 'main.c'), 'int main(void) { return 0; }\n');
     const before = await snapshotTree(work);
@@ -86,10 +86,17 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
     await mkdir(join(work, 'vendor'));
     await writeFile(join(work, 'vendor', 'lib.js'), 'x');
     await writeFile('/tmp/ca-sandbox-host-file', 'host');
-    const resources = [resourceFromPath({ id: 'work', path: work, access: 'write' }), resourceFromPath({ id: 'vendor', path: join(work, 'vendor'), access: 'read' })];
+    const resources = [
+      resourceFromPath({ id: 'work', path: work, access: 'write' }),
+      resourceFromPath({ id: 'vendor', path: join(work, 'vendor'), access: 'read' }),
+    ];
     const result = await run(
       { resources, writes: 'in-place', network: false },
-      { command: 'sh', args: ['-c', 'echo y > vendor/lib.js; echo t > /tmp/private && cat /tmp/private; ls /tmp/ca-sandbox-host-file 2>&1; echo ok > top.txt'], cwd: work },
+      {
+        command: 'sh',
+        args: ['-c', 'echo y > vendor/lib.js; echo t > /tmp/private && cat /tmp/private; ls /tmp/ca-sandbox-host-file 2>&1; echo ok > top.txt'],
+        cwd: work,
+      },
     );
     expect(result.stderr.text).toMatch(/vendor\/lib\.js: Read-only file system/);
     expect(result.stdout.text).toMatch(/^t\n.*No such file or directory\n$/);
@@ -108,7 +115,12 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
         {
           command: 'sh',
           // The value written is the one already set: were the write to pass, nothing would change.
-          args: ['-c', 'grep CapEff /proc/self/status; mount -o remount,bind,rw / 2>/dev/null && echo remounted; printf "%s\\n" "$1" > /proc/sys/kernel/core_pattern && echo wrote-sysctl; touch /var/ca-sandbox-escape 2>/dev/null || echo root-read-only', 'sh', corePattern],
+          args: [
+            '-c',
+            'grep CapEff /proc/self/status; mount -o remount,bind,rw / 2>/dev/null && echo remounted; printf "%s\\n" "$1" > /proc/sys/kernel/core_pattern && echo wrote-sysctl; touch /var/ca-sandbox-escape 2>/dev/null || echo root-read-only',
+            'sh',
+            corePattern,
+          ],
           cwd: work,
         },
       );
@@ -121,7 +133,11 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
     const sleep = uniqueSleep();
     const result = await run(
       { writes: 'none', network: false },
-      { command: 'sh', args: ['-c', `setsid sleep ${sleep} < /dev/null > /dev/null 2>&1 & child=$!; sleep 0.2; kill -0 $child && echo "daemon running"`], cwd: work },
+      {
+        command: 'sh',
+        args: ['-c', `setsid sleep ${sleep} < /dev/null > /dev/null 2>&1 & child=$!; sleep 0.2; kill -0 $child && echo "daemon running"`],
+        cwd: work,
+      },
     );
     const left = processesWithArgument(sleep);
     leftovers.push(...left);
@@ -196,14 +212,25 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
   });
 
   it('passes the environment to the program only, as given', async () => {
-    const result = await run({ writes: 'none', network: false }, { command: node, args: ['-e', 'process.stdout.write(JSON.stringify(process.env))'], inheritEnv: ['PATH'], env: { GIVEN: 'a b', TMPDIR: '/var/tmp' }, cwd: work });
+    const result = await run(
+      { writes: 'none', network: false },
+      {
+        command: node,
+        args: ['-e', 'process.stdout.write(JSON.stringify(process.env))'],
+        inheritEnv: ['PATH'],
+        env: { GIVEN: 'a b', TMPDIR: '/var/tmp' },
+        cwd: work,
+      },
+    );
     // TMPDIR points where the program cannot write: it gets the private /tmp instead. bwrap sets PWD, as a shell would.
     expect(JSON.parse(result.stdout.text)).toEqual({ PATH: process.env['PATH'], GIVEN: 'a b', TMPDIR: '/tmp', PWD: work });
   });
 
   it('reports a program that is not there as the runner does without the sandbox, starting nothing', async () => {
     const launcher = await sandbox.launcher({ writes: 'none', network: false });
-    const error = await runProcess({ command: 'ca-no-such-program', cwd: work, launcher: launcher as never, toolName: 't', planId: 'p' }).catch((caught: unknown) => caught);
+    const error = await runProcess({ command: 'ca-no-such-program', cwd: work, launcher: launcher as never, toolName: 't', planId: 'p' }).catch(
+      (caught: unknown) => caught,
+    );
     expect(ProcessStartError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'PROCESS_START_FAILED', systemCode: 'ENOENT', toolName: 't', planId: 'p' });
   });
@@ -211,7 +238,13 @@ describeSandboxed('the kernel sandbox (real bwrap)', () => {
   it('runs a long-lived program (startProcess) in the sandbox: its setsid children end when it is closed', async () => {
     const sleep = uniqueSleep();
     const launcher = await sandbox.launcher({ writes: 'none', network: false });
-    const server = await startProcess({ command: 'sh', args: ['-c', `setsid sleep ${sleep} < /dev/null > /dev/null 2>&1 & echo ready; cat`], cwd: work, launcher: launcher as never, killGraceMs: 500 });
+    const server = await startProcess({
+      command: 'sh',
+      args: ['-c', `setsid sleep ${sleep} < /dev/null > /dev/null 2>&1 & echo ready; cat`],
+      cwd: work,
+      launcher: launcher as never,
+      killGraceMs: 500,
+    });
     const firstLine = await new Promise<string>((resolve) => server.stdout.once('data', (chunk: Buffer) => resolve(String(chunk))));
     expect(firstLine).toBe('ready\n');
     expect(await waitUntil(() => processesWithArgument(sleep).length === 1)).toBe(true);

@@ -56,7 +56,10 @@ export interface CreateSandboxOptions {
  * @throws {SandboxSettingsError} `SANDBOX_INVALID_SETTINGS` for a setting of the wrong shape.
  */
 export function createSandbox(setting?: SandboxSetting, options: CreateSandboxOptions = {}): Sandbox {
-  const settings = resolveSandboxSettings(setting, { ...(options.defaultMode === undefined ? {} : { defaultMode: options.defaultMode }), ...(options.setting === undefined ? {} : { setting: options.setting }) });
+  const settings = resolveSandboxSettings(setting, {
+    ...(options.defaultMode === undefined ? {} : { defaultMode: options.defaultMode }),
+    ...(options.setting === undefined ? {} : { setting: options.setting }),
+  });
   const name = options.setting ?? 'sandbox';
   const probe = () => probePrograms(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath });
   const sandbox: Sandbox = {
@@ -108,7 +111,10 @@ export interface SandboxedPlan {
  * The network is allowed unless the plan denies it: a policy's `network:
  * 'deny'` (the plan-level network switch) is read here, and only here.
  */
-export function sandboxOptionsForPlan(plan: SandboxedPlan, options: { readonly overlay?: boolean } = {}): Pick<SandboxLaunchOptions, 'resources' | 'writes' | 'network'> {
+export function sandboxOptionsForPlan(
+  plan: SandboxedPlan,
+  options: { readonly overlay?: boolean } = {},
+): Pick<SandboxLaunchOptions, 'resources' | 'writes' | 'network'> {
   const { policy } = plan;
   const writes: SandboxWrites = policy.readOnly ? 'none' : policy.requireCheckpoint ? (options.overlay === true ? 'overlay' : 'none') : 'in-place';
   return { resources: plan.resources, writes, network: planAllowsNetwork(policy) };

@@ -19,10 +19,7 @@ export class InMemoryToolSource implements ToolSource {
   private readonly listeners = new Set<() => void>();
   private readonly unavailableTools: UnavailableTool[] = [];
 
-  constructor(
-    tools: readonly ToolInstance[] = [],
-    options: { readonly id?: string; readonly kind?: ToolSourceKind; readonly schemaTrust?: SchemaTrust } = {},
-  ) {
+  constructor(tools: readonly ToolInstance[] = [], options: { readonly id?: string; readonly kind?: ToolSourceKind; readonly schemaTrust?: SchemaTrust } = {}) {
     this.kind = options.kind ?? 'custom';
     this.id = options.id ?? `memory:${this.kind}`;
     this.schemaTrust = options.schemaTrust;

@@ -33,15 +33,22 @@ export function sandboxAvailableForTests(suite: string): boolean {
 
 function checkSandbox(): { readonly available: boolean; readonly reason?: string } {
   if (process.platform !== 'linux') return { available: false, reason: `the sandbox runs on Linux only; this is ${process.platform}` };
-  const bwrap = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--unshare-net', '--die-with-parent', '--', 'true'], {
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
+  const bwrap = spawnSync(
+    'bwrap',
+    ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--unshare-net', '--die-with-parent', '--', 'true'],
+    {
+      encoding: 'utf8',
+      timeout: 20_000,
+    },
+  );
   if (bwrap.error !== undefined) return { available: false, reason: `bwrap could not be started (${bwrap.error.message})` };
   if (bwrap.status !== 0) return { available: false, reason: `bwrap failed: ${bwrap.stderr.trim() || `exit ${String(bwrap.status)}`}` };
   const namespaces = spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'true'], { encoding: 'utf8', timeout: 20_000 });
   if (namespaces.error !== undefined || namespaces.status !== 0) {
-    return { available: false, reason: `user namespaces are not allowed (unshare: ${namespaces.error?.message ?? (namespaces.stderr.trim() || `exit ${String(namespaces.status)}`)})` };
+    return {
+      available: false,
+      reason: `user namespaces are not allowed (unshare: ${namespaces.error?.message ?? (namespaces.stderr.trim() || `exit ${String(namespaces.status)}`)})`,
+    };
   }
   return { available: true };
 }

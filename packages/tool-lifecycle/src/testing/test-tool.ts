@@ -79,9 +79,7 @@ export class TestTool<I = unknown, O = unknown> implements ToolInstance<I, O> {
     const produced = this.options.execute === undefined ? (input as unknown as O) : await this.options.execute(input, ctx, options);
     if (this.options.wrapOutput === false) return produced as ToolResult<O>;
     if (isToolResult(produced)) return produced;
-    return this.options.changes === undefined
-      ? { ok: true, output: produced as O }
-      : { ok: true, output: produced as O, changes: this.options.changes };
+    return this.options.changes === undefined ? { ok: true, output: produced as O } : { ok: true, output: produced as O, changes: this.options.changes };
   }
 
   deactivate? = async (ctx: ToolExecutionContext): Promise<void> => {
@@ -91,6 +89,10 @@ export class TestTool<I = unknown, O = unknown> implements ToolInstance<I, O> {
 }
 
 function isToolResult(value: unknown): value is ToolResult {
-  return typeof value === 'object' && value !== null && ((value as { ok?: unknown }).ok === true || (value as { ok?: unknown }).ok === false) &&
-    ('output' in value || 'error' in value);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    ((value as { ok?: unknown }).ok === true || (value as { ok?: unknown }).ok === false) &&
+    ('output' in value || 'error' in value)
+  );
 }

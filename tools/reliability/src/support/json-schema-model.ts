@@ -38,7 +38,12 @@ export function schemaArbitrary(): fc.Arbitrary<ModelSchema> {
         { requiredKeys: ['type'] },
       ),
       fc.record(
-        { type: fc.constantFrom('integer', 'number'), minimum: fc.integer({ min: -5, max: 5 }), maximum: fc.integer({ min: 0, max: 50 }), multipleOf: fc.constantFrom(1, 2, 0.5) },
+        {
+          type: fc.constantFrom('integer', 'number'),
+          minimum: fc.integer({ min: -5, max: 5 }),
+          maximum: fc.integer({ min: 0, max: 50 }),
+          multipleOf: fc.constantFrom(1, 2, 0.5),
+        },
         { requiredKeys: ['type'] },
       ),
       fc.constantFrom({ type: 'boolean' }, { type: 'null' }, { type: ['string', 'null'] }, { type: ['integer', 'boolean'] }),
@@ -143,9 +148,7 @@ export function valueFor(schema: ModelSchema | undefined, root: ModelSchema | un
           fc.tuple(...keys.map((key) => valueFor(properties[key], root, depth + 1))),
           fc.array(fc.tuple(fc.constantFrom(...PROPERTY_NAMES, 'extra'), smallJson), { maxLength: 2 }),
         )
-        .map(([present, values, extra]) =>
-          ownObject([...extra, ...present.map((key) => [key, values[keys.indexOf(key)]] as const)]),
-        ),
+        .map(([present, values, extra]) => ownObject([...extra, ...present.map((key) => [key, values[keys.indexOf(key)]] as const)])),
     );
   }
   return aimed.length === 0 ? smallJson : fc.oneof({ weight: 1, arbitrary: smallJson }, ...aimed.map((arbitrary) => ({ weight: 3, arbitrary })));

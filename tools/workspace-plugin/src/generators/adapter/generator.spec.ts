@@ -223,7 +223,7 @@ describe('adapter generator', () => {
     expect(tree.exists(root)).toBe(false);
   });
 
-  it('scaffolds a ToolSet with one example tool of the adapter\'s own kind, the create and register functions, and one public door', async () => {
+  it("scaffolds a ToolSet with one example tool of the adapter's own kind, the create and register functions, and one public door", async () => {
     await adapterGenerator(tree, { name: 'jira' });
     const source = tree.read(`${root}/src/jira-tool-source.ts`, 'utf-8')!;
     expect(source).toContain('export class JiraToolSource extends ToolSet');
@@ -316,13 +316,17 @@ describe('adapter generator', () => {
   it.each([`a${'b'.repeat(MAX_SOURCE_KIND_LENGTH)}`, 'adapters-' + 'c'.repeat(MAX_SOURCE_KIND_LENGTH + 1)])(
     'refuses %j, too long to be a source kind, and writes nothing',
     async (name) => {
-      await expect(adapterGenerator(tree, { name })).rejects.toThrow(/becomes the source kind of its tools, which may have at most 40\. Choose a shorter name\./);
+      await expect(adapterGenerator(tree, { name })).rejects.toThrow(
+        /becomes the source kind of its tools, which may have at most 40\. Choose a shorter name\./,
+      );
       expect(tree.listChanges().some((change) => change.path.startsWith('packages/adapters-a') || change.path.startsWith('packages/adapters-c'))).toBe(false);
     },
   );
 
-  it.each(['skill', 'custom', 'adapters-wrapped'])('refuses %j, the kind of one of the workspace\'s own adapters', async (name) => {
-    await expect(adapterGenerator(tree, { name })).rejects.toThrow(/is the source kind of one of the workspace's own adapters \(builtin, custom, mcp, skill, wrapped\)/);
+  it.each(['skill', 'custom', 'adapters-wrapped'])("refuses %j, the kind of one of the workspace's own adapters", async (name) => {
+    await expect(adapterGenerator(tree, { name })).rejects.toThrow(
+      /is the source kind of one of the workspace's own adapters \(builtin, custom, mcp, skill, wrapped\)/,
+    );
   });
 
   it('accepts the name with its adapters- prefix', () => {

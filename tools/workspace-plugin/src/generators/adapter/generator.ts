@@ -113,7 +113,9 @@ export async function adapterGenerator(tree: Tree, schema: AdapterGeneratorSchem
     ? (readJson<{ compilerOptions?: { paths?: Record<string, string[]> } }>(tree, 'tsconfig.base.json').compilerOptions?.paths ?? {})
     : {};
   if (packageName in basePaths) {
-    throw new Error(`tsconfig.base.json already maps ${packageName} (to ${JSON.stringify(basePaths[packageName])}). Remove the stale entry, or choose another adapter name.`);
+    throw new Error(
+      `tsconfig.base.json already maps ${packageName} (to ${JSON.stringify(basePaths[packageName])}). Remove the stale entry, or choose another adapter name.`,
+    );
   }
 
   const license = tree.read('LICENSE', 'utf-8');
@@ -197,7 +199,9 @@ export async function adapterGenerator(tree: Tree, schema: AdapterGeneratorSchem
         `  1. npm install                      (links the new workspace package and records it in package-lock.json)`,
         `  2. npx nx run-many -t build lint typecheck test -p ${packageName}`,
         `  3. replace the example tool ${adapter.exampleToolName} with real ones (see ${projectRoot}/README.md)`,
-        '  4. commit with a conventional message, e.g. "feat(adapters-' + adapter.fileName + '): first tools" — nx release picks the package up (tag npm:public).',
+        '  4. commit with a conventional message, e.g. "feat(adapters-' +
+          adapter.fileName +
+          '): first tools" — nx release picks the package up (tag npm:public).',
       ].join('\n'),
     );
   };
