@@ -12,4 +12,7 @@ export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
 # nothing about a clean clone.
 cache_flag=()
 if [ "${CI:-}" = "true" ]; then cache_flag=(--skip-nx-cache); fi
+# The formatter first: a file Prettier would change fails the run, before
+# the long tasks (fix with `npm run format`).
+npx prettier --check --log-level warn .
 npx nx run-many -t lint typecheck build test --parallel=2 --outputStyle=static "${cache_flag[@]}" "$@"

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { generateFiles, logger, names, readJson, updateJson, writeJson, type GeneratorCallback, type Tree } from '@nx/devkit';
+import { formatFiles, generateFiles, logger, names, readJson, updateJson, writeJson, type GeneratorCallback, type Tree } from '@nx/devkit';
 import type { AdapterGeneratorSchema } from './schema';
 
 /** What an adapter's name becomes in paths, identifiers and the package name. */
@@ -190,6 +190,10 @@ export async function adapterGenerator(tree: Tree, schema: AdapterGeneratorSchem
       return tsconfig;
     });
   }
+
+  // The repository's Prettier settings (`npm test` checks them): the new
+  // package is committed formatted, whatever the templates' layout.
+  await formatFiles(tree);
 
   return () => {
     logger.info(
