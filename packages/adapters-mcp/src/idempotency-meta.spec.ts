@@ -6,6 +6,7 @@ import { createMcpAdapter } from './mcp-adapter';
 jest.setTimeout(60_000);
 
 const META_ECHO_SERVER = join(__dirname, '__fixtures__', 'meta-echo-server.js');
+const META_ECHO_TASK_SERVER = join(__dirname, '__fixtures__', 'meta-echo-task-server.js');
 const KEY = 'internal.ca/idempotency-key';
 
 describe('tools/call carries the idempotency key in _meta', () => {
@@ -51,5 +52,24 @@ describe('tools/call carries the idempotency key in _meta', () => {
     const result = await made.runPlan({}, (ctx) => made.execute<Meta>('mcp.meta.look', {}, ctx));
     expect(result.ok).toBe(true);
     expect(result.ok ? Object.keys(result.output.meta) : []).not.toContain(KEY);
+  });
+
+  it('sends the same key in the tools/call that creates a task as a plain call would, and the same again for the plan restarted', async () => {
+    const keyOfTaskCall = async (): Promise<unknown> => {
+      const logger = new RecordingLogger();
+      const made = new ToolRuntime({
+        sources: [createMcpAdapter({ servers: { mcpServers: { tasks: { command: process.execPath, args: [META_ECHO_TASK_SERVER] } } }, logger })],
+        logger,
+      });
+      runtimes.push(made);
+      return made.runPlan({ planId: 'task-meta-plan' }, async (ctx) => {
+        const result = await made.execute<Meta>('mcp.tasks.note-task', {}, ctx);
+        expect(result).toMatchObject({ ok: true });
+        return result.ok ? result.output.meta[KEY] : undefined;
+      });
+    };
+    const key = await keyOfTaskCall();
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await keyOfTaskCall()).toBe(key);
   });
 });
