@@ -23,7 +23,8 @@ export function registerSkillsAdapter(container: DependencyContainer, settings: 
   if (typeof container?.register !== 'function') {
     throw new SkillError({
       code: 'SKILL_INVALID_SETTINGS',
-      message: 'registerSkillsAdapter(container, settings) needs a tsyringe DependencyContainer, e.g. container.createChildContainer().',
+      problem: 'needs a tsyringe DependencyContainer to register with',
+      remedy: 'Call registerSkillsAdapter(container, settings) with one, e.g. container.createChildContainer().',
     });
   }
   const source = createSkillsAdapter(settings);

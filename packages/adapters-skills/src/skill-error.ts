@@ -13,7 +13,8 @@ import { CaError } from '@ca/domain';
  * - `SKILL_FILE_READ_FAILED` — reading a file failed for another reason (permissions, I/O).
  * - `SKILL_SCRIPT_FAILED` — a bundled script exited with a non-zero status or could not be started.
  * - `SKILL_SCRIPT_TIMEOUT` — a bundled script ran longer than `scriptTimeoutMs` and its process group was killed.
- * - `SKILL_NOT_FOUND` — `source.get(name)` was asked for a tool the source does not offer.
+ * - `SKILL_NOT_FOUND` — `source.get(name)` was asked for a tool whose skill discovery skipped (the diagnostic code
+ *   is in `diagnosticCode`); a name the source never offered is a `ToolNotFoundError` of `@ca/tool-lifecycle`.
  * - `SKILL_INVALID` — discovery skipped the skill (the diagnostic code is in `diagnosticCode`).
  * - `SKILL_INVALID_SETTINGS` — the adapter settings are malformed.
  */
@@ -30,12 +31,19 @@ export type SkillErrorCode =
   | 'SKILL_INVALID'
   | 'SKILL_INVALID_SETTINGS';
 
-/** Options of {@link SkillError}. */
+/** Options of {@link SkillError}: the facts; the message is built from them. */
 export interface SkillErrorOptions {
   /** Stable code, see {@link SkillErrorCode}. */
   readonly code: SkillErrorCode;
-  /** A message a person can act on: which tool, which plan, what to change. */
-  readonly message: string;
+  /**
+   * What happened, continuing a sentence whose subject the error writes from
+   * its fields — `Tool '<toolName>' in plan '<planId>'`, else `The skill at
+   * '<skillPath>'`, else `The Agent Skills adapter` — e.g. `refused 'a.md':
+   * it is a fifo, not a regular file`. No final period.
+   */
+  readonly problem: string;
+  /** What to do about it, as whole sentences, when there is something to do. */
+  readonly remedy?: string;
   /** The tool concerned (`skill.<name>` or `skill.<name>.script.<stem>`), when known. */
   readonly toolName?: string;
   /** The plan concerned, when known. */
@@ -44,7 +52,7 @@ export interface SkillErrorOptions {
   readonly skillPath?: string;
   /** The path the caller asked for (relative to the skill folder), when the error is about one. */
   readonly requestedPath?: string;
-  /** For `SKILL_INVALID`: the code of the diagnostic that made discovery skip the skill. */
+  /** For `SKILL_INVALID` and a skipped skill's `SKILL_NOT_FOUND`: the code of the diagnostic that made discovery skip the skill. */
   readonly diagnosticCode?: string;
   /** The underlying error, per ES2022 `cause`. */
   readonly cause?: unknown;
@@ -69,13 +77,30 @@ export class SkillError extends CaError {
   declare readonly diagnosticCode?: string;
 
   /**
-   * @param options - Code, message and the details named in {@link SkillErrorOptions}.
+   * @param options - Code, problem, remedy and the details named in {@link SkillErrorOptions}.
    * @throws Never.
    */
   constructor(options: SkillErrorOptions) {
-    super(options.code, options.message, options);
+    super(options.code, skillErrorMessage(options), options);
     if (options.skillPath !== undefined) this.skillPath = options.skillPath;
     if (options.requestedPath !== undefined) this.requestedPath = options.requestedPath;
     if (options.diagnosticCode !== undefined) this.diagnosticCode = options.diagnosticCode;
   }
+}
+
+/** The message of a {@link SkillError}: who (from the fields), what happened, what to do. */
+function skillErrorMessage(options: SkillErrorOptions): string {
+  const { toolName, planId, skillPath, remedy } = options;
+  const subject =
+    toolName !== undefined
+      ? `Tool '${toolName}'${planId === undefined ? '' : ` in plan '${planId}'`}`
+      : skillPath !== undefined
+        ? `The skill at '${skillPath}'`
+        : 'The Agent Skills adapter';
+  // Trailing periods trimmed by a loop: the problem may quote a script's output,
+  // and a regular expression over it would be one more place to backtrack.
+  const text = String(options.problem);
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '.') end--;
+  return `${subject} ${text.slice(0, end)}.${remedy === undefined || remedy === '' ? '' : ` ${remedy}`}`;
 }

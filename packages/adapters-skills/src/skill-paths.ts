@@ -27,10 +27,11 @@ export async function resolveInsideSkill(
   requested: unknown,
   context: PathErrorContext,
 ): Promise<{ readonly realPath: string; readonly relativePath: string }> {
-  const fail = (code: 'SKILL_PATH_INVALID' | 'SKILL_PATH_OUTSIDE_ROOT' | 'SKILL_FILE_NOT_FOUND', message: string, cause?: unknown): never => {
+  const fail = (code: 'SKILL_PATH_INVALID' | 'SKILL_PATH_OUTSIDE_ROOT' | 'SKILL_FILE_NOT_FOUND', problem: string, remedy: string, cause?: unknown): never => {
     throw new SkillError({
       code,
-      message,
+      problem,
+      remedy,
       toolName: context.toolName,
       ...(context.planId === undefined ? {} : { planId: context.planId }),
       skillPath: context.skillPath,
@@ -38,26 +39,26 @@ export async function resolveInsideSkill(
       ...(cause === undefined ? {} : { cause }),
     });
   };
-  const where = `Tool '${context.toolName}'${context.planId === undefined ? '' : ` in plan '${context.planId}'`}`;
   if (typeof requested !== 'string' || requested.length === 0 || requested.includes('\u0000')) {
-    fail('SKILL_PATH_INVALID', `${where} was asked for an empty or malformed file path. Pass a path relative to the skill folder, e.g. "references/guide.md".`);
+    fail('SKILL_PATH_INVALID', 'was asked for an empty or malformed file path', 'Pass a path relative to the skill folder, e.g. "references/guide.md".');
   }
   const path = requested as string;
-  const outside = `${where} refused '${path}': the path is outside the skill folder '${context.skillPath}'. Only files inside the skill can be read; pass a path relative to it without '..'.`;
-  if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\\\')) fail('SKILL_PATH_OUTSIDE_ROOT', outside);
+  const outside = `refused '${path}': the path is outside the skill folder '${context.skillPath}'`;
+  const inside = "Only files inside the skill can be read; pass a path relative to it without '..'.";
+  if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\\\')) fail('SKILL_PATH_OUTSIDE_ROOT', outside, inside);
   const lexical = resolve(realRoot, path);
-  if (!isPathInside(lexical, realRoot)) fail('SKILL_PATH_OUTSIDE_ROOT', outside);
+  if (!isPathInside(lexical, realRoot)) fail('SKILL_PATH_OUTSIDE_ROOT', outside, inside);
   let realPath = lexical;
   try {
     realPath = await fileSystem.realpath(lexical);
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      fail('SKILL_FILE_NOT_FOUND', `${where}: the skill has no file '${path}'. Call the tool without "file" to list its bundled files.`, error);
+      fail('SKILL_FILE_NOT_FOUND', `found no file '${path}' in the skill`, 'Call the tool without "file" to list its bundled files.', error);
     }
     throw error;
   }
-  if (!isPathInside(realPath, realRoot)) fail('SKILL_PATH_OUTSIDE_ROOT', `${outside} (it is a link that points out of the skill).`);
+  if (!isPathInside(realPath, realRoot)) fail('SKILL_PATH_OUTSIDE_ROOT', `${outside} (it is a link that points out of the skill)`, inside);
   return { realPath, relativePath: relative(realRoot, realPath).split(sep).join('/') };
 }
 
@@ -121,7 +122,6 @@ export async function readBundledFile(
   context: PathErrorContext,
   signal: AbortSignal | undefined,
 ): Promise<Buffer> {
-  const where = `Tool '${context.toolName}'${context.planId === undefined ? '' : ` in plan '${context.planId}'`}`;
   const details = {
     toolName: context.toolName,
     ...(context.planId === undefined ? {} : { planId: context.planId }),
@@ -133,13 +133,13 @@ export async function readBundledFile(
     handle = await fileSystem.open(realPath, realRoot);
   } catch (error) {
     const { code, reason } = openRefusal(error);
-    const advice =
+    const remedy =
       code === 'SKILL_FILE_NOT_FOUND'
-        ? ' Call the tool without "file" to list the bundled files.'
+        ? 'Call the tool without "file" to list the bundled files.'
         : code === 'SKILL_FILE_READ_FAILED'
-          ? ' Check its permissions.'
-          : '';
-    throw new SkillError({ ...details, code, cause: error, message: `${where} refused '${relativePath}': ${reason}.${advice}` });
+          ? 'Check its permissions.'
+          : undefined;
+    throw new SkillError({ ...details, code, cause: error, problem: `refused '${relativePath}': ${reason}`, ...(remedy === undefined ? {} : { remedy }) });
   }
   try {
     const stats = await handle.stat();
@@ -147,7 +147,8 @@ export async function readBundledFile(
       throw new SkillError({
         ...details,
         code: 'SKILL_FILE_NOT_FOUND',
-        message: `${where}: '${relativePath}' is a folder, not a file. Call the tool without "file" to list the bundled files.`,
+        problem: `found a folder, not a file, at '${relativePath}'`,
+        remedy: 'Call the tool without "file" to list the bundled files.',
       });
     }
     const read = await readWhole(handle, maxBytes, signal);
@@ -155,7 +156,8 @@ export async function readBundledFile(
       throw new SkillError({
         ...details,
         code: 'SKILL_FILE_TOO_LARGE',
-        message: `${where}: '${relativePath}' is ${read.tooLarge} bytes, over the limit of ${maxBytes} bytes. Raise maxFileBytes in the adapter settings to read it.`,
+        problem: `cannot read '${relativePath}': it is ${read.tooLarge} bytes, over the limit of ${maxBytes} bytes`,
+        remedy: 'Raise maxFileBytes in the adapter settings to read it.',
       });
     }
     return read.bytes;
@@ -165,7 +167,8 @@ export async function readBundledFile(
       ...details,
       code: 'SKILL_FILE_READ_FAILED',
       cause: error,
-      message: `${where} could not read '${relativePath}' (${messageOf(error)}).`,
+      problem: `could not read '${relativePath}' (${messageOf(error)})`,
+      remedy: 'Check its permissions.',
     });
   } finally {
     await handle.close().catch(() => undefined);

@@ -133,7 +133,8 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
             ...details,
             code: 'SKILL_SCRIPT_FAILED',
             cause: error,
-            message: `Tool '${toolName}' in plan '${planId}' could not start '${this.script.command}': ${error.option} holds what the system cannot pass to a program (a NUL character). Remove it from the arguments.`,
+            problem: `could not start '${this.script.command}': ${error.option} holds what the system cannot pass to a program (a NUL character)`,
+            remedy: 'Remove it from the arguments.',
           }),
         );
       }
@@ -143,7 +144,7 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
             ...details,
             code: 'SKILL_SCRIPT_FAILED',
             cause: error,
-            message: `Tool '${toolName}' in plan '${planId}' could not run '${this.script.command}' in the sandbox: ${(error.cause as { message?: unknown } | undefined)?.message ?? error.message}`,
+            problem: `could not run '${this.script.command}' in the sandbox: ${(error.cause as { message?: unknown } | undefined)?.message ?? error.message}`,
           }),
         );
       }
@@ -154,7 +155,8 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
           ...details,
           code: 'SKILL_SCRIPT_FAILED',
           cause: error,
-          message: `Tool '${toolName}' in plan '${planId}' could not start '${this.script.command}' (${typeof reason === 'string' ? reason : error.message}). Install the interpreter or make the script executable; scripts see PATH from the minimal environment unless scriptEnv sets it.`,
+          problem: `could not start '${this.script.command}' (${typeof reason === 'string' ? reason : error.message})`,
+          remedy: 'Install the interpreter or make the script executable; scripts see PATH from the minimal environment unless scriptEnv sets it.',
         }),
       );
     }
@@ -172,7 +174,8 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
         new SkillError({
           ...details,
           code: 'SKILL_SCRIPT_TIMEOUT',
-          message: `Tool '${toolName}' in plan '${planId}' ran longer than ${timeoutMs} ms and its process group was killed. Raise scriptTimeoutMs if the script needs longer.`,
+          problem: `ran longer than ${timeoutMs} ms and its process group was killed`,
+          remedy: 'Raise scriptTimeoutMs if the script needs longer.',
         }),
         { output },
       );
@@ -182,7 +185,8 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
         new SkillError({
           ...details,
           code: 'SKILL_SCRIPT_FAILED',
-          message: `Tool '${toolName}' in plan '${planId}' exited with ${result.exitCode === null ? `signal ${result.signal}` : `status ${result.exitCode}`}: ${lastLine(output.stderr) || 'no error output'}. See the output for details.`,
+          problem: `exited with ${result.exitCode === null ? `signal ${result.signal}` : `status ${result.exitCode}`}: ${lastLine(output.stderr) || 'no error output'}`,
+          remedy: 'See the output for details.',
         }),
         { output },
       );

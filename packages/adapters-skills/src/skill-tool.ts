@@ -215,9 +215,8 @@ export class SkillTool implements ToolInstance<SkillToolInput, SkillToolOutput> 
         ...details,
         code: refused ? code : 'SKILL_FILE_READ_FAILED',
         cause: error,
-        message: refused
-          ? `Tool '${toolName}' refused SKILL.md in '${this.skill.path}' for plan '${ctx.planId}': ${reason}. Replace it with a regular file inside the skill folder.`
-          : `Tool '${toolName}' could not open SKILL.md in '${this.skill.path}' for plan '${ctx.planId}' (${messageOf(error)}). Was the skill moved or deleted? Rediscover the tools.`,
+        problem: refused ? `refused SKILL.md in '${this.skill.path}': ${reason}` : `could not open SKILL.md in '${this.skill.path}' (${messageOf(error)})`,
+        remedy: refused ? 'Replace it with a regular file inside the skill folder.' : 'Was the skill moved or deleted? Rediscover the tools.',
       });
     }
     let text: string;
@@ -227,7 +226,8 @@ export class SkillTool implements ToolInstance<SkillToolInput, SkillToolOutput> 
         throw new SkillError({
           ...details,
           code: 'SKILL_FILE_TOO_LARGE',
-          message: `Tool '${toolName}' cannot load SKILL.md for plan '${ctx.planId}': it is ${read.tooLarge} bytes, over maxSkillFileBytes (${this.settings.maxSkillFileBytes}). Move detail into reference files, or raise the limit.`,
+          problem: `cannot load SKILL.md: it is ${read.tooLarge} bytes, over maxSkillFileBytes (${this.settings.maxSkillFileBytes})`,
+          remedy: 'Move detail into reference files, or raise the limit.',
         });
       }
       text = read.bytes.toString('utf8');

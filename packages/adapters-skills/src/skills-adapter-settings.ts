@@ -164,5 +164,5 @@ function sandboxOf(setting: SandboxSetting | undefined): Sandbox {
 }
 
 function invalid(message: string): never {
-  throw new SkillError({ code: 'SKILL_INVALID_SETTINGS', message: `Invalid Agent Skills adapter settings: ${message}` });
+  throw new SkillError({ code: 'SKILL_INVALID_SETTINGS', problem: `refused its settings: ${message}` });
 }

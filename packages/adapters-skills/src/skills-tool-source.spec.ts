@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { TOOL_RUNTIME, ToolRuntime, registerToolRuntime, type ToolFailure } from '@ca/tool-lifecycle';
+import { TOOL_RUNTIME, ToolNotFoundError, ToolRuntime, registerToolRuntime, type ToolFailure } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { existsSync, promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -135,12 +135,14 @@ describe('SkillsToolSource in a ToolRuntime', () => {
 });
 
 describe('SkillsToolSource.get', () => {
-  it('discovers on first use, and throws SKILL_NOT_FOUND for unknown or skipped skills', async () => {
+  it('discovers on first use; an unknown name is ToolNotFoundError with close names, a skipped skill SKILL_NOT_FOUND', async () => {
     const source = createSkillsAdapter({ roots: [invalidSkills] });
     expect((await source.get('skill.path-traversal')).descriptor.name).toBe('skill.path-traversal');
-    const unknown = await Promise.resolve(source.get('skill.nope')).catch((error: unknown) => error);
-    expect(SkillError.isInstance(unknown) && unknown.code).toBe('SKILL_NOT_FOUND');
+    const unknown = await Promise.resolve(source.get('skill.path-travesal')).catch((error: unknown) => error);
+    expect(ToolNotFoundError.isInstance(unknown)).toBe(true);
+    expect(unknown).toMatchObject({ code: 'TOOL_NOT_FOUND', toolName: 'skill.path-travesal', sourceId: source.id, suggestions: ['skill.path-traversal'] });
     const skipped = await Promise.resolve(source.get('skill.missing-description')).catch((error: unknown) => error);
+    expect(SkillError.isInstance(skipped)).toBe(true);
     expect(skipped).toMatchObject({ code: 'SKILL_NOT_FOUND', diagnosticCode: 'SKILL_DESCRIPTION_MISSING' });
     expect(source.kind).toBe('skill');
     expect(source.id).toBe(`skills:${invalidSkills}`);

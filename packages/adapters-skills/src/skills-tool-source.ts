@@ -1,5 +1,5 @@
 import type { ToolSourceKind } from '@ca/domain';
-import type { ToolDescriptor, ToolInstance, ToolSource, UnavailableTool } from '@ca/tool-lifecycle';
+import { closestNames, ToolNotFoundError, type ToolDescriptor, type ToolInstance, type ToolSource, type UnavailableTool } from '@ca/tool-lifecycle';
 import { discoverResolved, type DiscoveredSkill, type SkillDiscoveryResult } from './discover-skills';
 import type { SkillDiagnostic } from './skill-diagnostic';
 import { SkillError } from './skill-error';
@@ -73,7 +73,8 @@ export class SkillsToolSource implements ToolSource {
 
   /**
    * The tool of that name, discovering first if `discover` never ran.
-   * @throws {SkillError} `SKILL_NOT_FOUND` when this source offers no such tool.
+   * @throws {ToolNotFoundError} `TOOL_NOT_FOUND` (with the closest names) when this source never offered the name.
+   * @throws {SkillError} `SKILL_NOT_FOUND` (with `diagnosticCode`) when discovery skipped the skill of that name.
    */
   async get(name: string): Promise<ToolInstance> {
     if (this.lastDiscovery === undefined) {
@@ -85,14 +86,15 @@ export class SkillsToolSource implements ToolSource {
     const tool = this.tools.get(name);
     if (tool !== undefined) return tool;
     const skipped = this.lastDiscovery?.skipped.find((entry) => entry.toolName === name);
+    if (skipped === undefined) {
+      throw new ToolNotFoundError({ toolName: String(name), sourceId: this.id, suggestions: closestNames(String(name), [...this.tools.keys()]) });
+    }
     throw new SkillError({
       code: 'SKILL_NOT_FOUND',
       toolName: name,
-      ...(skipped === undefined ? {} : { skillPath: skipped.path, diagnosticCode: skipped.diagnostic.code }),
-      message:
-        skipped === undefined
-          ? `Skills source '${this.id}' has no tool '${name}'. Skill tools are named skill.<name>; check the roots (${this.settings.roots.join(', ')}) and rediscover.`
-          : `Tool '${name}' was skipped at discovery: ${skipped.diagnostic.message}`,
+      skillPath: skipped.path,
+      diagnosticCode: skipped.diagnostic.code,
+      problem: `was skipped at discovery: ${skipped.diagnostic.message}`,
     });
   }
 
@@ -110,7 +112,7 @@ export class SkillsToolSource implements ToolSource {
           toolName: entry.toolName,
           skillPath: entry.path,
           diagnosticCode: entry.diagnostic.code,
-          message: `Skill at '${entry.path}' was skipped (${entry.diagnostic.code}): ${entry.diagnostic.message}`,
+          problem: `was skipped at discovery (${entry.diagnostic.code}), its skill at '${entry.path}': ${entry.diagnostic.message}`,
         }),
       }));
   }
