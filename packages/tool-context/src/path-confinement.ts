@@ -328,14 +328,7 @@ export async function openConfinedFile(target: ConfinedPath, options: { readonly
   } catch (error) {
     if (errorCode(error) !== 'ELOOP' || options.followFinalLink !== true) throw fromSystemError(error, target, path);
     // The name is a link: follow it by hand, then open what it leads to, again without following.
-    try {
-      path = await realpath(path);
-    } catch (resolveError) {
-      // Here ELOOP is a loop of links, not a link that appeared after a check.
-      if (errorCode(resolveError) === 'ELOOP') throw refusal('PATH_IO_FAILED', target, path, { cause: resolveError });
-      throw fromSystemError(resolveError, target, path);
-    }
-    if (!isPathInside(path, target.root.realPath)) throw refusal('PATH_OUTSIDE_ROOT', target, path);
+    path = await followLinkInside(target, path);
     try {
       handle = await open(path, OPEN_FILE);
     } catch (again) {
@@ -399,14 +392,7 @@ export async function openConfinedEntry(folder: string, name: string, details: C
     if (errorCode(error) !== 'ELOOP') throw fromSystemError(error, target, path);
     // The entry is a link: resolve the folder, then follow the link only to a file inside it.
     target = { ...target, root: await resolveConfinementRoot({ name: 'the folder', path: folder }) };
-    try {
-      path = await realpath(path);
-    } catch (resolveError) {
-      // Here ELOOP is a loop of links, not a link that appeared after a check.
-      if (errorCode(resolveError) === 'ELOOP') throw refusal('PATH_IO_FAILED', target, path, { cause: resolveError });
-      throw fromSystemError(resolveError, target, path);
-    }
-    if (!isPathInside(path, target.root.realPath)) throw refusal('PATH_OUTSIDE_ROOT', target, path);
+    path = await followLinkInside(target, path);
     try {
       fd = await openDescriptor(path);
     } catch (again) {
@@ -737,6 +723,25 @@ function detailsOf(details: ConfinementDetails): ConfinementDetails {
     ...(details.toolName === undefined ? {} : { toolName: details.toolName }),
     ...(details.planId === undefined ? {} : { planId: details.planId }),
   };
+}
+
+/**
+ * Where the link at `path` leads, resolved by hand: refused when it leads out
+ * of `target`'s root (`PATH_OUTSIDE_ROOT`, naming the resolved path) or is a
+ * loop of links (`PATH_IO_FAILED`). The caller opens the result, again
+ * without following links.
+ */
+async function followLinkInside(target: ConfinedPath, path: string): Promise<string> {
+  let resolved: string;
+  try {
+    resolved = await realpath(path);
+  } catch (resolveError) {
+    // Here ELOOP is a loop of links, not a link that appeared after a check.
+    if (errorCode(resolveError) === 'ELOOP') throw refusal('PATH_IO_FAILED', target, path, { cause: resolveError });
+    throw fromSystemError(resolveError, target, path);
+  }
+  if (!isPathInside(resolved, target.root.realPath)) throw refusal('PATH_OUTSIDE_ROOT', target, resolved);
+  return resolved;
 }
 
 function refusal(
