@@ -2,14 +2,19 @@ import nx from '@nx/eslint-plugin';
 
 // Layering of shared/DESIGN.md section 1, enforced: a project may import only
 // from the layers below it, and an adapter never imports another adapter.
+// `layer:sandbox` (@ca/sandbox: the process runner and the kernel sandbox)
+// sits beside the runtime, below the adapters: it uses the context, nothing of
+// the runtime. The runtime may import it only for the deprecated re-exports of
+// its old subpaths (src/deprecated/, see the rule below).
 const layers = {
   'layer:domain': [],
   'layer:schema': ['layer:domain'],
   'layer:context': ['layer:domain', 'layer:schema'],
-  'layer:lifecycle': ['layer:domain', 'layer:schema', 'layer:context'],
-  'layer:adapter': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle'],
-  'layer:app': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:adapter'],
-  'layer:tooling': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:adapter', 'layer:app', 'layer:tooling'],
+  'layer:sandbox': ['layer:domain', 'layer:context'],
+  'layer:lifecycle': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox'],
+  'layer:adapter': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle'],
+  'layer:app': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle', 'layer:adapter'],
+  'layer:tooling': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle', 'layer:adapter', 'layer:app', 'layer:tooling'],
 };
 
 export default [
@@ -38,6 +43,17 @@ export default [
         },
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // The runtime starts no program: only the deprecated re-exports of its old subpaths reach @ca/sandbox.
+    files: ['packages/tool-lifecycle/src/**/*.ts'],
+    ignores: ['packages/tool-lifecycle/src/deprecated/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@ca/sandbox', '@ca/sandbox/*'], message: 'The runtime does not start programs; @ca/sandbox is for the adapters that do.' }] },
+      ],
     },
   },
   {

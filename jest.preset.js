@@ -14,8 +14,9 @@ module.exports = {
   },
   moduleNameMapper: {
     '^@ca/tool-lifecycle/testing$': `${packagesDir}/tool-lifecycle/src/testing/index.ts`,
-    '^@ca/tool-lifecycle/process$': `${packagesDir}/tool-lifecycle/src/process/index.ts`,
-    '^@ca/tool-lifecycle/sandbox$': `${packagesDir}/tool-lifecycle/src/sandbox/index.ts`,
+    '^@ca/tool-lifecycle/process$': `${packagesDir}/tool-lifecycle/src/deprecated/process.ts`,
+    '^@ca/tool-lifecycle/sandbox$': `${packagesDir}/tool-lifecycle/src/deprecated/sandbox.ts`,
+    '^@ca/sandbox/testing$': `${packagesDir}/sandbox/src/testing/index.ts`,
     '^@ca/([a-z-]+)$': `${packagesDir}/$1/src/index.ts`,
   },
   clearMocks: true,

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { main, processIo } = require('../packages/cli/dist/index.js');
-const { probeSandbox } = require('../packages/tool-lifecycle/dist/sandbox/index.js');
+const { probeSandbox } = require('../packages/sandbox/dist/index.js');
 
 const root = path.resolve(__dirname, '..');
 

@@ -1,12 +1,12 @@
 'use strict';
 // Starting `true` through the process runner (runProcess of
-// @ca/tool-lifecycle/process: built environment, own process group, output
+// @ca/sandbox: built environment, own process group, output
 // capture, group clean-up after the exit) against a plain
 // child_process.spawn('true') awaited to its 'close', in the same run. The
 // plain spawn is the baseline the sandbox (bubblewrap) will be measured
 // against too: its cost is this row's ratio plus what bwrap adds.
 const { spawn } = require('node:child_process');
-const { runProcess } = require('../../packages/tool-lifecycle/dist/process/index.js');
+const { runProcess } = require('../../packages/sandbox/dist/index.js');
 const { comparePaired, runWhenMain } = require('./harness');
 
 function plainSpawn() {

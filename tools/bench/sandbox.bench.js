@@ -1,5 +1,5 @@
 'use strict';
-// The kernel sandbox (@ca/tool-lifecycle/sandbox, bubblewrap), in the same run
+// The kernel sandbox (@ca/sandbox, bubblewrap), in the same run
 // as its baselines:
 // 1. starting `true` in the sandbox through runProcess, against a plain
 //    child_process.spawn('true') awaited to 'close' (the baseline of
@@ -16,8 +16,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { runProcess } = require('../../packages/tool-lifecycle/dist/process/index.js');
-const { createSandbox, probeSandbox } = require('../../packages/tool-lifecycle/dist/sandbox/index.js');
+const { createSandbox, probeSandbox, runProcess } = require('../../packages/sandbox/dist/index.js');
 const { resourceFromPath } = require('../../packages/tool-context/dist/index.js');
 const { comparePaired, median, runWhenMain } = require('./harness');
 

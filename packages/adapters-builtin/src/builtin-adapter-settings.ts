@@ -1,8 +1,7 @@
 import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
-import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/tool-lifecycle/process';
+import { MINIMAL_ENVIRONMENT_VARIABLES, createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/sandbox';
 import { fetch as undiciFetch } from 'undici';
-import { createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/tool-lifecycle/sandbox';
 import { BuiltinToolError } from './builtin-tool-error';
 import { parseAddressList, systemResolver, type HostResolver, type NetworkAddressPolicy } from './network-guard';
 
@@ -79,7 +78,7 @@ export interface BuiltinCommandSettings {
   /** Most bytes kept of stdout and of stderr each (default 1 MiB); the rest is counted and dropped. */
   readonly maxOutputBytes?: number;
   /**
-   * The kernel sandbox of `@ca/tool-lifecycle/sandbox` (bubblewrap, Linux):
+   * The kernel sandbox of `@ca/sandbox` (bubblewrap, Linux):
    * `'required'`, `'auto'` (the default: used where it works) or `'off'`, or
    * `{ mode, network?, bwrapPath? }`. Under the sandbox a command writes only
    * the plan's write-bound resources (nothing in a read-only plan; through an

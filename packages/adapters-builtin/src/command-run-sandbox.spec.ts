@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createExecutionContext, ToolCancelledError } from '@ca/tool-context';
 import { ToolAccessDeniedError, ToolActivationError } from '@ca/tool-lifecycle';
-import { isProcessAlive, sandboxAvailableForTests } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive, sandboxAvailableForTests } from '@ca/sandbox/testing';
 import { createCheckpoint, rollback } from './checkpoint';
 import { UNDO_FORMAT } from './undo-store';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, snapshotTree, strictRuntime } from './workspace.test-helper';

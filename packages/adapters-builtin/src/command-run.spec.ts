@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createExecutionContext, ToolCancelledError, type PlanContext } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
-import { isProcessAlive, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/sandbox/testing';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
 const node = process.execPath;

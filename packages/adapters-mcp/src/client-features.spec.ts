@@ -16,7 +16,8 @@ import {
   type SamplingResult,
   type ToolProgress,
 } from '@ca/tool-lifecycle';
-import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import { container } from 'tsyringe';
 import { createMcpAdapter, registerMcpAdapter } from './mcp-adapter';
 import type { McpAdapterSettings } from './mcp-adapter-settings';

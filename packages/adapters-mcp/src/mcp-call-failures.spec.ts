@@ -3,7 +3,8 @@
 // returned as failed results through the runtime, traced, and leave the
 // plan's session serving the next call.
 import { ToolRuntime, type ExecutionResult } from '@ca/tool-lifecycle';
-import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import type { PlanContext } from '@ca/tool-context';
 import { createMcpAdapter } from './mcp-adapter';
 import { McpToolError } from './mcp-tool-error';

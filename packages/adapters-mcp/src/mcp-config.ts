@@ -1,7 +1,7 @@
 import { describeValue, messageOf, type ToolCapabilityInput } from '@ca/domain';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { resolveSandboxSettings, SandboxSettingsError, type SandboxMode } from '@ca/tool-lifecycle/sandbox';
+import { resolveSandboxSettings, SandboxSettingsError, type SandboxMode } from '@ca/sandbox';
 import { McpConfigError } from './mcp-config-error';
 
 /**
@@ -80,7 +80,7 @@ export interface McpStdioServerConfig extends McpServerExtensions {
 }
 
 /**
- * The kernel sandbox of a stdio server (`@ca/tool-lifecycle/sandbox`:
+ * The kernel sandbox of a stdio server (`@ca/sandbox`:
  * bubblewrap, Linux), opted in per server: `'required'` (the server does not
  * start where the sandbox does not work), `'auto'` (where it works) or
  * `'off'`, or the settings in full. A sandboxed server sees the file system

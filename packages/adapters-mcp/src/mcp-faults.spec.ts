@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ToolRuntime } from '@ca/tool-lifecycle';
-import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import type { McpServerConfig } from './mcp-config';
 import { McpServerError } from './mcp-server-error';

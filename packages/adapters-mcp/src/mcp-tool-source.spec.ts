@@ -1,7 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
 import { ToolAccessDeniedError, ToolRuntime, type ToolProgress } from '@ca/tool-lifecycle';
-import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import { McpServerError } from './mcp-server-error';
 import { McpToolError } from './mcp-tool-error';

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { isProcessAlive, waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive, waitUntilProcessesGone } from '@ca/sandbox/testing';
 import { ProcessStdioTransport } from './process-stdio-transport';
 
 // Child processes start slowly on a loaded machine; a hang guard, not a speed requirement.

@@ -1,6 +1,5 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
-import { MINIMAL_ENVIRONMENT_VARIABLES, ProcessStartError, startProcess, type RunningProcess } from '@ca/tool-lifecycle/process';
-import { createSandbox, type SandboxLauncher } from '@ca/tool-lifecycle/sandbox';
+import { MINIMAL_ENVIRONMENT_VARIABLES, ProcessStartError, startProcess, type RunningProcess, createSandbox, type SandboxLauncher } from '@ca/sandbox';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -58,11 +57,11 @@ const EXIT_TO_CLOSE_MS = 250;
  * An MCP `Transport` over a child process's stdin/stdout, like the SDK's
  * `StdioClientTransport`, except that:
  * - the process is started by the runtime's process runner
- *   (`startProcess` of `@ca/tool-lifecycle/process`): the minimal environment
+ *   (`startProcess` of `@ca/sandbox`): the minimal environment
  *   plus the declared one, its own process group, and closing ends the whole
  *   group (see {@link ProcessStdioTransport.close}): grandchildren die with it,
  *   and when the server dies on its own, what it left in its group is killed;
- * - with `sandbox`, in the kernel sandbox of `@ca/tool-lifecycle/sandbox`,
+ * - with `sandbox`, in the kernel sandbox of `@ca/sandbox`,
  *   whose PID namespace also ends what left the group;
  * - stderr is always read and its tail kept for error messages;
  * - a stdout line that is not JSON-RPC is reported and skipped, and the

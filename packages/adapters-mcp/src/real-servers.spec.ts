@@ -4,7 +4,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { container } from 'tsyringe';
 import { registerToolRuntime, TOOL_RUNTIME, TOOL_SOURCE, ToolAccessDeniedError, ToolRuntime, type ToolProgress } from '@ca/tool-lifecycle';
-import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import { createMcpAdapter, registerMcpAdapter } from './mcp-adapter';
 import type { McpToolSource } from './mcp-tool-source';
 import {

@@ -1,4 +1,4 @@
-import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/tool-lifecycle/process';
+import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/sandbox';
 import { DEFAULT_INHERITED_ENVIRONMENT } from './server-environment';
 
 describe('DEFAULT_INHERITED_ENVIRONMENT', () => {

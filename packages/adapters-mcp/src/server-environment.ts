@@ -1,4 +1,4 @@
-import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/tool-lifecycle/process';
+import { MINIMAL_ENVIRONMENT_VARIABLES } from '@ca/sandbox';
 
 /**
  * Variables of this process's environment that every stdio server gets,

@@ -1,5 +1,6 @@
 import { ToolRuntime } from '@ca/tool-lifecycle';
-import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import type { McpToolSource } from './mcp-tool-source';
 import { countingSpawn, fixtureServer, rejectionOf, waitFor } from './mcp-fixtures.test-helper';

@@ -1,7 +1,8 @@
 import { CancellationToken, ToolCancelledError, createExecutionContext, resourceFromPath } from '@ca/tool-context';
 import type { ToolFailure, ToolInstance, ToolSuccess } from '@ca/tool-lifecycle';
 import { ToolRuntime } from '@ca/tool-lifecycle';
-import { isProcessAlive, RecordingLogger, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/sandbox/testing';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { existsSync, promises as fs } from 'node:fs';

@@ -1,8 +1,7 @@
 import { normalizeCapability, type JsonSchema } from '@ca/domain';
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
 import { toolFailure, toolSuccess, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
-import { ProcessLaunchError, ProcessOptionsError, ProcessStartError, runProcess, type ProcessResult } from '@ca/tool-lifecycle/process';
-import { sandboxOptionsForPlan } from '@ca/tool-lifecycle/sandbox';
+import { ProcessLaunchError, ProcessOptionsError, ProcessStartError, runProcess, type ProcessResult, sandboxOptionsForPlan } from '@ca/sandbox';
 import { basename } from 'node:path';
 import type { DiscoveredSkill, DiscoveredSkillScript } from './discover-skills';
 import { SkillError } from './skill-error';

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/tool-lifecycle/sandbox';
+import { createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/sandbox';
 import { SkillError } from './skill-error';
 import { nodeSkillsFileSystem, type SkillsFileSystem } from './skills-file-system';
 
@@ -45,12 +45,12 @@ export interface SkillsAdapterSettings {
   /**
    * Variables set for scripts on top of the minimal environment every program
    * the runtime starts gets (`MINIMAL_ENVIRONMENT_VARIABLES` of
-   * `@ca/tool-lifecycle/process`: PATH, HOME, LANG, …); `undefined` removes one.
+   * `@ca/sandbox`: PATH, HOME, LANG, …); `undefined` removes one.
    * Nothing else of the service's environment reaches a script.
    */
   readonly scriptEnv?: Readonly<Record<string, string | undefined>>;
   /**
-   * The kernel sandbox of `@ca/tool-lifecycle/sandbox` (bubblewrap, Linux) for
+   * The kernel sandbox of `@ca/sandbox` (bubblewrap, Linux) for
    * scripts: `'required'`, `'auto'` (the default: used where it works) or
    * `'off'`, or `{ mode, network?, bwrapPath? }`. A sandboxed script sees the
    * file system read-only except the plan's write-bound resources (none in a

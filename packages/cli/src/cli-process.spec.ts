@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isProcessAlive, sandboxAvailableForTests } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive, sandboxAvailableForTests } from '@ca/sandbox/testing';
 import { fixtures, removeTemporaryFolders, temporaryFolder, withMcpFixtures } from './cli.test-helper';
 
 // These tests run the built `agents` binary (the test target depends on the

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { BoundResource, PlanApprovalPolicy } from '@ca/tool-context';
 import { resourceFromPath } from '@ca/tool-context';
 import type { ToolRuleDefinition, ToolRuntimeOptions } from '@ca/tool-lifecycle';
-import type { SandboxSetting } from '@ca/tool-lifecycle/sandbox';
+import type { SandboxSetting } from '@ca/sandbox';
 import { CliError } from './cli-error';
 import { expandVariables } from './expand-variables';
 import { readDocument } from './read-document';
@@ -63,7 +63,7 @@ export type RegistrySetting =
 export interface AgentsConfigFile {
   readonly runtime?: ToolRuntimeOptions;
   readonly approval?: ApprovalConfig;
-  /** The kernel sandbox of commands and skill scripts (see `@ca/tool-lifecycle/sandbox`). */
+  /** The kernel sandbox of commands and skill scripts (see `@ca/sandbox`). */
   readonly sandbox?: SandboxSetting;
   readonly registry?: RegistrySetting;
   readonly resources?: readonly ResourceEntry[];

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import { captureIo, captureMcpIo, fixtures, removeTemporaryFolders, temporaryFolder, writeFixture } from './cli.test-helper';
 import { EXIT_CODES, main } from './index';
 

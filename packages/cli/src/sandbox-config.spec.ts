@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { sandboxAvailableForTests } from '@ca/tool-lifecycle/testing';
+import { sandboxAvailableForTests } from '@ca/sandbox/testing';
 import { captureIo, removeTemporaryFolders, temporaryFolder, writeFixture } from './cli.test-helper';
 import { EXIT_CODES, loadConfig, main } from './index';
 

@@ -53,7 +53,7 @@ export type {
   SamplingRequest,
   SamplingResult,
 } from './sampling-handler';
-export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process/process-group';
+export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './deprecated/process-group';
 export {
   TOOL_SOURCE,
   SCHEMA_VALIDATOR,

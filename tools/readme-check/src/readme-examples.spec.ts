@@ -61,6 +61,7 @@ describe('README code blocks', () => {
         'packages/adapters-mcp/README.md',
         'packages/adapters-skills/README.md',
         'packages/adapters-wrapped/README.md',
+        'packages/sandbox/README.md',
         'packages/schema/README.md',
         'packages/tool-context/README.md',
         'packages/tool-lifecycle/README.md',

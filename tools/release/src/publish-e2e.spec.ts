@@ -212,7 +212,7 @@ describe('publishing every @ca package and consuming it from a private registry'
 
   it('publishes every package of packages/*: built CommonJS with declarations, README, exports, no tests or fixtures', async () => {
     expect(publishable.map((manifest) => manifest.name)).toEqual(
-      expect.arrayContaining(['@ca/domain', '@ca/schema', '@ca/tool-context', '@ca/tool-lifecycle', '@ca/adapters-builtin', '@ca/adapters-mcp']),
+      expect.arrayContaining(['@ca/domain', '@ca/schema', '@ca/tool-context', '@ca/sandbox', '@ca/tool-lifecycle', '@ca/adapters-builtin', '@ca/adapters-mcp']),
     );
     for (const manifest of publishable) {
       const { status, body } = await packument(manifest.name);
@@ -270,6 +270,24 @@ describe('publishing every @ca package and consuming it from a private registry'
     expect((await packument('@ca/does-not-exist-e2e')).status).toBe(404);
   });
 
+  it('installs @ca/tool-lifecycle alone without @ca/sandbox: a service that starts no program does not get it', () => {
+    const lean = path.join(tempRoot, 'lean');
+    fs.mkdirSync(lean);
+    fs.writeFileSync(path.join(lean, 'package.json'), `${JSON.stringify({ name: 'ca-lean', version: '1.0.0', private: true }, null, 2)}\n`);
+    fs.writeFileSync(path.join(lean, '.npmrc'), `@ca:registry=${registryUrl}\n`);
+    succeed(run('npm', ['install', '@ca/tool-lifecycle'], lean), 'npm install @ca/tool-lifecycle');
+    expect(fs.existsSync(path.join(lean, 'node_modules', '@ca', 'tool-context'))).toBe(true);
+    expect(fs.existsSync(path.join(lean, 'node_modules', '@ca', 'sandbox'))).toBe(false);
+    const probe = [
+      "const runtime = require('@ca/tool-lifecycle');",
+      "let deprecated = 'loaded';",
+      "try { require('@ca/tool-lifecycle/process'); } catch (error) { deprecated = error.code + ' ' + /@ca\\/sandbox/.test(error.message); }",
+      'console.log(JSON.stringify({ runtime: typeof runtime.ToolRuntime, groups: runtime.PROCESS_GROUPS_SUPPORTED, deprecated }));',
+    ].join('\n');
+    const result = report(succeed(run(process.execPath, ['-e', probe], lean), 'node -e (the lean install)'));
+    expect(result).toEqual({ runtime: 'function', groups: process.platform !== 'win32', deprecated: 'MODULE_NOT_FOUND true' });
+  });
+
   it('installs only @ca/tool-lifecycle and @ca/adapters-builtin in a fresh project; the core comes as peers', () => {
     fs.writeFileSync(path.join(consumer, 'package.json'), `${JSON.stringify({ name: 'ca-consumer', version: '1.0.0', private: true }, null, 2)}\n`);
     fs.writeFileSync(path.join(consumer, '.npmrc'), `@ca:registry=${registryUrl}\n`);
@@ -280,7 +298,7 @@ describe('publishing every @ca package and consuming it from a private registry'
     const lock = JSON.parse(fs.readFileSync(path.join(consumer, 'package-lock.json'), 'utf8'));
     const resolved = lock.packages['node_modules/@ca/tool-lifecycle'].resolved as string;
     expect(resolved.startsWith(registryUrl)).toBe(true);
-    for (const peer of ['@ca/domain', '@ca/schema', '@ca/tool-context', 'tsyringe']) {
+    for (const peer of ['@ca/domain', '@ca/schema', '@ca/tool-context', '@ca/sandbox', 'tsyringe']) {
       expect([peer, installedCopies(peer).length]).toEqual([peer, 1]);
     }
   });
@@ -313,7 +331,7 @@ describe('publishing every @ca package and consuming it from a private registry'
 
   it('adds @ca/adapters-mcp alone; it shares the one copy of the core and joins the same runtime', () => {
     succeed(run('npm', ['install', '@ca/adapters-mcp'], consumer), 'npm install @ca/adapters-mcp');
-    for (const core of ['@ca/domain', '@ca/schema', '@ca/tool-context', '@ca/tool-lifecycle', 'tsyringe']) {
+    for (const core of ['@ca/domain', '@ca/schema', '@ca/tool-context', '@ca/sandbox', '@ca/tool-lifecycle', 'tsyringe']) {
       expect([core, installedCopies(core)]).toEqual([core, [path.join(consumer, 'node_modules', ...core.split('/'))]]);
     }
     const listed = succeed(run('npm', ['ls', '@ca/tool-lifecycle', '--all', '--parseable'], consumer), 'npm ls @ca/tool-lifecycle');

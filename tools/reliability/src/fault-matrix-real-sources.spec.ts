@@ -13,7 +13,8 @@ import { BuiltinToolError, createBuiltinAdapter } from '@ca/adapters-builtin';
 import { SkillError, createSkillsAdapter } from '@ca/adapters-skills';
 import { ToolCancelledError, resourceFromPath, type PlanContext } from '@ca/tool-context';
 import { ToolActivationError, ToolRuntime, type ExecutionResult } from '@ca/tool-lifecycle';
-import { RecordingLogger, isProcessAlive } from '@ca/tool-lifecycle/testing';
+import { RecordingLogger } from '@ca/tool-lifecycle/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
 import { settle, withinHangGuard } from './support/guards';
 
 const node = process.execPath;

@@ -26,6 +26,24 @@ function compilerOptions(tsconfigPath: string): Record<string, unknown> {
   return { ...inherited, ...tsconfig.compilerOptions };
 }
 
+/** The bare package names a package's sources import (`import … from`, `export … from`, `require(…)`), tests included. */
+function importsOf(folder: string): Set<string> {
+  const names = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== '__fixtures__' && entry.name !== 'node_modules') walk(full);
+      } else if (entry.name.endsWith('.ts')) {
+        const text = fs.readFileSync(full, 'utf8');
+        for (const match of text.matchAll(/(?:from\s+|require\(\s*|import\(\s*)'((?:@[\w.-]+\/)?[\w.-]+)(?:\/[^']*)?'/g)) names.add(match[1]!);
+      }
+    }
+  };
+  walk(path.join(packagesDir, folder, 'src'));
+  return names;
+}
+
 /** The part of the "Install" section every package shares: from its heading to the package's own install command. */
 function sharedInstallText(readme: string): string | undefined {
   const start = readme.indexOf('\n## Install\n');
@@ -47,6 +65,7 @@ describe('package manifests', () => {
         'domain',
         'schema',
         'tool-context',
+        'sandbox',
         'tool-lifecycle',
         'adapters-builtin',
         'adapters-custom',
@@ -79,6 +98,32 @@ describe('package manifests', () => {
       expect([folder, manifest.peerDependencies?.['@ca/tool-lifecycle']]).toEqual([folder, expect.any(String)]);
       expect([folder, manifest.dependencies?.['@ca/tool-lifecycle']]).toEqual([folder, undefined]);
     }
+  });
+
+  it('a library package that imports @ca/sandbox (it starts programs) takes it as a peer dependency, like the other core packages', () => {
+    const importers = packages.filter(({ folder, manifest }) => folder !== 'sandbox' && manifest.private !== true && importsOf(folder).has('@ca/sandbox'));
+    expect(importers.map((entry) => entry.folder).sort()).toEqual(expect.arrayContaining(['adapters-builtin', 'adapters-mcp', 'adapters-skills', 'cli']));
+    for (const { folder, manifest } of importers) {
+      if (folder === 'cli') {
+        // The application pins every @ca package it runs, as dependencies.
+        expect([folder, manifest.dependencies?.['@ca/sandbox']]).toEqual([folder, expect.any(String)]);
+        continue;
+      }
+      expect([folder, manifest.peerDependencies?.['@ca/sandbox']]).toEqual([folder, expect.any(String)]);
+      expect([folder, manifest.dependencies?.['@ca/sandbox']]).toEqual([folder, undefined]);
+    }
+  });
+
+  it('the runtime takes @ca/sandbox as an optional peer (only its deprecated subpaths load it), and the sandbox imports nothing of the runtime', () => {
+    const lifecycle = packages.find((entry) => entry.folder === 'tool-lifecycle')!.manifest;
+    expect(lifecycle.peerDependenciesMeta?.['@ca/sandbox']).toEqual({ optional: true });
+    const sandbox = packages.find((entry) => entry.folder === 'sandbox')!.manifest;
+    expect(
+      Object.keys({ ...sandbox.dependencies, ...sandbox.peerDependencies })
+        .filter((name) => name.startsWith('@ca/'))
+        .sort(),
+    ).toEqual(['@ca/domain', '@ca/tool-context']);
+    expect([...importsOf('sandbox')].filter((name) => name.startsWith('@ca/')).sort()).toEqual(['@ca/domain', '@ca/tool-context']);
   });
 });
 

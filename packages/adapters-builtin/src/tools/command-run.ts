@@ -2,8 +2,18 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { ToolCancelledError } from '@ca/tool-context';
 import { toolFailure, toolSuccess, type ToolResult } from '@ca/tool-lifecycle';
-import { ProcessLaunchError, ProcessOptionsError, ProcessStartError, runProcess, type CapturedOutput } from '@ca/tool-lifecycle/process';
-import { sandboxOptionsForPlan, SandboxOverlayError, type OverlayChange, type SandboxOverlay, type SandboxWrites } from '@ca/tool-lifecycle/sandbox';
+import {
+  ProcessLaunchError,
+  ProcessOptionsError,
+  ProcessStartError,
+  runProcess,
+  type CapturedOutput,
+  sandboxOptionsForPlan,
+  SandboxOverlayError,
+  type OverlayChange,
+  type SandboxOverlay,
+  type SandboxWrites,
+} from '@ca/sandbox';
 import { schema, type BuiltinToolSpec, type ToolCall } from '../builtin-tool';
 import { fileChange, type BuiltinFileState } from '../undo-store';
 import { RESOURCE_PROPERTY } from './common';

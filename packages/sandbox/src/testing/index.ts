@@ -1,0 +1,2 @@
+export { isProcessAlive, waitUntilProcessesGone } from './processes';
+export { sandboxAvailableForTests } from './sandbox';
