@@ -4,7 +4,7 @@ import { CaError, messageOf, type CaErrorOptions } from '@ca/domain';
 export type ProcessErrorCode = 'PROCESS_INVALID_OPTIONS' | 'PROCESS_START_FAILED' | 'PROCESS_LAUNCH_FAILED';
 
 /**
- * Base of the errors of the process runner (`@ca/tool-lifecycle/process`).
+ * Base of the errors of the process runner (`@ca/sandbox`).
  * Tell them apart by `code` or by the inherited static `isInstance` guards,
  * which work across two installed copies of the package.
  */

@@ -4,7 +4,7 @@ import { CaError, type CaErrorOptions } from '@ca/domain';
 export type SandboxErrorCode = 'SANDBOX_UNAVAILABLE' | 'SANDBOX_INVALID_SETTINGS' | 'SANDBOX_OVERLAY_FAILED';
 
 /**
- * Base of the errors of the kernel sandbox (`@ca/tool-lifecycle/sandbox`).
+ * Base of the errors of the kernel sandbox (`@ca/sandbox`).
  * Tell them apart by `code` or by the inherited static `isInstance` guards.
  */
 export abstract class SandboxError extends CaError {
