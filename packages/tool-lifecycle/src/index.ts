@@ -1,39 +1,39 @@
 // tsyringe needs the Reflect metadata polyfill loaded before it; consumers need not remember it.
 import 'reflect-metadata';
 
-export type { ToolDescriptor } from './tool-descriptor';
-export type { ToolInstance, ToolCallOptions, ToolProgress } from './tool-instance';
-export type { ToolSource, UnavailableTool } from './tool-source';
-export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult } from './tool-result';
-export { toolSuccess, toolFailure } from './tool-result';
-export type { RuntimeLogger, LogFields, LogLevel } from './runtime-logger';
-export { createConsoleLogger, createRedactingLogger, silentLogger } from './runtime-logger';
-export type { RuntimeClock } from './runtime-clock';
-export { systemClock } from './runtime-clock';
-export { ToolLifecycleCache } from './lifecycle-cache';
-export type { ToolLifecycleCacheOptions, PlanEndReport } from './lifecycle-cache';
+export type { ToolDescriptor } from './tool/tool-descriptor';
+export type { ToolInstance, ToolCallOptions, ToolProgress } from './tool/tool-instance';
+export type { ToolSource, UnavailableTool } from './tool/tool-source';
+export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult } from './tool/tool-result';
+export { toolSuccess, toolFailure } from './tool/tool-result';
+export type { RuntimeLogger, LogFields, LogLevel } from './telemetry/runtime-logger';
+export { createConsoleLogger, createRedactingLogger, silentLogger } from './telemetry/runtime-logger';
+export type { RuntimeClock } from './telemetry/runtime-clock';
+export { systemClock } from './telemetry/runtime-clock';
+export { ToolLifecycleCache } from './plan/lifecycle-cache';
+export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan/lifecycle-cache';
 export { ToolRuntime } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions } from './tool-runtime';
-export type { DiscoveryResult, SourceError } from './tool-catalog';
-export { ToolSet } from './tool-set';
-export { policyRefusal } from './policy';
-export type { ToolSetSettings } from './tool-set';
-export { closestNames } from './closest-names';
+export type { DiscoveryResult, SourceError } from './catalog/tool-catalog';
+export { ToolSet } from './tool/tool-set';
+export { policyRefusal } from './plan/policy';
+export type { ToolSetSettings } from './tool/tool-set';
+export { closestNames } from './tool/closest-names';
 export { registerToolRuntime } from './register-tool-runtime';
-export { APPROVAL_HANDLER } from './approval-handler';
-export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
-export { approvalThroughInteraction } from './approval-interaction';
-export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval-interaction';
-export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval-store';
-export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval-store';
-export { compileToolRules } from './tool-rules';
-export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict } from './tool-rules';
-export { compileToolPattern } from './tool-pattern';
-export type { PatternMatcher } from './tool-pattern';
-export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './call-settings';
-export { canonicalJson } from './canonical-json';
-export { fingerprintTool } from './tool-fingerprint';
-export { INTERACTION_HANDLER } from './interaction-handler';
+export { APPROVAL_HANDLER } from './approval/approval-handler';
+export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval/approval-handler';
+export { approvalThroughInteraction } from './approval/approval-interaction';
+export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval/approval-interaction';
+export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval/approval-store';
+export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval/approval-store';
+export { compileToolRules } from './approval/tool-rules';
+export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict } from './approval/tool-rules';
+export { compileToolPattern } from './approval/tool-pattern';
+export type { PatternMatcher } from './approval/tool-pattern';
+export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls/call-settings';
+export { canonicalJson } from './approval/canonical-json';
+export { fingerprintTool } from './approval/tool-fingerprint';
+export { INTERACTION_HANDLER } from './interaction/interaction-handler';
 export type {
   FormInteraction,
   InteractionContext,
@@ -42,8 +42,8 @@ export type {
   InteractionResponse,
   InteractionValues,
   UrlInteraction,
-} from './interaction-handler';
-export { SAMPLING_HANDLER } from './sampling-handler';
+} from './interaction/interaction-handler';
+export { SAMPLING_HANDLER } from './interaction/sampling-handler';
 export type {
   SamplingContent,
   SamplingContext,
@@ -52,7 +52,7 @@ export type {
   SamplingModelPreferences,
   SamplingRequest,
   SamplingResult,
-} from './sampling-handler';
+} from './interaction/sampling-handler';
 export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './deprecated/process-group';
 export {
   TOOL_SOURCE,

@@ -1,13 +1,13 @@
 import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
-import { APPROVAL_HANDLER } from './approval-handler';
-import { approvalThroughInteraction } from './approval-interaction';
-import { APPROVAL_KEY, APPROVAL_STORE } from './approval-store';
-import { INTERACTION_HANDLER } from './interaction-handler';
+import { APPROVAL_HANDLER } from './approval/approval-handler';
+import { approvalThroughInteraction } from './approval/approval-interaction';
+import { APPROVAL_KEY, APPROVAL_STORE } from './approval/approval-store';
+import { INTERACTION_HANDLER } from './interaction/interaction-handler';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
-import { ToolLifecycleCache } from './lifecycle-cache';
-import { systemClock } from './runtime-clock';
-import { createConsoleLogger } from './runtime-logger';
+import { ToolLifecycleCache } from './plan/lifecycle-cache';
+import { systemClock } from './telemetry/runtime-clock';
+import { createConsoleLogger } from './telemetry/runtime-logger';
 import {
   PLAN_REGISTRY,
   RUNTIME_CLOCK,

@@ -14,33 +14,33 @@ import {
   type ToolExecutionTraceApproval,
 } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
-import type { ApprovalHandler } from './approval-handler';
-import { ApprovalGate, type PlanCallsSource } from './approval-gate';
-import type { ApprovalStore } from './approval-store';
-import { CallLimiter } from './call-limiter';
-import { CallSettings, type RetryPlan, type ToolCallPlan, type ToolCallSettings } from './call-settings';
-import { canonicalJson, digest } from './canonical-json';
+import type { ApprovalHandler } from './approval/approval-handler';
+import { ApprovalGate, type PlanCallsSource } from './approval/approval-gate';
+import type { ApprovalStore } from './approval/approval-store';
+import { CallLimiter } from './calls/call-limiter';
+import { CallSettings, type RetryPlan, type ToolCallPlan, type ToolCallSettings } from './calls/call-settings';
+import { canonicalJson, digest } from './approval/canonical-json';
 import { ToolExecutionError } from './errors/tool-execution-error';
 import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
 import { ToolNotActivatedError } from './errors/tool-not-activated-error';
 import { ToolRuntimeError } from './errors/tool-runtime-error';
-import { ToolLifecycleCache, type PlanEndReport, type ToolLifecycleCacheOptions } from './lifecycle-cache';
-import { PlanCalls } from './plan-calls';
+import { ToolLifecycleCache, type PlanEndReport, type ToolLifecycleCacheOptions } from './plan/lifecycle-cache';
+import { PlanCalls } from './plan/plan-calls';
 import { PlanRegistryLink, checkRegistryOption } from './plan-registry/plan-registry-link';
 import type { PlanRegistry, PlanRegistryOptions } from './plan-registry/plan-registry';
-import { enforcePolicy } from './policy';
-import { systemClock, type RuntimeClock } from './runtime-clock';
-import { createConsoleLogger, createRedactingLogger, type RuntimeLogger } from './runtime-logger';
-import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
-import { ToolCatalog, isTimeout, type DiscoveryResult, type RegisteredTool } from './tool-catalog';
-import { compileToolRules, type ToolRuleDefinition } from './tool-rules';
-import type { ToolDescriptor } from './tool-descriptor';
-import type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
-import type { ExecutionResult, ToolFailure, ToolResult } from './tool-result';
-import type { ToolSource } from './tool-source';
-import { TraceClock } from './trace-clock';
+import { enforcePolicy } from './plan/policy';
+import { systemClock, type RuntimeClock } from './telemetry/runtime-clock';
+import { createConsoleLogger, createRedactingLogger, type RuntimeLogger } from './telemetry/runtime-logger';
+import { activeTracer, endToolSpan, startToolSpan } from './telemetry/telemetry';
+import { ToolCatalog, isTimeout, type DiscoveryResult, type RegisteredTool } from './catalog/tool-catalog';
+import { compileToolRules, type ToolRuleDefinition } from './approval/tool-rules';
+import type { ToolDescriptor } from './tool/tool-descriptor';
+import type { ToolCallOptions, ToolInstance, ToolProgress } from './tool/tool-instance';
+import type { ExecutionResult, ToolFailure, ToolResult } from './tool/tool-result';
+import type { ToolSource } from './tool/tool-source';
+import { TraceClock } from './telemetry/trace-clock';
 
-export type { DiscoveryResult } from './tool-catalog';
+export type { DiscoveryResult } from './catalog/tool-catalog';
 
 /** Settings of a {@link ToolRuntime}. */
 export interface ToolRuntimeOptions {

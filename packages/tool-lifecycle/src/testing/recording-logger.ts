@@ -1,4 +1,4 @@
-import type { LogFields, RuntimeLogger } from '../runtime-logger';
+import type { LogFields, RuntimeLogger } from '../telemetry/runtime-logger';
 
 /** One entry a {@link RecordingLogger} received. */
 export interface LogEntry {

@@ -1,5 +1,5 @@
-import { TestTool } from './testing/index';
-import { ToolNotFoundError, ToolRegistrationError, ToolRuntime, ToolSet, closestNames, silentLogger } from './index';
+import { TestTool } from '../testing/index';
+import { ToolNotFoundError, ToolRegistrationError, ToolRuntime, ToolSet, closestNames, silentLogger } from '../index';
 
 describe('ToolSet', () => {
   const read = new TestTool({ name: 'team.files.read' });

@@ -1,7 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
-import { ToolRuntime } from './index';
+import { InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
+import { ToolRuntime } from '../index';
 import { activeTracer } from './telemetry';
 
 describe('OpenTelemetry spans', () => {

@@ -1,5 +1,5 @@
-import { ToolRuntime, createConsoleLogger, createRedactingLogger } from './index';
-import { InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
+import { ToolRuntime, createConsoleLogger, createRedactingLogger } from '../index';
+import { InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
 
 describe('createRedactingLogger', () => {
   it('redacts and caps the message, string fields and error fields, and passes the rest on', () => {

@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { TestTool, InMemoryToolSource, RecordingLogger } from './testing/index';
-import { ToolRuntime, ToolSet, type ToolSource } from './index';
+import { TestTool, InMemoryToolSource, RecordingLogger } from '../testing/index';
+import { ToolRuntime, ToolSet, type ToolSource } from '../index';
 
 /** RegExp needs about 37 s for this pattern on this text; the linear-time engine answers at once. */
 const ATTACK_PATTERN = '^(a+)+$';

@@ -1,5 +1,5 @@
-import { InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
-import { ToolInvalidArgumentError, ToolRuntime } from './index';
+import { InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
+import { ToolInvalidArgumentError, ToolRuntime } from '../index';
 
 /** The error a promise rejects with (fails the test when it resolves). */
 async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string; trace?: { attempts?: number } }> {

@@ -1,5 +1,5 @@
-import { TestTool, InMemoryToolSource, RecordingLogger } from './testing/index';
-import { ToolRuntime, type ToolSource } from './index';
+import { TestTool, InMemoryToolSource, RecordingLogger } from '../testing/index';
+import { ToolRuntime, type ToolSource } from '../index';
 
 /** A source whose discovery never answers, like a server that hangs or a SKILL.md that is a FIFO. */
 function hangingSource(): ToolSource & { readonly signals: AbortSignal[] } {

@@ -1,6 +1,6 @@
 import { createExecutionContext } from '@ca/tool-context';
-import { RecordingLogger, TestTool } from './testing/index';
-import { ToolActivationError, ToolDeactivationError, ToolLifecycleCache, ToolPlanEndedError } from './index';
+import { RecordingLogger, TestTool } from '../testing/index';
+import { ToolActivationError, ToolDeactivationError, ToolLifecycleCache, ToolPlanEndedError } from '../index';
 
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } {
   let resolve!: () => void;

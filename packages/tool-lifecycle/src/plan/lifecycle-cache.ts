@@ -1,9 +1,9 @@
 import type { CancellationToken, PlanContext, ToolExecutionContext } from '@ca/tool-context';
-import { ToolActivationError } from './errors/tool-activation-error';
-import { ToolDeactivationError } from './errors/tool-deactivation-error';
-import { ToolPlanEndedError } from './errors/tool-plan-ended-error';
-import { createRedactingLogger, type RuntimeLogger } from './runtime-logger';
-import type { ToolInstance } from './tool-instance';
+import { ToolActivationError } from '../errors/tool-activation-error';
+import { ToolDeactivationError } from '../errors/tool-deactivation-error';
+import { ToolPlanEndedError } from '../errors/tool-plan-ended-error';
+import { createRedactingLogger, type RuntimeLogger } from '../telemetry/runtime-logger';
+import type { ToolInstance } from '../tool/tool-instance';
 
 /** Settings of a {@link ToolLifecycleCache}. */
 export interface ToolLifecycleCacheOptions {

@@ -1,6 +1,6 @@
 import { ToolCancelledError } from '@ca/tool-context';
-import { InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
-import { ToolLimitExceededError, ToolRuntime, type ToolRuntimeOptions } from './index';
+import { InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
+import { ToolLimitExceededError, ToolRuntime, type ToolRuntimeOptions } from '../index';
 
 /** The error a promise rejects with (fails the test when it resolves). */
 async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string; trace?: { attempts?: number } }> {

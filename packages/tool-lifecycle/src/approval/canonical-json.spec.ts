@@ -1,4 +1,4 @@
-import { canonicalJson } from './index';
+import { canonicalJson } from '../index';
 
 describe('canonicalJson', () => {
   it('sorts keys at every level, so key order does not change the text', () => {

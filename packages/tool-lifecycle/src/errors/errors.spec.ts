@@ -14,7 +14,7 @@ import {
   ToolRegistrationError,
   ToolRuleError,
   ToolRuntimeError,
-} from './index';
+} from '../index';
 
 const cause = new Error('root cause');
 

@@ -1,4 +1,4 @@
-import { ToolRuleError, compileToolRules, type ToolRuleDefinition } from './index';
+import { ToolRuleError, compileToolRules, type ToolRuleDefinition } from '../index';
 
 function thrown(definitions: unknown): ToolRuleError {
   try {

@@ -1,6 +1,6 @@
-import { ToolAccessDeniedError } from './errors/tool-access-denied-error';
-import { ToolRuntime } from './index';
-import { InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
+import { ToolAccessDeniedError } from '../errors/tool-access-denied-error';
+import { ToolRuntime } from '../index';
+import { InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
 
 describe('policy step: a plan that denies the network', () => {
   const online = () => new TestTool({ name: 'web.fetch', capability: { writes: false, checkpointable: true, openWorld: true } });

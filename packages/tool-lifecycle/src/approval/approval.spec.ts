@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ToolCancelledError, type PlanContext } from '@ca/tool-context';
-import { InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
+import { InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
 // The package entry first: it loads reflect-metadata, which tsyringe needs.
 import {
   APPROVAL_HANDLER,
@@ -24,7 +24,7 @@ import {
   type ApprovalStore,
   type ToolRuntimeOptions,
   type ToolRuntimeSettings,
-} from './index';
+} from '../index';
 import { container } from 'tsyringe';
 
 const KEY = 'an approval key of at least 32 bytes, kept secret';

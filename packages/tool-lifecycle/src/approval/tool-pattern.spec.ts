@@ -1,4 +1,4 @@
-import { compileToolPattern } from './index';
+import { compileToolPattern } from '../index';
 
 describe('compileToolPattern', () => {
   it.each([

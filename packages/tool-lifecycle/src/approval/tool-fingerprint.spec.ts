@@ -1,5 +1,5 @@
 import { normalizeCapability } from '@ca/domain';
-import { fingerprintTool, type ToolDescriptor } from './index';
+import { fingerprintTool, type ToolDescriptor } from '../index';
 
 const base: ToolDescriptor = Object.freeze({
   name: 'mcp.github.create_issue',

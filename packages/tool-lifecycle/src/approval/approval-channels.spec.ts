@@ -1,4 +1,4 @@
-import { InMemoryPlanRegistry, InMemoryToolSource, RecordingLogger, TestTool } from './testing/index';
+import { InMemoryPlanRegistry, InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
 // The package entry first: it loads reflect-metadata, which tsyringe needs.
 import {
   APPROVAL_HANDLER,
@@ -22,7 +22,7 @@ import {
   type InteractionRequest,
   type InteractionResponse,
   type ToolRuntimeOptions,
-} from './index';
+} from '../index';
 import { container } from 'tsyringe';
 
 const pathSchema = {

@@ -1,7 +1,7 @@
-import type { ApprovalDecision } from './approval-handler';
-import type { CallLimiter } from './call-limiter';
-import type { PendingApprovalSummary } from './plan-registry/plan-registry';
-import type { ToolResult } from './tool-result';
+import type { ApprovalDecision } from '../approval/approval-handler';
+import type { CallLimiter } from '../calls/call-limiter';
+import type { PendingApprovalSummary } from '../plan-registry/plan-registry';
+import type { ToolResult } from '../tool/tool-result';
 
 /** An approval given for the rest of a plan. */
 export interface RememberedApproval {
