@@ -1,59 +1,15 @@
 // tsyringe needs the Reflect metadata polyfill loaded before it; consumers need not remember it.
 import 'reflect-metadata';
 
-export type { ToolDescriptor } from './tool/tool-descriptor';
-export type { ToolInstance, ToolCallOptions, ToolProgress } from './tool/tool-instance';
-export type { ToolSource, UnavailableTool } from './tool/tool-source';
-export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult } from './tool/tool-result';
-export { toolSuccess, toolFailure } from './tool/tool-result';
-export type { RuntimeLogger, LogFields, LogLevel } from './telemetry/runtime-logger';
-export { createConsoleLogger, createRedactingLogger, silentLogger } from './telemetry/runtime-logger';
-export type { RuntimeClock } from './telemetry/runtime-clock';
-export { systemClock } from './telemetry/runtime-clock';
-export { ToolLifecycleCache } from './plan/lifecycle-cache';
-export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan/lifecycle-cache';
+// What a tool and a source are.
+export type { ToolDescriptor, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
+export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ToolSetSettings } from './tool';
+export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
+
+// The runtime, its options and its registration.
 export { ToolRuntime } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions } from './tool-runtime';
-export type { DiscoveryResult, SourceError } from './catalog/tool-catalog';
-export { ToolSet } from './tool/tool-set';
-export { policyRefusal } from './plan/policy';
-export type { ToolSetSettings } from './tool/tool-set';
-export { closestNames } from './tool/closest-names';
 export { registerToolRuntime } from './register-tool-runtime';
-export { APPROVAL_HANDLER } from './approval/approval-handler';
-export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval/approval-handler';
-export { approvalThroughInteraction } from './approval/approval-interaction';
-export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval/approval-interaction';
-export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval/approval-store';
-export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval/approval-store';
-export { compileToolRules } from './approval/tool-rules';
-export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict } from './approval/tool-rules';
-export { compileToolPattern } from './approval/tool-pattern';
-export type { PatternMatcher } from './approval/tool-pattern';
-export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls/call-settings';
-export { canonicalJson } from './approval/canonical-json';
-export { fingerprintTool } from './approval/tool-fingerprint';
-export { INTERACTION_HANDLER } from './interaction/interaction-handler';
-export type {
-  FormInteraction,
-  InteractionContext,
-  InteractionHandler,
-  InteractionRequest,
-  InteractionResponse,
-  InteractionValues,
-  UrlInteraction,
-} from './interaction/interaction-handler';
-export { SAMPLING_HANDLER } from './interaction/sampling-handler';
-export type {
-  SamplingContent,
-  SamplingContext,
-  SamplingHandler,
-  SamplingMessage,
-  SamplingModelPreferences,
-  SamplingRequest,
-  SamplingResult,
-} from './interaction/sampling-handler';
-export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './deprecated/process-group';
 export {
   TOOL_SOURCE,
   SCHEMA_VALIDATOR,
@@ -64,6 +20,44 @@ export {
   TOOL_RUNTIME,
   PLAN_REGISTRY,
 } from './tokens';
+
+// The catalog and the plan.
+export type { DiscoveryResult, SourceError } from './catalog';
+export { ToolLifecycleCache, policyRefusal } from './plan';
+export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan';
+
+// Observability.
+export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './telemetry';
+export { createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './telemetry';
+
+// Approval, rules, and the calls' retries and limits.
+export { APPROVAL_HANDLER, approvalThroughInteraction, APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval';
+export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval';
+export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions, ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval';
+export { compileToolRules, compileToolPattern, canonicalJson, fingerprintTool } from './approval';
+export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict, PatternMatcher } from './approval';
+export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls';
+
+// Asking a person or a model.
+export { INTERACTION_HANDLER, SAMPLING_HANDLER } from './interaction';
+export type {
+  FormInteraction,
+  InteractionContext,
+  InteractionHandler,
+  InteractionRequest,
+  InteractionResponse,
+  InteractionValues,
+  UrlInteraction,
+  SamplingContent,
+  SamplingContext,
+  SamplingHandler,
+  SamplingMessage,
+  SamplingModelPreferences,
+  SamplingRequest,
+  SamplingResult,
+} from './interaction';
+
+// Plans across processes.
 export type {
   PlanRegistry,
   PlanRegistryEntry,
@@ -77,10 +71,11 @@ export type {
   PendingApprovalSummary,
   PlanMessageHandler,
   PlanSendResult,
-} from './plan-registry/plan-registry';
-export { MAX_LISTED_APPROVALS, MAX_LISTED_TOOLS } from './plan-registry/plan-registry';
-export { PlanRegistryError } from './plan-registry/plan-registry-error';
-export type { PlanRegistryErrorCode, PlanRegistryErrorOptions } from './plan-registry/plan-registry-error';
+  PlanRegistryErrorCode,
+  PlanRegistryErrorOptions,
+  PlanApprovalAnswer,
+} from './plan-registry';
+export { MAX_LISTED_APPROVALS, MAX_LISTED_TOOLS, PlanRegistryError } from './plan-registry';
 export {
   checkPlanRegistration,
   checkPlanControlMessage,
@@ -91,33 +86,54 @@ export {
   parseRegisteredPlan,
   planControlMessageKey,
   planIdProblem,
-} from './plan-registry/plan-registry-records';
-export type { PlanApprovalAnswer } from './plan-registry/plan-registry-records';
-export { ToolRuntimeError } from './errors/tool-runtime-error';
-export type { ToolRuntimeErrorCode, ToolRuntimeErrorOptions } from './errors/tool-runtime-error';
-export { ToolAccessDeniedError } from './errors/tool-access-denied-error';
-export type { ToolAccessDeniedErrorOptions, ToolAccessDeniedRule } from './errors/tool-access-denied-error';
-export { ToolApprovalDeniedError } from './errors/tool-approval-denied-error';
-export type { ToolApprovalDenial, ToolApprovalDeniedErrorOptions } from './errors/tool-approval-denied-error';
-export { ToolLimitExceededError } from './errors/tool-limit-exceeded-error';
-export type { ToolLimitExceededErrorOptions, ToolLimitKind } from './errors/tool-limit-exceeded-error';
-export { ToolRuleError } from './errors/tool-rule-error';
-export type { ToolRuleErrorOptions, ToolRuleProblem } from './errors/tool-rule-error';
-export { ToolCheckpointRequiredError } from './errors/tool-checkpoint-required-error';
-export type { ToolCheckpointRequiredErrorOptions } from './errors/tool-checkpoint-required-error';
-export { ToolNotActivatedError } from './errors/tool-not-activated-error';
-export type { ToolNotActivatedErrorOptions } from './errors/tool-not-activated-error';
-export { ToolActivationError } from './errors/tool-activation-error';
-export type { ToolActivationErrorOptions } from './errors/tool-activation-error';
-export { ToolExecutionError } from './errors/tool-execution-error';
-export type { ToolExecutionErrorOptions, ToolExecutionFailure } from './errors/tool-execution-error';
-export { ToolDeactivationError } from './errors/tool-deactivation-error';
-export type { ToolDeactivationErrorOptions } from './errors/tool-deactivation-error';
-export { ToolNotFoundError } from './errors/tool-not-found-error';
-export type { ToolNotFoundErrorOptions } from './errors/tool-not-found-error';
-export { ToolRegistrationError } from './errors/tool-registration-error';
-export type { DuplicateToolName, ToolRegistrationErrorOptions, ToolRegistrationProblem } from './errors/tool-registration-error';
-export { ToolPlanEndedError } from './errors/tool-plan-ended-error';
-export type { ToolPlanEndedErrorOptions } from './errors/tool-plan-ended-error';
-export { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
-export type { ToolInvalidArgumentErrorOptions } from './errors/tool-invalid-argument-error';
+} from './plan-registry';
+
+// Errors.
+export {
+  ToolRuntimeError,
+  ToolAccessDeniedError,
+  ToolApprovalDeniedError,
+  ToolLimitExceededError,
+  ToolRuleError,
+  ToolCheckpointRequiredError,
+  ToolNotActivatedError,
+  ToolActivationError,
+  ToolExecutionError,
+  ToolDeactivationError,
+  ToolNotFoundError,
+  ToolRegistrationError,
+  ToolPlanEndedError,
+  ToolInvalidArgumentError,
+} from './errors';
+export type {
+  ToolRuntimeErrorCode,
+  ToolRuntimeErrorOptions,
+  ToolAccessDeniedErrorOptions,
+  ToolAccessDeniedRule,
+  ToolApprovalDenial,
+  ToolApprovalDeniedErrorOptions,
+  ToolLimitExceededErrorOptions,
+  ToolLimitKind,
+  ToolRuleErrorOptions,
+  ToolRuleProblem,
+  ToolCheckpointRequiredErrorOptions,
+  ToolNotActivatedErrorOptions,
+  ToolActivationErrorOptions,
+  ToolExecutionErrorOptions,
+  ToolExecutionFailure,
+  ToolDeactivationErrorOptions,
+  ToolNotFoundErrorOptions,
+  ToolRegistrationErrorOptions,
+  ToolRegistrationProblem,
+  DuplicateToolName,
+  ToolPlanEndedErrorOptions,
+  ToolInvalidArgumentErrorOptions,
+} from './errors';
+
+// Moved to @ca/sandbox; kept here for one release (loads @ca/sandbox on first call).
+export {
+  /** @deprecated Moved to `@ca/sandbox`; removed from this entry in the release after this one. */
+  PROCESS_GROUPS_SUPPORTED,
+  /** @deprecated Moved to `@ca/sandbox`; removed from this entry in the release after this one. */
+  signalProcessGroup,
+} from './deprecated/process-group';

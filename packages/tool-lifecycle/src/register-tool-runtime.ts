@@ -1,13 +1,10 @@
 import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
-import { APPROVAL_HANDLER } from './approval/approval-handler';
-import { approvalThroughInteraction } from './approval/approval-interaction';
-import { APPROVAL_KEY, APPROVAL_STORE } from './approval/approval-store';
-import { INTERACTION_HANDLER } from './interaction/interaction-handler';
-import { ToolInvalidArgumentError } from './errors/tool-invalid-argument-error';
-import { ToolLifecycleCache } from './plan/lifecycle-cache';
-import { systemClock } from './telemetry/runtime-clock';
-import { createConsoleLogger } from './telemetry/runtime-logger';
+import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, approvalThroughInteraction } from './approval';
+import { ToolInvalidArgumentError } from './errors';
+import { INTERACTION_HANDLER } from './interaction';
+import { ToolLifecycleCache } from './plan';
+import { createConsoleLogger, systemClock } from './telemetry';
 import {
   PLAN_REGISTRY,
   RUNTIME_CLOCK,
@@ -18,7 +15,8 @@ import {
   TOOL_RUNTIME_OPTIONS,
   TOOL_SOURCE,
 } from './tokens';
-import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './tool-runtime';
+import { cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './runtime-options';
+import { ToolRuntime } from './tool-runtime';
 
 type Resolver = Parameters<FactoryFunction<unknown>>[0];
 

@@ -1,11 +1,10 @@
 import type { InjectionToken } from 'tsyringe';
 import type { SchemaValidator } from '@ca/schema';
-import type { RuntimeClock } from './telemetry/runtime-clock';
-import type { RuntimeLogger } from './telemetry/runtime-logger';
-import type { ToolLifecycleCache } from './plan/lifecycle-cache';
-import type { PlanRegistry } from './plan-registry/plan-registry';
+import type { RuntimeClock, RuntimeLogger } from './telemetry';
+import type { ToolLifecycleCache } from './plan';
+import type { PlanRegistry } from './plan-registry';
 import type { ToolRuntime, ToolRuntimeOptions } from './tool-runtime';
-import type { ToolSource } from './tool/tool-source';
+import type { ToolSource } from './tool';
 
 /** Every registered {@link ToolSource} (multi-registration: adapters add one each). */
 export const TOOL_SOURCE: InjectionToken<ToolSource> = Symbol.for('ca.tool-lifecycle.ToolSource');

@@ -4,13 +4,12 @@ import { ToolCancelledError, type PlanApprovalPolicy, type PlanContext, type Too
 import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
 import type { ApprovalRecord, ApprovalStore } from './approval-store';
 import { canonicalJson, digest } from './canonical-json';
-import { ToolApprovalDeniedError } from '../errors/tool-approval-denied-error';
-import { ToolInvalidArgumentError } from '../errors/tool-invalid-argument-error';
-import { ToolPlanEndedError } from '../errors/tool-plan-ended-error';
-import type { PlanCalls, PendingRequest } from '../plan/plan-calls';
-import type { PendingApprovalSummary, PlanApprovalMessage } from '../plan-registry/plan-registry';
-import type { RuntimeLogger } from '../telemetry/runtime-logger';
-import type { ToolDescriptor } from '../tool/tool-descriptor';
+import { ToolApprovalDeniedError, ToolInvalidArgumentError, ToolPlanEndedError } from '../errors';
+import type { PlanCalls, PendingRequest } from '../plan';
+import type { PendingApprovalSummary, PlanApprovalMessage } from '../plan-registry';
+import type { RuntimeLogger } from '../telemetry';
+import type { ToolDescriptor } from '../tool';
+import type { RegisteredTool } from '../catalog';
 import { fingerprintTool } from './tool-fingerprint';
 import { compileToolPattern, type PatternMatcher } from './tool-pattern';
 import type { ToolRules } from './tool-rules';
@@ -338,6 +337,21 @@ export class ApprovalGate {
       },
     );
     pending.answerElsewhere(decision, `approval request ${requestId} was answered through plan registry ${registry} by ${safeLabel(decidedBy)}`);
+  }
+
+  /**
+   * The approval step of an execution (4½, after the input validation): asks
+   * only when a rule of the service names the tool or the plan's policy has
+   * an approval part — otherwise one read of `policy.approval`. Returns
+   * `undefined` when the call may run at once, a promise when an answer must
+   * be waited for (see {@link ApprovalGate.check}).
+   * @throws ToolApprovalDeniedError, ToolCancelledError, ToolPlanEndedError (see {@link ApprovalGate.check}).
+   */
+  approve(subject: ApprovalSubject, tool: RegisteredTool, input: unknown, plans: PlanCallsSource): Promise<void> | undefined {
+    // Whether a rule names the tool is asked once per tool: the rules never change.
+    const ruled = this.rules !== undefined && (tool.ruled ??= this.rules.coversTool(tool.descriptor.name));
+    if (!ruled && subject.ctx.policy.approval === undefined) return undefined;
+    return this.check(subject, tool.descriptor, input, plans, ruled);
   }
 
   /**

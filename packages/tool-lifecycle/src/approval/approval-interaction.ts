@@ -1,7 +1,7 @@
 import { describeValue } from '@ca/domain';
 import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalRequest, ApprovalScope } from './approval-handler';
-import type { FormInteraction, InteractionContext, InteractionHandler, InteractionResponse } from '../interaction/interaction-handler';
-import { ToolInvalidArgumentError } from '../errors/tool-invalid-argument-error';
+import type { FormInteraction, InteractionContext, InteractionHandler, InteractionResponse } from '../interaction';
+import { ToolInvalidArgumentError } from '../errors';
 
 /** Options of {@link approvalThroughInteraction}. */
 export interface ApprovalThroughInteractionOptions {

@@ -1,7 +1,7 @@
 import { describeValue } from '@ca/domain';
 import { compileLinearPattern } from '@ca/schema';
 import { canonicalJson } from './canonical-json';
-import { ToolRuleError, type ToolRuleProblem } from '../errors/tool-rule-error';
+import { ToolRuleError, type ToolRuleProblem } from '../errors';
 import { compileToolPattern, type PatternMatcher } from './tool-pattern';
 
 /** What a rule decides for the calls it matches. */

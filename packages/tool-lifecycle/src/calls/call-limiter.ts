@@ -1,5 +1,5 @@
 import { ToolCancelledError, type CancellationToken } from '@ca/tool-context';
-import { ToolLimitExceededError } from '../errors/tool-limit-exceeded-error';
+import { ToolLimitExceededError } from '../errors';
 
 /** The most calls at once and the most calls per interval, for one tool in one scope. */
 export interface CallLimits {

@@ -1,6 +1,6 @@
-import { ToolInvalidArgumentError } from '../errors/tool-invalid-argument-error';
+import { ToolInvalidArgumentError } from '../errors';
 import type { CallLimits, LimitWaitPolicy } from './call-limiter';
-import { compileToolPattern, type PatternMatcher } from '../approval/tool-pattern';
+import { compileToolPattern, type PatternMatcher } from '../approval';
 
 /**
  * Retries of a tool's failed calls. Only failures the tool marks retryable

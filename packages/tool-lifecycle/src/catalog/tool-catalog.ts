@@ -1,13 +1,8 @@
 import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
 import { CompiledSchema, SchemaCompileError, SchemaValidator, isSchemaTrust, type SchemaTrust } from '@ca/schema';
-import { ToolInvalidArgumentError } from '../errors/tool-invalid-argument-error';
-import { ToolNotFoundError } from '../errors/tool-not-found-error';
-import { ToolRegistrationError, type DuplicateToolName } from '../errors/tool-registration-error';
-import type { RuntimeLogger } from '../telemetry/runtime-logger';
-import { closestNames } from '../tool/closest-names';
-import type { ToolDescriptor } from '../tool/tool-descriptor';
-import type { ToolInstance } from '../tool/tool-instance';
-import type { ToolSource, UnavailableTool } from '../tool/tool-source';
+import { ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
+import type { RuntimeLogger } from '../telemetry';
+import { closestNames, type ToolDescriptor, type ToolInstance, type ToolSource, type UnavailableTool } from '../tool';
 
 /** A source that could not be listed, and why. */
 export interface SourceError {

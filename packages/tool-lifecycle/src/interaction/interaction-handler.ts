@@ -1,5 +1,5 @@
 import type { InjectionToken } from 'tsyringe';
-import type { ApprovalRequest } from '../approval/approval-handler';
+import type { ApprovalRequest } from '../approval';
 
 /**
  * A form a person is asked to fill in: `schema` is a flat JSON Schema object

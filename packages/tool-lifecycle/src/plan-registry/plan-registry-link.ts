@@ -1,7 +1,7 @@
 import { describeValue, messageOf } from '@ca/domain';
 import type { PlanContext } from '@ca/tool-context';
-import { ToolInvalidArgumentError } from '../errors/tool-invalid-argument-error';
-import type { RuntimeLogger } from '../telemetry/runtime-logger';
+import { ToolInvalidArgumentError } from '../errors';
+import type { RuntimeLogger } from '../telemetry';
 import {
   MAX_LISTED_APPROVALS,
   MAX_LISTED_TOOLS,

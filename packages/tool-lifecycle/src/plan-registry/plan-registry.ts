@@ -1,4 +1,4 @@
-import type { ApprovalScope } from '../approval/approval-handler';
+import type { ApprovalScope } from '../approval';
 
 /**
  * A plan as the runtime announces it to a {@link PlanRegistry}: who it is,

@@ -1,9 +1,7 @@
 import type { CancellationToken, PlanContext, ToolExecutionContext } from '@ca/tool-context';
-import { ToolActivationError } from '../errors/tool-activation-error';
-import { ToolDeactivationError } from '../errors/tool-deactivation-error';
-import { ToolPlanEndedError } from '../errors/tool-plan-ended-error';
-import { createRedactingLogger, type RuntimeLogger } from '../telemetry/runtime-logger';
-import type { ToolInstance } from '../tool/tool-instance';
+import { ToolActivationError, ToolDeactivationError, ToolNotActivatedError, ToolPlanEndedError } from '../errors';
+import { createRedactingLogger, type RuntimeLogger } from '../telemetry';
+import type { ToolInstance } from '../tool';
 
 /** Settings of a {@link ToolLifecycleCache}. */
 export interface ToolLifecycleCacheOptions {
@@ -148,6 +146,16 @@ export class ToolLifecycleCache {
     plan.pending++;
     created.promise = this.activate(plan, created, name, activate).finally(() => this.settle(plan));
     return created.promise;
+  }
+
+  /**
+   * For a runtime that does not activate on first use: the tool must be
+   * active in the plan already.
+   * @throws ToolNotActivatedError otherwise.
+   */
+  requireActive(name: string, ctx: PlanContext): undefined {
+    if (!this.isActive(ctx.planId, name)) throw new ToolNotActivatedError({ toolName: name, planId: ctx.planId });
+    return undefined;
   }
 
   /**

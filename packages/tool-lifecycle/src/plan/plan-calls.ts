@@ -1,7 +1,8 @@
-import type { ApprovalDecision } from '../approval/approval-handler';
-import type { CallLimiter } from '../calls/call-limiter';
-import type { PendingApprovalSummary } from '../plan-registry/plan-registry';
-import type { ToolResult } from '../tool/tool-result';
+import type { PlanContext } from '@ca/tool-context';
+import type { ApprovalDecision } from '../approval';
+import type { CallLimiter } from '../calls';
+import type { PendingApprovalSummary } from '../plan-registry';
+import type { ToolResult } from '../tool';
 
 /** An approval given for the rest of a plan. */
 export interface RememberedApproval {
@@ -107,5 +108,29 @@ export class PlanCalls {
       const oldest = this.results.keys().next().value;
       if (oldest !== undefined) this.results.delete(oldest);
     }
+  }
+}
+
+/**
+ * What the runtime keeps per plan beyond its context, by context: made on a
+ * plan's first need and dropped with its context (a `WeakMap`), so a plan that
+ * never needs it costs nothing.
+ */
+export class PlanCallRecords {
+  private readonly plans = new WeakMap<PlanContext, PlanCalls>();
+
+  /** The plan's records, made on first need. */
+  planCalls(ctx: PlanContext): PlanCalls {
+    let plan = this.plans.get(ctx);
+    if (plan === undefined) {
+      plan = new PlanCalls();
+      this.plans.set(ctx, plan);
+    }
+    return plan;
+  }
+
+  /** The plan's records when it has some. */
+  existing(ctx: PlanContext): PlanCalls | undefined {
+    return this.plans.get(ctx);
   }
 }

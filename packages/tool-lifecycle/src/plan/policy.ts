@@ -1,7 +1,6 @@
 import type { PlanContext, PlanPolicy } from '@ca/tool-context';
-import { ToolAccessDeniedError } from '../errors/tool-access-denied-error';
-import { ToolCheckpointRequiredError } from '../errors/tool-checkpoint-required-error';
-import type { ToolDescriptor } from '../tool/tool-descriptor';
+import { ToolAccessDeniedError, ToolCheckpointRequiredError } from '../errors';
+import type { ToolDescriptor } from '../tool';
 
 /**
  * What the plan's policy says of a tool, without running anything: the

@@ -1,15 +1,17 @@
-import type {
-  PlanControlMessage,
-  PlanMessageHandler,
-  PlanProgress,
-  PlanRegistration,
-  PlanRegistry,
-  PlanRegistryEntry,
-  PlanSendResult,
-  RegisteredPlan,
-} from '../plan-registry/plan-registry';
-import { PlanRegistryError } from '../plan-registry/plan-registry-error';
-import { checkPlanControlMessage, checkPlanProgress, checkPlanRegistration } from '../plan-registry/plan-registry-records';
+import {
+  type PlanControlMessage,
+  type PlanMessageHandler,
+  type PlanProgress,
+  type PlanRegistration,
+  type PlanRegistry,
+  type PlanRegistryEntry,
+  type PlanSendResult,
+  type RegisteredPlan,
+  PlanRegistryError,
+  checkPlanControlMessage,
+  checkPlanProgress,
+  checkPlanRegistration,
+} from '../plan-registry';
 
 interface StoredPlan {
   record: RegisteredPlan;

@@ -1,9 +1,7 @@
 import type { ToolSourceKind } from '@ca/domain';
 import type { SchemaTrust } from '@ca/schema';
-import { ToolNotFoundError } from '../errors/tool-not-found-error';
-import type { ToolDescriptor } from '../tool/tool-descriptor';
-import type { ToolInstance } from '../tool/tool-instance';
-import type { ToolSource, UnavailableTool } from '../tool/tool-source';
+import { ToolNotFoundError } from '../errors';
+import type { ToolDescriptor, ToolInstance, ToolSource, UnavailableTool } from '../tool';
 
 /**
  * A {@link ToolSource} holding tool instances in memory, for tests. Tools can

@@ -1,4 +1,4 @@
-import type { LogFields, RuntimeLogger } from '../telemetry/runtime-logger';
+import type { LogFields, RuntimeLogger } from '../telemetry';
 
 /** One entry a {@link RecordingLogger} received. */
 export interface LogEntry {

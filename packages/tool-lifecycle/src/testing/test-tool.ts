@@ -1,8 +1,6 @@
 import { normalizeCapability, type JsonSchema, type ToolCapabilityInput, type ToolSourceKind } from '@ca/domain';
 import type { ChangeInput, ToolExecutionContext } from '@ca/tool-context';
-import type { ToolDescriptor } from '../tool/tool-descriptor';
-import type { ToolCallOptions, ToolInstance } from '../tool/tool-instance';
-import type { ToolResult } from '../tool/tool-result';
+import type { ToolDescriptor, ToolCallOptions, ToolInstance, ToolResult } from '../tool';
 
 /** One lifecycle event a {@link TestTool} saw. */
 export interface TestToolEvent {

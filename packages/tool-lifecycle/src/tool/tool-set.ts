@@ -1,8 +1,7 @@
 import type { ToolSourceKind } from '@ca/domain';
 import type { SchemaTrust } from '@ca/schema';
 import { closestNames } from './closest-names';
-import { ToolNotFoundError } from '../errors/tool-not-found-error';
-import { ToolRegistrationError } from '../errors/tool-registration-error';
+import { ToolNotFoundError, ToolRegistrationError } from '../errors';
 import type { ToolDescriptor } from './tool-descriptor';
 import type { ToolInstance } from './tool-instance';
 import type { ToolSource } from './tool-source';

@@ -1,0 +1,63 @@
+import { ToolSchemaValidationError } from '@ca/schema';
+import type { RegisteredTool } from '../catalog';
+import { ToolExecutionError } from '../errors';
+import type { ExecutionRecorder } from '../telemetry';
+import type { ExecutionResult, ToolFailure, ToolResult } from '../tool';
+import type { CallRunner } from './call-runner';
+import type { Execution } from './execution';
+
+/**
+ * Steps 6 and 7 of an execution: the changes recorded (first, so a failed
+ * output check keeps them), the output serialised (its size for the trace)
+ * and checked against the tool's output schema, and the execution traced.
+ */
+export function finishCall(runner: CallRunner, recorder: ExecutionRecorder, execution: Execution, tool: RegisteredTool, raw: unknown): ExecutionResult<never> {
+  const { toolName, ctx } = execution;
+  const planId = ctx.planId;
+  let result = checkResult(raw, toolName, planId);
+  if (result.changes !== undefined) runner.recordChanges(execution, result.changes);
+  let size = 0;
+  if (result.ok) {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(result.output);
+    } catch (error) {
+      result = { ok: false, error: new ToolExecutionError({ toolName, planId, failure: 'unserialisable-output', cause: error }) };
+    }
+    if (json !== undefined) size = utf8Length(json);
+    if (result.ok && tool.output !== undefined) {
+      const check = tool.output.validate(result.output);
+      if (!check.valid) {
+        const error = new ToolSchemaValidationError({ direction: 'output', issues: check.issues, toolName, planId });
+        if (tool.strictOutput) {
+          result = { ...result, ok: false, error } as ToolFailure;
+        } else {
+          runner.logger.warn(error.message, { code: error.code, toolName, planId, executionId: execution.executionId, issues: check.issues });
+        }
+      }
+    }
+  }
+  return recorder.complete(execution, result, size);
+}
+
+/** UTF-8 byte length; short ASCII strings (the common output) skip Buffer. */
+function utf8Length(text: string): number {
+  if (text.length > 256) return Buffer.byteLength(text, 'utf8');
+  for (let index = 0; index < text.length; index++) {
+    if (text.charCodeAt(index) > 0x7f) return Buffer.byteLength(text, 'utf8');
+  }
+  return text.length;
+}
+
+/** What the tool returned, as a result: a failure without an `Error` and anything that is not a result become `ToolExecutionError`s. */
+function checkResult(raw: unknown, toolName: string, planId: string): ToolResult {
+  if (typeof raw === 'object' && raw !== null) {
+    const result = raw as ToolResult;
+    if (result.ok === true) return result;
+    if (result.ok === false) {
+      if (result.error instanceof Error) return result;
+      return { ...result, error: new ToolExecutionError({ toolName, planId, failure: 'reported', cause: result.error }) };
+    }
+  }
+  return { ok: false, error: new ToolExecutionError({ toolName, planId, failure: 'invalid-result', returned: raw }) };
+}

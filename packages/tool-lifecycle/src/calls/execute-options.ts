@@ -1,0 +1,18 @@
+import type { ToolProgress } from '../tool';
+
+/** Options of one `execute` call. */
+export interface ExecuteOptions {
+  /** Deadline of this execution in ms; overrides the descriptor's and the runtime's. */
+  readonly timeoutMs?: number;
+  /** Receives the progress the tool reports. */
+  readonly onProgress?: (progress: ToolProgress) => void;
+  /**
+   * The caller's id of this call in the plan (a plan file's step id, an
+   * agent's tool-call id), 1–1,000 characters. It replaces the ordinal in the
+   * call's idempotency key, so the key is the same whenever this step is made
+   * again; and a successful result of the same step (same tool, same
+   * arguments) already recorded in the plan is returned instead of calling
+   * again (the trace says `replayedFrom`).
+   */
+  readonly step?: string;
+}

@@ -1,0 +1,122 @@
+import { messageOf } from '@ca/domain';
+import { ToolCancelledError, createExecutionId, toTraceError, type PlanContext, type ToolExecutionTrace } from '@ca/tool-context';
+import type { RegisteredTool } from '../catalog';
+import type { Execution } from '../calls';
+import { ToolExecutionError, ToolRuntimeError } from '../errors';
+import type { ExecutionResult, ToolResult } from '../tool';
+import type { RuntimeLogger } from './runtime-logger';
+import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
+import type { TraceClock } from './trace-clock';
+
+/**
+ * Where every execution is recorded: its id and start, its OpenTelemetry span
+ * when a tracer is registered, and exactly one trace appended to the plan's
+ * context, whether the execution returns or throws.
+ */
+export class ExecutionRecorder {
+  constructor(
+    private readonly clock: TraceClock,
+    private readonly logger: RuntimeLogger,
+  ) {}
+
+  /** A new execution of `toolName` in the plan of `ctx`, started now. */
+  start(toolName: string, ctx: PlanContext): Execution {
+    const startedMono = this.clock.monotonic();
+    return {
+      toolName,
+      ctx,
+      executionId: createExecutionId(),
+      startedMono,
+      startedAt: this.clock.wallTime(startedMono),
+      tool: undefined,
+      view: undefined,
+      span: undefined,
+      extra: undefined,
+    };
+  }
+
+  /** The tool is known: its span starts, when a tracer is registered (one read of the API's registry otherwise). */
+  found(execution: Execution, tool: RegisteredTool): void {
+    execution.tool = tool;
+    const tracer = activeTracer();
+    if (tracer !== undefined) {
+      execution.span = startToolSpan(tracer, execution.toolName, execution.executionId, tool.descriptor.source, execution.ctx.planId);
+    }
+  }
+
+  /** A returned outcome: traced, and handed to the caller with its trace. */
+  complete(execution: Execution, result: ToolResult, resultSizeBytes: number): ExecutionResult<never> {
+    const error = result.ok ? undefined : result.error;
+    const trace = this.recordTrace(execution, resultSizeBytes, error);
+    if (execution.span !== undefined) endToolSpan(execution.span, error === undefined ? undefined : errorType(error), error?.message);
+    return withExecution(result, execution.executionId, execution.toolName, trace);
+  }
+
+  /** A thrown outcome: coded, traced, and carrying its trace. */
+  fail(execution: Execution, thrown: unknown): Error & { code?: string } {
+    const { toolName, ctx } = execution;
+    const error: Error & { code?: string } =
+      ToolRuntimeError.isInstance(thrown) || ToolCancelledError.isInstance(thrown)
+        ? thrown
+        : new ToolExecutionError({ toolName, planId: ctx.planId, cause: thrown });
+    const trace = this.recordTrace(execution, 0, error);
+    if (execution.span !== undefined) endToolSpan(execution.span, errorType(error), error.message);
+    Object.defineProperty(error, 'trace', { value: trace, configurable: true, writable: true, enumerable: false });
+    return error;
+  }
+
+  private recordTrace(execution: Execution, resultSizeBytes: number, error: unknown): ToolExecutionTrace {
+    const { ctx, toolName, startedAt } = execution;
+    const durationMs = this.clock.monotonic() - execution.startedMono;
+    const traceError = error === undefined ? undefined : toTraceError(error);
+    // Built without object spread: V8 takes a slow path for spreads here.
+    const trace: { -readonly [K in keyof ToolExecutionTrace]: ToolExecutionTrace[K] } = {
+      executionId: execution.executionId,
+      planId: ctx.planId,
+      toolName,
+      startedAt: this.clock.iso(startedAt),
+      endedAt: this.clock.iso(startedAt + durationMs),
+      durationMs,
+      resultSizeBytes,
+      success: error === undefined,
+    };
+    if (traceError !== undefined) trace.error = traceError;
+    const extra = execution.extra;
+    if (extra !== undefined) {
+      if (extra.approval !== undefined) trace.approval = extra.approval;
+      if (extra.attempts !== undefined) trace.attempts = extra.attempts;
+      if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
+    }
+    // Frozen, the context records this very object instead of a copy.
+    Object.freeze(trace);
+    try {
+      ctx.recordTrace(trace);
+    } catch (recordError) {
+      this.logger.error(`Could not record the trace of tool '${toolName}' in plan '${ctx.planId}': ${messageOf(recordError)}`, {
+        toolName,
+        planId: ctx.planId,
+      });
+    }
+    return trace;
+  }
+}
+
+/**
+ * The result handed to the caller: the tool's result plus the execution's
+ * identity and trace. Built field by field — `{ ...result, extra }` is
+ * several microseconds in V8 on this path, more than the rest of execute.
+ */
+function withExecution(result: ToolResult, executionId: string, toolName: string, trace: ToolExecutionTrace): ExecutionResult<never> {
+  const out: Record<string, unknown> = result.ok
+    ? { ok: true, output: result.output, executionId, toolName, trace }
+    : { ok: false, error: result.error, executionId, toolName, trace };
+  if (!result.ok && result.output !== undefined) out.output = result.output;
+  if (result.content !== undefined) out.content = result.content;
+  if (result.changes !== undefined) out.changes = result.changes;
+  if (result.metadata !== undefined) out.metadata = result.metadata;
+  return out as unknown as ExecutionResult<never>;
+}
+
+function errorType(error: Error & { code?: unknown }): string {
+  return typeof error.code === 'string' ? error.code : error.name;
+}
