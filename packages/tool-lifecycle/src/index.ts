@@ -27,8 +27,8 @@ export { ToolLifecycleCache, policyRefusal } from './plan';
 export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan';
 
 // Observability.
-export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './telemetry';
-export { createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './telemetry';
+export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './observability';
+export { createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
 
 // Approval, rules, and the calls' retries and limits.
 export { APPROVAL_HANDLER, approvalThroughInteraction, APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval';

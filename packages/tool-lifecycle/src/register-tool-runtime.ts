@@ -4,7 +4,7 @@ import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, approvalThroughInteract
 import { ToolInvalidArgumentError } from './errors';
 import { INTERACTION_HANDLER } from './interaction';
 import { ToolLifecycleCache } from './plan';
-import { createConsoleLogger, systemClock } from './telemetry';
+import { createConsoleLogger, systemClock } from './observability';
 import {
   PLAN_REGISTRY,
   RUNTIME_CLOCK,

@@ -5,7 +5,7 @@ import type { ToolCallSettings } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import type { ToolLifecycleCache, ToolLifecycleCacheOptions } from './plan';
 import type { PlanRegistry } from './plan-registry';
-import type { RuntimeClock, RuntimeLogger } from './telemetry';
+import type { RuntimeClock, RuntimeLogger } from './observability';
 import type { ToolSource } from './tool';
 
 /** Settings of a `ToolRuntime`. */

@@ -1,6 +1,6 @@
 import type { InjectionToken } from 'tsyringe';
 import type { SchemaValidator } from '@ca/schema';
-import type { RuntimeClock, RuntimeLogger } from './telemetry';
+import type { RuntimeClock, RuntimeLogger } from './observability';
 import type { ToolLifecycleCache } from './plan';
 import type { PlanRegistry } from './plan-registry';
 import type { ToolRuntime, ToolRuntimeOptions } from './tool-runtime';

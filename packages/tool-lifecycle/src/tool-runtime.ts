@@ -7,7 +7,7 @@ import { ToolInvalidArgumentError } from './errors';
 import { PlanCallRecords, ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
-import { ExecutionRecorder, TraceClock, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './telemetry';
+import { ExecutionRecorder, TraceClock, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
 import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
 
 export type { DiscoveryResult } from './catalog';
@@ -29,7 +29,7 @@ export type { ToolRuntimeOptions, ToolRuntimeSettings } from './runtime-options'
  *
  * Each step is a call into the folder of its concern: `catalog/` (the tools),
  * `plan/` (activations, the plan's records, the policy), `approval/`,
- * `calls/` (the call, retries, limits, steps, the outcome), `telemetry/`
+ * `calls/` (the call, retries, limits, steps, the outcome), `observability/`
  * (traces and spans), `plan-registry/`.
  */
 export class ToolRuntime {

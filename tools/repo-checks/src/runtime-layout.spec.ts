@@ -28,7 +28,7 @@ describe('the layout of @ca/tool-lifecycle', () => {
   });
 
   it('has the folders of its concerns, and no sources of the process runner or the sandbox', () => {
-    expect(folders).toEqual(expect.arrayContaining(['approval', 'calls', 'catalog', 'errors', 'plan', 'plan-registry', 'telemetry', 'tool']));
+    expect(folders).toEqual(expect.arrayContaining(['approval', 'calls', 'catalog', 'errors', 'observability', 'plan', 'plan-registry', 'tool']));
     expect(folders).not.toContain('process');
     expect(folders).not.toContain('sandbox');
   });

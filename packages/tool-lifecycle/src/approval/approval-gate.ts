@@ -7,7 +7,7 @@ import { canonicalJson, digest } from './canonical-json';
 import { ToolApprovalDeniedError, ToolInvalidArgumentError, ToolPlanEndedError } from '../errors';
 import type { PlanCalls, PendingRequest } from '../plan';
 import type { PendingApprovalSummary, PlanApprovalMessage } from '../plan-registry';
-import type { RuntimeLogger } from '../telemetry';
+import type { RuntimeLogger } from '../observability';
 import type { ToolDescriptor } from '../tool';
 import type { RegisteredTool } from '../catalog';
 import { fingerprintTool } from './tool-fingerprint';

@@ -1,7 +1,7 @@
 import { ToolSchemaValidationError } from '@ca/schema';
 import type { RegisteredTool } from '../catalog';
 import { ToolExecutionError } from '../errors';
-import type { ExecutionRecorder } from '../telemetry';
+import type { ExecutionRecorder } from '../observability';
 import type { ExecutionResult, ToolFailure, ToolResult } from '../tool';
 import type { CallRunner } from './call-runner';
 import type { Execution } from './execution';

@@ -2,7 +2,7 @@ import { messageOf } from '@ca/domain';
 import { ToolCancelledError, type ChangeInput } from '@ca/tool-context';
 import type { RegisteredTool } from '../catalog';
 import type { PlanCallRecords, ToolLifecycleCache } from '../plan';
-import type { ExecutionRecorder, RuntimeLogger, TraceClock } from '../telemetry';
+import type { ExecutionRecorder, RuntimeLogger, TraceClock } from '../observability';
 import type { ExecutionResult, ToolCallOptions, ToolInstance, ToolResult } from '../tool';
 import type { CallLimiter } from './call-limiter';
 import { finishCall } from './call-outcome';

@@ -1,7 +1,7 @@
 import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
 import { CompiledSchema, SchemaCompileError, SchemaValidator, isSchemaTrust, type SchemaTrust } from '@ca/schema';
 import { ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
-import type { RuntimeLogger } from '../telemetry';
+import type { RuntimeLogger } from '../observability';
 import { closestNames, type ToolDescriptor, type ToolInstance, type ToolSource, type UnavailableTool } from '../tool';
 
 /** A source that could not be listed, and why. */

@@ -1,7 +1,7 @@
 import { describeValue, messageOf } from '@ca/domain';
 import type { PlanContext } from '@ca/tool-context';
 import { ToolInvalidArgumentError } from '../errors';
-import type { RuntimeLogger } from '../telemetry';
+import type { RuntimeLogger } from '../observability';
 import {
   MAX_LISTED_APPROVALS,
   MAX_LISTED_TOOLS,

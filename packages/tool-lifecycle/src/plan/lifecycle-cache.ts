@@ -1,6 +1,6 @@
 import type { CancellationToken, PlanContext, ToolExecutionContext } from '@ca/tool-context';
 import { ToolActivationError, ToolDeactivationError, ToolNotActivatedError, ToolPlanEndedError } from '../errors';
-import { createRedactingLogger, type RuntimeLogger } from '../telemetry';
+import { createRedactingLogger, type RuntimeLogger } from '../observability';
 import type { ToolInstance } from '../tool';
 
 /** Settings of a {@link ToolLifecycleCache}. */

@@ -1,4 +1,4 @@
-import type { LogFields, RuntimeLogger } from '../telemetry';
+import type { LogFields, RuntimeLogger } from '../observability';
 
 /** One entry a {@link RecordingLogger} received. */
 export interface LogEntry {
