@@ -16,7 +16,8 @@ import path from 'node:path';
 const workspaceRoot = path.resolve(__dirname, '..', '..', '..', '..', '..');
 const nxBin = path.join(workspaceRoot, 'node_modules', 'nx', 'dist', 'bin', 'nx.js');
 const ROOT_FILES = ['package.json', 'nx.json', 'tsconfig.base.json', 'jest.preset.js', 'eslint.config.mjs', 'LICENSE'];
-const CORE_PACKAGES = ['domain', 'schema', 'tool-context', 'tool-lifecycle'];
+// @ca/sandbox: the runtime builds its deprecated /process and /sandbox re-exports from it.
+const CORE_PACKAGES = ['domain', 'schema', 'tool-context', 'sandbox', 'tool-lifecycle'];
 const SKIPPED_FOLDERS = new Set(['dist', 'node_modules', 'coverage', '.nx']);
 const NAME = 'e2e-sample';
 const PACKAGE = `@ca/adapters-${NAME}`;
