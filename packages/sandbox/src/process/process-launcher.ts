@@ -1,4 +1,4 @@
-import type { ProcessExit } from './process-types';
+import type { ProcessExit } from './process-exit';
 
 /** What the runner is about to start, its environment already built. */
 export interface ProcessLaunch {
