@@ -1,8 +1,8 @@
 import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
-import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, approvalThroughInteraction } from './approval';
+import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE } from './approval';
 import { ToolInvalidArgumentError } from './errors';
-import { INTERACTION_HANDLER } from './interaction';
+import { INTERACTION_HANDLER, approvalThroughInteraction } from './interaction';
 import { ToolLifecycleCache } from './plan';
 import { createConsoleLogger, systemClock } from './observability';
 import {

@@ -2,12 +2,12 @@ import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
 import type { PlanContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
+import { CallRunner, CallSettings, PlanCallRecords, recordStep, reserveStep, untilCancelled, type ExecuteOptions } from './calls';
 import { ToolInvalidArgumentError } from './errors';
-import { PlanCallRecords, ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
+import { ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
-import { ExecutionRecorder, TraceClock, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
+import { ExecutionRecorder, TraceClock, type Execution, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
 import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
 
 export type { DiscoveryResult } from './catalog';

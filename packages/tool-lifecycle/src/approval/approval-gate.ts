@@ -5,7 +5,7 @@ import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason
 import type { ApprovalRecord, ApprovalStore } from './approval-store';
 import { canonicalJson, digest } from './canonical-json';
 import { ToolApprovalDeniedError, ToolInvalidArgumentError, ToolPlanEndedError } from '../errors';
-import type { PlanCalls, PendingRequest } from '../plan';
+import type { PendingRequest, PlanCalls } from '../calls';
 import type { PendingApprovalSummary, PlanApprovalMessage } from '../plan-registry';
 import type { RuntimeLogger } from '../observability';
 import type { ToolDescriptor } from '../tool';

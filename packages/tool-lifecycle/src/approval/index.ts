@@ -4,8 +4,6 @@ export { ApprovalGate } from './approval-gate';
 export type { ApprovalGateSettings, ApprovalSubject, PlanCallsSource } from './approval-gate';
 export { APPROVAL_HANDLER } from './approval-handler';
 export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
-export { approvalThroughInteraction } from './approval-interaction';
-export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval-interaction';
 export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval-store';
 export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval-store';
 export { compileToolRules } from './tool-rules';

@@ -4,7 +4,7 @@ import { ToolExecutionError } from '../errors';
 import type { ExecutionRecorder } from '../observability';
 import type { ExecutionResult, ToolFailure, ToolResult } from '../tool';
 import type { CallRunner } from './call-runner';
-import type { Execution } from './execution';
+import type { Execution } from '../observability';
 import { jsonByteLength } from './json-size';
 
 /**

@@ -1,14 +1,15 @@
 import { messageOf } from '@ca/domain';
 import { ToolCancelledError, type ChangeInput } from '@ca/tool-context';
 import type { RegisteredTool } from '../catalog';
-import type { PlanCallRecords, ToolLifecycleCache } from '../plan';
+import type { ToolLifecycleCache } from '../plan';
+import type { PlanCallRecords } from './plan-calls';
 import type { ExecutionRecorder, RuntimeLogger, TraceClock } from '../observability';
 import type { ExecutionResult, ToolCallOptions, ToolInstance, ToolResult } from '../tool';
 import type { CallLimiter } from './call-limiter';
 import { finishCall } from './call-outcome';
 import type { CallSettings } from './call-settings';
 import type { ExecuteOptions } from './execute-options';
-import type { Execution } from './execution';
+import type { Execution } from '../observability';
 import { idempotencyKeyOf } from './idempotency';
 import { callWithSettings } from './retries';
 

@@ -1,7 +1,7 @@
 import type { CallRunner } from './call-runner';
 import { CallLimiter } from './call-limiter';
 import type { ToolCallPlan } from './call-settings';
-import type { Execution } from './execution';
+import type { Execution } from '../observability';
 
 /** Takes a turn of every limit of the tool, in order; gives back those taken when one refuses. */
 export async function takeTurns(runner: CallRunner, execution: Execution, callPlan: ToolCallPlan): Promise<() => void> {

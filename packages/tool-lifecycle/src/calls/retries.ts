@@ -4,7 +4,7 @@ import type { ToolInstance, ToolResult } from '../tool';
 import type { CallRunner } from './call-runner';
 import type { RetryPlan, ToolCallPlan } from './call-settings';
 import type { ExecuteOptions } from './execute-options';
-import { extraOf, type Execution } from './execution';
+import { extraOf, type Execution } from '../observability';
 import { takeTurns } from './limits';
 import { sleep } from './until-cancelled';
 

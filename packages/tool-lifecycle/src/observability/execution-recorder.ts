@@ -1,7 +1,7 @@
 import { messageOf } from '@ca/domain';
 import { ToolCancelledError, createExecutionId, toTraceError, type PlanContext, type ToolExecutionTrace } from '@ca/tool-context';
 import type { RegisteredTool } from '../catalog';
-import type { Execution } from '../calls';
+import type { Execution } from './execution';
 import { ToolExecutionError, ToolRuntimeError } from '../errors';
 import type { ExecutionResult, ToolResult } from '../tool';
 import type { RuntimeLogger } from './runtime-logger';

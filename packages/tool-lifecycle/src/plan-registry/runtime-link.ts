@@ -1,5 +1,6 @@
 import type { ApprovalGate } from '../approval';
-import type { ToolLifecycleCache, PlanCallRecords } from '../plan';
+import type { PlanCallRecords } from '../calls';
+import type { ToolLifecycleCache } from '../plan';
 import type { RuntimeLogger } from '../observability';
 import type { PlanRegistry } from './plan-registry';
 import { PlanRegistryLink } from './plan-registry-link';

@@ -1,6 +1,6 @@
 import type { PlanContext } from '@ca/tool-context';
 import type { ApprovalDecision } from '../approval';
-import type { CallLimiter } from '../calls';
+import type { CallLimiter } from './call-limiter';
 import type { PendingApprovalSummary } from '../plan-registry';
 import type { ToolResult } from '../tool';
 
