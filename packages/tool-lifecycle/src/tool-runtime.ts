@@ -5,7 +5,7 @@ import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalo
 import { CallRunner, CallSettings, PlanCallRecords, recordStep, reserveStep, untilCancelled, type ExecuteOptions } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import { ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
-import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
+import { PlanRegistryLink, checkRegistryOption, type PlanRegistry } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
 import { ExecutionRecorder, TraceClock, type Execution, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
 import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
@@ -68,10 +68,7 @@ export class ToolRuntime {
     });
     const callSettings = options.calls === undefined ? undefined : new CallSettings(options.calls);
     this.calls = new CallRunner(this.cache, this.logger, clock, this.plans, this.recorder, callSettings?.empty === false ? callSettings : undefined);
-    this.registryLink =
-      settings.planRegistry === undefined
-        ? undefined
-        : linkToRegistry(settings.planRegistry, this.logger, { cache: this.cache, plans: this.plans, approvals: this.approvals, registryApprovals });
+    this.registryLink = settings.planRegistry === undefined ? undefined : this.linkToRegistry(settings.planRegistry, registryApprovals);
     this.catalog = new ToolCatalog({
       sources: settings.sources ?? [],
       validator: settings.validator ?? createSchemaValidator(),
@@ -194,7 +191,7 @@ export class ToolRuntime {
       // A call with the caller's step id may have been made before in this plan.
       if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options);
       // 4½. Approval, where a rule of the service or the plan's policy asks for it.
-      const approval = this.approvals.approve(execution, tool, input, this.plans);
+      const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
@@ -218,7 +215,7 @@ export class ToolRuntime {
       return { planId: '', deactivated: [], failures: [], abandonedExecutions: 0, alreadyEnded: false };
     }
     // Approval requests still waiting are withdrawn: nobody will make their calls.
-    this.plans.existing(ctx)?.end();
+    this.approvals.endPlan(ctx);
     const report = await this.cache.release(planId, options);
     if (this.registryLink !== undefined) await this.registryLink.detach(planId);
     return report;
@@ -259,6 +256,31 @@ export class ToolRuntime {
   }
 
   /**
+   * The link that keeps this runtime's plans in its plan registry: their
+   * active tools, their waiting approval requests (listed only with
+   * `registryApprovals`), and answers to them that come through the registry
+   * (ignored with a warning without `registryApprovals`).
+   * @throws ToolInvalidArgumentError when `registry` is not a PlanRegistry.
+   */
+  private linkToRegistry(registry: PlanRegistry, registryApprovals: boolean): PlanRegistryLink {
+    return new PlanRegistryLink(registry, this.logger, {
+      activeTools: (planId) => this.cache.activeTools(planId),
+      pendingApprovals: (ctx) => (registryApprovals ? this.approvals.pendingSummaries(ctx) : []),
+      answerApproval: (ctx, message) => {
+        const description = registry.description ?? '';
+        if (registryApprovals) {
+          this.approvals.answerFromRegistry(ctx, message, description);
+          return;
+        }
+        this.logger.warn(
+          `Plan '${ctx.planId}' received an answer to an approval request through plan registry ${description}; this runtime does not take answers from its registry (option registryApprovals), so it was ignored.`,
+          { planId: ctx.planId },
+        );
+      },
+    });
+  }
+
+  /**
    * Steps 4½ to 7 of a call with the caller's step id: the result recorded for
    * its key in the plan, if any, instead of calling; otherwise the call, its
    * success recorded for the next time, while concurrent calls of the step wait.
@@ -273,7 +295,7 @@ export class ToolRuntime {
     const reserved = await reserveStep(this.plans, execution, input, options.step);
     if (typeof reserved !== 'function') return this.recorder.complete(execution, reserved.result, reserved.sizeBytes);
     try {
-      const approval = this.approvals.approve(execution, tool, input, this.plans);
+      const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
       const finished = this.calls.finish(execution, tool, result);

@@ -1,7 +1,8 @@
 // The approval step (4½): the gate, the handler and store seams, the service's
 // rules and their patterns, tool fingerprints and canonical JSON.
 export { ApprovalGate } from './approval-gate';
-export type { ApprovalGateSettings, ApprovalSubject, PlanCallsSource } from './approval-gate';
+export type { ApprovalAnswer, ApprovalGateSettings, ApprovalSubject } from './approval-gate';
+export type { PendingApprovalSummary } from './plan-approvals';
 export { APPROVAL_HANDLER } from './approval-handler';
 export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
 export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval-store';

@@ -3,7 +3,7 @@ import type { RegisteredTool } from '../catalog';
 import { ToolExecutionError } from '../errors';
 import type { ExecutionRecorder } from '../observability';
 import type { ExecutionResult, ToolFailure, ToolResult } from '../tool';
-import type { CallRunner } from './call-runner';
+import type { CallAttempts } from './call-attempts';
 import type { Execution } from '../observability';
 import { jsonByteLength } from './json-size';
 
@@ -12,7 +12,13 @@ import { jsonByteLength } from './json-size';
  * output check keeps them), the size of the serialised output (for the trace)
  * and checked against the tool's output schema, and the execution traced.
  */
-export function finishCall(runner: CallRunner, recorder: ExecutionRecorder, execution: Execution, tool: RegisteredTool, raw: unknown): ExecutionResult<never> {
+export function finishCall(
+  runner: CallAttempts,
+  recorder: ExecutionRecorder,
+  execution: Execution,
+  tool: RegisteredTool,
+  raw: unknown,
+): ExecutionResult<never> {
   const { toolName, ctx } = execution;
   const planId = ctx.planId;
   let result = checkResult(raw, toolName, planId);

@@ -5,6 +5,7 @@ import type { ToolLifecycleCache } from '../plan';
 import type { PlanCallRecords } from './plan-calls';
 import type { ExecutionRecorder, RuntimeLogger, TraceClock } from '../observability';
 import type { ExecutionResult, ToolCallOptions, ToolInstance, ToolResult } from '../tool';
+import type { CallAttempts } from './call-attempts';
 import type { CallLimiter } from './call-limiter';
 import { finishCall } from './call-outcome';
 import type { CallSettings } from './call-settings';
@@ -20,7 +21,7 @@ import { callWithSettings } from './retries';
  * when the service set some. Also where a call's changes are recorded
  * (step 7), since a retried or cancelled call's changes are kept too.
  */
-export class CallRunner {
+export class CallRunner implements CallAttempts {
   /** Limiters of the `runtime` scope, by settings entry and tool. */
   readonly runtimeLimiters = new Map<string, CallLimiter>();
 

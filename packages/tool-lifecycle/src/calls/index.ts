@@ -7,7 +7,7 @@ export { CallSettings } from './call-settings';
 export type { LimitPlan, RetryPlan, ToolCallPlan, ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './call-settings';
 export type { ExecuteOptions } from './execute-options';
 export { PlanCallRecords, PlanCalls, RECORDED_RESULTS_PER_PLAN } from './plan-calls';
-export type { PendingRequest, RecordedResult, RememberedApproval } from './plan-calls';
+export type { RecordedResult } from './plan-calls';
 export { recordStep, reserveStep } from './steps';
 export type { ReplayedStep } from './steps';
 export { sleep, untilCancelled } from './until-cancelled';
