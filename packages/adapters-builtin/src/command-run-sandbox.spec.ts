@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createExecutionContext, ToolCancelledError } from '@ca/tool-context';
 import { ToolAccessDeniedError, ToolActivationError } from '@ca/tool-lifecycle';
-import { isProcessAlive, sandboxAvailableForTests } from '@ca/sandbox/testing';
+import { isProcessAlive, processesWithArgument, sandboxAvailableForTests } from '@ca/sandbox/testing';
 import { createCheckpoint, rollback } from './checkpoint';
 import { UNDO_FORMAT } from './undo-store';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, snapshotTree, strictRuntime } from './workspace.test-helper';
@@ -15,19 +14,6 @@ const describeSandboxed = sandboxAvailableForTests('builtin.command.run in the k
 const execFileAsync = promisify(execFile);
 const node = process.execPath;
 const GIT_IDENTITY = ['-c', 'user.name=Sandbox Test', '-c', 'user.email=sandbox@example.com', '-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main'];
-
-function processesWithArgument(argument: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(argument) && isProcessAlive(Number(entry));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe('builtin.command.run: the sandbox setting', () => {
   afterEach(removeTemporaryFolders);

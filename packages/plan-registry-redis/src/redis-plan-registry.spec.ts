@@ -12,7 +12,7 @@ import {
 import { InMemoryToolSource, RecordingLogger, TestTool } from '@ca/tool-lifecycle/testing';
 import { createClient } from '@redis/client';
 import { connectRedisPlanRegistry, redisCredentialsFromEnvironment, type RedisPlanRegistry, type RedisPlanRegistrySettings } from './index';
-import { freePort, startRedisServer, tlsFixtures, waitFor, type TestRedisServer } from './redis-server.test-helper';
+import { TLS_FILES, freePort, startRedisServer, tlsFixtures, waitFor, type TestRedisServer } from './redis-server.test-helper';
 
 jest.setTimeout(60_000);
 
@@ -311,7 +311,7 @@ describe('connecting', () => {
   });
 
   it('speaks TLS to a rediss:// server whose authority it is given, and refuses one it cannot verify', async () => {
-    const tls = await startRedisServer({ tls: true });
+    const tls = await startRedisServer({ tls: TLS_FILES });
     try {
       const ca = fs.readFileSync(path.join(tlsFixtures, 'ca.crt'));
       const registry = await connectRedisPlanRegistry({ url: tls.url, tls: { ca }, logger: new RecordingLogger() });

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceFromPath, type BoundResource } from '@ca/tool-context';
 import { runProcess } from '../process';
-import { sandboxAvailableForTests } from '../testing';
+import { makeTemporaryFolder, removeTemporaryFolders, sandboxAvailableForTests, snapshotTree } from '../testing';
 import { createSandbox, SandboxOverlayError, type OverlayChange, type SandboxLauncher } from './index';
-import { makeTemporaryFolder, removeTemporaryFolders, snapshotTree } from './sandbox.test-helper';
 
 const describeSandboxed = sandboxAvailableForTests('@ca/tool-lifecycle sandbox overlays (bubblewrap, unshare)') ? describe : describe.skip;
 
