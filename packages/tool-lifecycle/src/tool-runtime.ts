@@ -173,7 +173,7 @@ export class ToolRuntime {
     const execution = this.recorder.start(name, ctx);
     try {
       // 1. A cancelled plan runs nothing.
-      ctx.cancellationToken.check({ toolName: name, planId });
+      if (ctx.cancellationToken.isCancelled) ctx.cancellationToken.check({ toolName: name, planId });
       // 2. The tool, from the catalog, activated once per (plan, tool).
       const tool = this.catalog.loaded(name) ?? (await this.catalog.lookup(name, planId));
       this.recorder.found(execution, tool);

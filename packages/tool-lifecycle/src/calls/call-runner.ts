@@ -57,7 +57,7 @@ export class CallRunner implements CallAttempts {
     const planToken = ctx.cancellationToken;
     // Cancelled while activating, validating or waiting for approval: the tool must not start.
     if (onSettled === undefined) {
-      planToken.check({ toolName, planId });
+      if (planToken.isCancelled) planToken.check({ toolName, planId });
       this.cache.beginExecution(ctx, toolName);
     } else {
       try {
