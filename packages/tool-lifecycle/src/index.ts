@@ -16,6 +16,18 @@ export { ToolRuntime } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions } from './tool-runtime';
 export type { DiscoveryResult, SourceError } from './tool-catalog';
 export { ToolSet } from './tool-set';
+export { ToolSearchIndex, TOOL_SEARCH_RERANKER } from './search/tool-search';
+export type {
+  ToolRerankRequest,
+  ToolSearchCandidate,
+  ToolSearchHit,
+  ToolSearchIndexSettings,
+  ToolSearchMode,
+  ToolSearchOptions,
+  ToolSearchReranker,
+} from './search/tool-search';
+export { ToolSearchError } from './search/tool-search-error';
+export type { ToolSearchErrorOptions } from './search/tool-search-error';
 export { policyRefusal } from './policy';
 export type { ToolSetSettings } from './tool-set';
 export { closestNames } from './closest-names';

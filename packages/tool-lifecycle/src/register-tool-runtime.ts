@@ -18,6 +18,7 @@ import {
   TOOL_RUNTIME_OPTIONS,
   TOOL_SOURCE,
 } from './tokens';
+import { TOOL_SEARCH_RERANKER } from './search/tool-search';
 import { ToolRuntime, cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './tool-runtime';
 
 type Resolver = Parameters<FactoryFunction<unknown>>[0];
@@ -86,6 +87,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
           ...approvalSettingsOf(resolver),
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
+          ...(resolver.isRegistered(TOOL_SEARCH_RERANKER, true) ? { searchReranker: resolver.resolve(TOOL_SEARCH_RERANKER) } : {}),
         }),
     ),
   });

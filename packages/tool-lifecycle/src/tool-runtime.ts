@@ -34,6 +34,8 @@ import { createConsoleLogger, createRedactingLogger, type RuntimeLogger } from '
 import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
 import { ToolCatalog, isTimeout, type DiscoveryResult, type RegisteredTool } from './tool-catalog';
 import { compileToolRules, type ToolRuleDefinition } from './tool-rules';
+import { CatalogSearch } from './search/catalog-search';
+import type { ToolSearchHit, ToolSearchOptions, ToolSearchReranker } from './search/tool-search';
 import type { ToolDescriptor } from './tool-descriptor';
 import type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
 import type { ExecutionResult, ToolFailure, ToolResult } from './tool-result';
@@ -108,6 +110,8 @@ export interface ToolRuntimeSettings {
   readonly approvalKey?: string | Uint8Array;
   /** Where the runtime announces its plans (see `PlanRegistry`); none by default. */
   readonly planRegistry?: PlanRegistry;
+  /** A scorer of the service's own applied after the lexical ranking of `searchTools` (see `ToolSearchReranker`); none by default. */
+  readonly searchReranker?: ToolSearchReranker;
 }
 
 /** Options of one `execute` call. */
@@ -201,6 +205,7 @@ export class ToolRuntime {
   private readonly plans = new WeakMap<PlanContext, PlanCalls>();
   private readonly planCallsSource: PlanCallsSource = { planCalls: (ctx) => this.planCalls(ctx) };
   private readonly registryLink: PlanRegistryLink | undefined;
+  private readonly toolSearch: CatalogSearch;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -253,6 +258,7 @@ export class ToolRuntime {
       defaultTimeoutMs: options.defaultTimeoutMs,
       discoverTimeoutMs: options.discoverTimeoutMs ?? DEFAULT_DISCOVER_TIMEOUT_MS,
     });
+    this.toolSearch = new CatalogSearch(this.catalog, settings.searchReranker);
   }
 
   /**
@@ -270,6 +276,19 @@ export class ToolRuntime {
   /** The usable tools (discovering first if needed), sorted by name. */
   async listTools(): Promise<readonly ToolDescriptor[]> {
     return (await this.catalog.discover()).tools;
+  }
+
+  /**
+   * The tools of every source that best match `query` (words, ranked by
+   * BM25F; or a pattern with `mode: 'regex'`), best first: name, one-line
+   * description, source, score and, with `schemas: true`, the schemas. With
+   * `ctx`, only tools the plan's policy lets run. Kept current with the
+   * catalog (see the README, "Tool search").
+   * @throws ToolInvalidArgumentError for an invalid query, pattern or option.
+   * @throws ToolSearchError when the service's reranker fails.
+   */
+  searchTools(query: string, options?: ToolSearchOptions): Promise<ToolSearchHit[]> {
+    return this.toolSearch.search(query, options);
   }
 
   /**

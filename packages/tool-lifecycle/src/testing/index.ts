@@ -6,3 +6,4 @@ export type { LogEntry } from './recording-logger';
 export { isProcessAlive, waitUntilProcessesGone } from './processes';
 export { sandboxAvailableForTests } from './sandbox';
 export { InMemoryPlanRegistry } from './in-memory-plan-registry';
+export { PlainBm25 } from '../search/plain-bm25';
