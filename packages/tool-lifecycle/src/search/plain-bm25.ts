@@ -46,9 +46,9 @@ export class PlainBm25 {
         if (frequency === undefined) continue;
         const df = this.frequencies.get(term) ?? 0;
         const idf = Math.log(1 + (count - df + 0.5) / (df + 0.5));
-        score += (idf * frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * this.lengths[doc]!) / this.average));
+        score += (idf * frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * this.lengths[doc]) / this.average));
       }
-      if (score > 0) scored.push({ name: this.names[doc]!, score });
+      if (score > 0) scored.push({ name: this.names[doc], score });
     });
     return scored
       .sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : 1))

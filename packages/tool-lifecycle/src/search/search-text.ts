@@ -113,8 +113,13 @@ function addWord(word: string, out: string[], limit: number): void {
 function foldCase(word: string): string {
   let lower = word.toLowerCase();
   // ASCII needs no normalisation, and is nearly every word a tool is described with.
-  if (!/^[\x00-\x7f]*$/.test(lower)) lower = lower.normalize('NFKD').replace(COMBINING, '');
+  if (!isAscii(lower)) lower = lower.normalize('NFKD').replace(COMBINING, '');
   return lower;
+}
+
+function isAscii(text: string): boolean {
+  for (let index = 0; index < text.length; index++) if (text.charCodeAt(index) > 127) return false;
+  return true;
 }
 
 const stems = new Map<string, string | null>();
@@ -161,7 +166,7 @@ function addUnspaced(word: string, out: string[], limit: number): void {
   let run: string[] = [];
   const flush = (): void => {
     if (run.length === 1) out.push(run[0] as string);
-    for (let index = 0; index + 1 < run.length && out.length < limit; index++) out.push(run[index]! + run[index + 1]!);
+    for (let index = 0; index + 1 < run.length && out.length < limit; index++) out.push(run[index] + run[index + 1]);
     run = [];
   };
   let other = '';

@@ -52,21 +52,21 @@ export function toolDocument(descriptor: ToolDescriptor, reuse?: string[][]): To
   for (const field of fields) field.length = 0;
   const max = DOCUMENT_LIMITS.fieldTerms;
   const segments = descriptor.name.split('.');
-  const origin = fields[FIELD_ORIGIN]!;
+  const origin = fields[FIELD_ORIGIN];
   addTerms(descriptor.source, origin, 100, max);
   let first = 0;
   if (segments.length > 1 && segments[0] === descriptor.source && PREFIXED_KINDS.has(descriptor.source)) {
     first = 1;
     // mcp.<server>.<tool>: the server names where the tool comes from, not what it does.
     if (descriptor.source === 'mcp' && segments.length > 2) {
-      addTerms(segments[1]!, origin, 200, max);
+      addTerms(segments[1], origin, 200, max);
       first = 2;
     }
   }
-  for (let index = first; index < segments.length; index++) addTerms(segments[index]!, fields[FIELD_NAME]!, 200, max);
-  if (typeof descriptor.description === 'string') addTerms(descriptor.description, fields[FIELD_DESCRIPTION]!, DOCUMENT_LIMITS.descriptionChars, max);
+  for (let index = first; index < segments.length; index++) addTerms(segments[index], fields[FIELD_NAME], 200, max);
+  if (typeof descriptor.description === 'string') addTerms(descriptor.description, fields[FIELD_DESCRIPTION], DOCUMENT_LIMITS.descriptionChars, max);
   try {
-    readSchema(descriptor.inputSchema, fields[FIELD_PARAMETER_NAMES]!, fields[FIELD_PARAMETER_TEXT]!);
+    readSchema(descriptor.inputSchema, fields[FIELD_PARAMETER_NAMES], fields[FIELD_PARAMETER_TEXT]);
   } catch {
     // A schema that throws when read (a getter, a proxy) is indexed as far as it was read.
   }
@@ -80,7 +80,7 @@ function readSchema(schema: unknown, names: string[], text: string[]): void {
   let nodes = 0;
   const queue: { node: unknown; depth: number }[] = [{ node: schema, depth: 1 }];
   for (let head = 0; head < queue.length; head++) {
-    const { node, depth } = queue[head]!;
+    const { node, depth } = queue[head];
     if (++nodes > DOCUMENT_LIMITS.nodes || properties >= DOCUMENT_LIMITS.properties) return;
     if (typeof node !== 'object' || node === null || Array.isArray(node)) continue;
     const record = node as Record<string, unknown>;

@@ -139,25 +139,25 @@ export class LexicalIndex {
     let bestIdf = 0;
     for (const { id, idf } of queryTerms) {
       bestIdf = Math.max(bestIdf, idf);
-      for (let at = offsets[id]!, end = offsets[id + 1]!; at < end; at++) {
-        const doc = docs[at]!;
+      for (let at = offsets[id], end = offsets[id + 1]; at < end; at++) {
+        const doc = docs[at];
         if (scores[doc] === 0) touched.push(doc);
-        scores[doc] += idf * weights[at]!;
-        nameHits[doc] += inName[at]!;
+        scores[doc] += idf * weights[at];
+        nameHits[doc] += inName[at];
       }
     }
     const coverage = this.ranking.nameCoverage * bestIdf;
     const top = new TopK(k);
     for (const doc of touched) {
-      const tool = index.tools[doc]!;
-      let score = scores[doc]!;
-      if (coverage > 0 && tool.nameTerms > 0) score += (coverage * nameHits[doc]!) / tool.nameTerms;
+      const tool = index.tools[doc];
+      let score = scores[doc];
+      if (coverage > 0 && tool.nameTerms > 0) score += (coverage * nameHits[doc]) / tool.nameTerms;
       scores[doc] = 0;
       nameHits[doc] = 0;
       if (filter !== undefined && !filter(tool.descriptor, doc)) continue;
       top.offer(doc, score, tool.descriptor.name);
     }
-    return top.sorted().map(({ doc, score }) => ({ descriptor: index.tools[doc]!.descriptor, score }));
+    return top.sorted().map(({ doc, score }) => ({ descriptor: index.tools[doc].descriptor, score }));
   }
 
   /** The tools that pass `filter`, in index order (for the regex mode). */
@@ -171,7 +171,7 @@ export class LexicalIndex {
     const consider = (term: string, weight: number): void => {
       const id = this.termIds.get(term);
       if (id === undefined || id + 1 >= offsets.length || (weights.get(id) ?? 0) >= weight) return;
-      if (offsets[id + 1]! - offsets[id]! > 0) weights.set(id, weight);
+      if (offsets[id + 1] - offsets[id] > 0) weights.set(id, weight);
     };
     const synonymWeight = this.ranking.synonymWeight;
     for (const term of termsOf(query, MAX_QUERY_CHARS, MAX_QUERY_TERMS * 16)) {
@@ -180,7 +180,7 @@ export class LexicalIndex {
     }
     const terms: { id: number; idf: number }[] = [];
     for (const [id, weight] of weights) {
-      const frequency = offsets[id + 1]! - offsets[id]!;
+      const frequency = offsets[id + 1] - offsets[id];
       terms.push({ id, idf: weight * Math.log(1 + (count - frequency + 0.5) / (frequency + 0.5)) });
     }
     if (terms.length > MAX_QUERY_TERMS) terms.sort((a, b) => b.idf - a.idf).length = MAX_QUERY_TERMS;
@@ -205,7 +205,7 @@ export class LexicalIndex {
         if (id >= this.seenAt.length) this.growScratch(id);
         let position: number;
         if (this.seenBy[id] === stamp) {
-          position = this.seenAt[id]!;
+          position = this.seenAt[id];
         } else {
           position = termList.length;
           this.seenBy[id] = stamp;
@@ -214,11 +214,11 @@ export class LexicalIndex {
           for (let slot = 0; slot < FIELD_COUNT; slot++) counts.push(0);
         }
         const slot = position * FIELD_COUNT + field;
-        counts[slot] = Math.min(counts[slot]! + 1, 65_535);
+        counts[slot] = Math.min(counts[slot] + 1, 65_535);
       }
     });
     let nameTerms = 0;
-    for (let position = 0; position < termList.length; position++) if (counts[position * FIELD_COUNT + FIELD_NAME]! > 0) nameTerms++;
+    for (let position = 0; position < termList.length; position++) if (counts[position * FIELD_COUNT + FIELD_NAME] > 0) nameTerms++;
     return { descriptor, terms: Int32Array.from(termList), frequencies: Uint16Array.from(counts), lengths, nameTerms };
   }
 
@@ -239,12 +239,12 @@ export class LexicalIndex {
     const termCount = this.termIds.size;
     const { k1, weights: fieldWeights, b } = this.ranking;
     const averages = new Float64Array(FIELD_COUNT);
-    for (const tool of tools) for (let field = 0; field < FIELD_COUNT; field++) averages[field] += tool.lengths[field]!;
-    for (let field = 0; field < FIELD_COUNT; field++) averages[field] = Math.max(1, averages[field]! / Math.max(1, tools.length));
+    for (const tool of tools) for (let field = 0; field < FIELD_COUNT; field++) averages[field] += tool.lengths[field];
+    for (let field = 0; field < FIELD_COUNT; field++) averages[field] = Math.max(1, averages[field] / Math.max(1, tools.length));
     const offsets = new Int32Array(termCount + 1);
     for (const tool of tools) for (const id of tool.terms) offsets[id + 1]++;
-    for (let id = 0; id < termCount; id++) offsets[id + 1] += offsets[id]!;
-    const total = offsets[termCount]!;
+    for (let id = 0; id < termCount; id++) offsets[id + 1] += offsets[id];
+    const total = offsets[termCount];
     const docs = new Int32Array(total);
     const weights = new Float32Array(total);
     const inName = new Uint8Array(total);
@@ -252,17 +252,17 @@ export class LexicalIndex {
     const norms = new Float64Array(FIELD_COUNT);
     tools.forEach((tool, doc) => {
       for (let field = 0; field < FIELD_COUNT; field++) {
-        norms[field] = (fieldWeights[field] ?? 0) / (1 - (b[field] ?? 0) + ((b[field] ?? 0) * tool.lengths[field]!) / averages[field]!);
+        norms[field] = (fieldWeights[field] ?? 0) / (1 - (b[field] ?? 0) + ((b[field] ?? 0) * tool.lengths[field]) / averages[field]);
       }
       for (let position = 0; position < tool.terms.length; position++) {
         let frequency = 0;
         const base = position * FIELD_COUNT;
-        for (let field = 0; field < FIELD_COUNT; field++) frequency += tool.frequencies[base + field]! * norms[field]!;
-        const id = tool.terms[position]!;
-        const at = fill[id]!++;
+        for (let field = 0; field < FIELD_COUNT; field++) frequency += tool.frequencies[base + field] * norms[field];
+        const id = tool.terms[position];
+        const at = fill[id]++;
         docs[at] = doc;
         weights[at] = (frequency * (k1 + 1)) / (k1 + frequency);
-        inName[at] = tool.frequencies[base + FIELD_NAME]! > 0 ? 1 : 0;
+        inName[at] = tool.frequencies[base + FIELD_NAME] > 0 ? 1 : 0;
       }
     });
     if (this.scores.length < tools.length) {
@@ -290,7 +290,7 @@ class TopK {
     if (heap.length < this.k) {
       heap.push({ doc, score, name });
       this.up(heap.length - 1);
-    } else if (better(score, name, heap[0]!)) {
+    } else if (better(score, name, heap[0])) {
       heap[0] = { doc, score, name };
       this.down(0);
     }
@@ -304,8 +304,8 @@ class TopK {
     const heap = this.heap;
     while (index > 0) {
       const parent = (index - 1) >> 1;
-      if (!better(heap[parent]!.score, heap[parent]!.name, heap[index]!)) break;
-      [heap[parent], heap[index]] = [heap[index]!, heap[parent]!];
+      if (!better(heap[parent].score, heap[parent].name, heap[index])) break;
+      [heap[parent], heap[index]] = [heap[index], heap[parent]];
       index = parent;
     }
   }
@@ -316,10 +316,10 @@ class TopK {
       const left = 2 * index + 1;
       const right = left + 1;
       let worst = index;
-      if (left < heap.length && better(heap[worst]!.score, heap[worst]!.name, heap[left]!)) worst = left;
-      if (right < heap.length && better(heap[worst]!.score, heap[worst]!.name, heap[right]!)) worst = right;
+      if (left < heap.length && better(heap[worst].score, heap[worst].name, heap[left])) worst = left;
+      if (right < heap.length && better(heap[worst].score, heap[worst].name, heap[right])) worst = right;
       if (worst === index) return;
-      [heap[worst], heap[index]] = [heap[index]!, heap[worst]!];
+      [heap[worst], heap[index]] = [heap[index], heap[worst]];
       index = worst;
     }
   }

@@ -5,7 +5,11 @@ import type { ToolDescriptor } from '../tool-descriptor';
 import { ToolSearchError } from './tool-search-error';
 import { ToolSearchIndex, summaryOf, type ToolSearchReranker } from './tool-search';
 
-function tool(name: string, description: string, extra: Partial<ToolDescriptor> & { capability?: ToolCapabilityInput } = {}): ToolDescriptor {
+function tool(
+  name: string,
+  description: string,
+  extra: Partial<Omit<ToolDescriptor, 'capability'>> & { capability?: ToolCapabilityInput } = {},
+): ToolDescriptor {
   const source =
     extra.source ?? (name.split('.')[0] === 'mcp' ? 'mcp' : name.startsWith('skill.') ? 'skill' : name.startsWith('builtin.') ? 'builtin' : 'custom');
   return { ...extra, name, description, source, capability: normalizeCapability(extra.capability ?? { writes: false }) } as ToolDescriptor;

@@ -163,7 +163,7 @@ export class ToolSearchIndex {
     const search = checkSearch(query, options);
     const filter = this.filterOf(search);
     const withSchemas = options.schemas === true;
-    if (search.mode === 'regex') return this.matchPattern(search.pattern!, search.k, filter).map((ranked) => hitOf(ranked, withSchemas));
+    if (search.pattern !== undefined) return this.matchPattern(search.pattern, search.k, filter).map((ranked) => hitOf(ranked, withSchemas));
     const reranker = this.reranker;
     if (reranker === undefined) return this.lexical.rank(query, search.k, filter).map((ranked) => hitOf(ranked, withSchemas));
     const ranked = await this.rerank(reranker, query, search, filter);
@@ -204,7 +204,7 @@ export class ToolSearchIndex {
       });
     }
     return candidates
-      .map((candidate, order) => ({ candidate, order, score: scores[order]! }))
+      .map((candidate, order) => ({ candidate, order, score: scores[order] }))
       .sort((a, b) => b.score - a.score || a.order - b.order)
       .slice(0, search.k)
       .map(({ candidate, score }) => ({ descriptor: candidate.descriptor, score }));
@@ -213,8 +213,8 @@ export class ToolSearchIndex {
   /** Name matches score 3, description matches 2, argument matches 1; ties in name order. */
   private matchPattern(pattern: LinearPattern, k: number, filter: ToolFilter | undefined): RankedTool[] {
     const descriptors = this.lexical.descriptors();
-    this.byName ??= descriptors.map((_, position) => position).sort((a, b) => compareNames(descriptors[a]!.name, descriptors[b]!.name));
-    const candidates = filter === undefined ? this.byName : this.byName.filter((position) => filter(descriptors[position]!, position));
+    this.byName ??= descriptors.map((_, position) => position).sort((a, b) => compareNames(descriptors[a].name, descriptors[b].name));
+    const candidates = filter === undefined ? this.byName : this.byName.filter((position) => filter(descriptors[position], position));
     const found: RankedTool[] = [];
     const taken = new Set<number>();
     // Tools are visited in name order field by field, so the first k matches of a field are the best k it can add.
@@ -228,7 +228,7 @@ export class ToolSearchIndex {
       for (const position of candidates) {
         if (found.length + matched.length >= k) break;
         if (taken.has(position)) continue;
-        const descriptor = descriptors[position]!;
+        const descriptor = descriptors[position];
         if (pattern.test(textOf(descriptor))) {
           matched.push({ descriptor, score });
           taken.add(position);
@@ -396,7 +396,7 @@ function argumentTextOf(schema: unknown): string {
   const queue: { node: unknown; depth: number }[] = [{ node: schema, depth: 1 }];
   try {
     for (let head = 0; head < queue.length && head < DOCUMENT_LIMITS.nodes && length < 4 * DOCUMENT_LIMITS.propertyChars; head++) {
-      const { node, depth } = queue[head]!;
+      const { node, depth } = queue[head];
       const properties = (node as { properties?: unknown } | null)?.properties;
       if (typeof properties !== 'object' || properties === null) continue;
       for (const [name, property] of Object.entries(properties).slice(0, DOCUMENT_LIMITS.properties)) {
