@@ -16,6 +16,7 @@ module.exports = {
     '^@ca/tool-lifecycle/testing$': `${packagesDir}/tool-lifecycle/src/testing/index.ts`,
     '^@ca/tool-lifecycle/process$': `${packagesDir}/tool-lifecycle/src/process/index.ts`,
     '^@ca/tool-lifecycle/sandbox$': `${packagesDir}/tool-lifecycle/src/sandbox/index.ts`,
+    '^@ca/model-tools/(ai-sdk|openai-agents|langchain)$': `${packagesDir}/model-tools/src/$1/index.ts`,
     '^@ca/([a-z-]+)$': `${packagesDir}/$1/src/index.ts`,
   },
   clearMocks: true,

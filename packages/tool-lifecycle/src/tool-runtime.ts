@@ -6,12 +6,14 @@ import {
   createExecutionContext,
   createExecutionId,
   toTraceError,
+  toTraceRepairs,
   type ChangeInput,
   type PlanContext,
   type ToolExecutionContext,
   type ToolExecutionContextOptions,
   type ToolExecutionTrace,
   type ToolExecutionTraceApproval,
+  type ToolExecutionTraceRepair,
 } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
 import type { ApprovalHandler } from './approval-handler';
@@ -125,6 +127,8 @@ export interface ExecuteOptions {
    * again (the trace says `replayedFrom`).
    */
   readonly step?: string;
+  /** The repairs a front door made to the arguments before this call (`@ca/model-tools`), kept in the call's trace. */
+  readonly repairs?: readonly ToolExecutionTraceRepair[];
 }
 
 /** Options of a plan: those of its context plus a deadline for the whole plan. */
@@ -163,6 +167,7 @@ interface ExecutionExtra {
   replayedFrom?: string;
   /** The call's idempotency key, once computed. */
   idempotencyKey?: string;
+  repairs?: readonly ToolExecutionTraceRepair[];
 }
 
 function extraOf(execution: Execution): ExecutionExtra {
@@ -369,6 +374,7 @@ export class ToolRuntime {
       span: undefined,
       extra: undefined,
     };
+    if (options?.repairs !== undefined) extraOf(execution).repairs = toTraceRepairs(options.repairs);
     try {
       // 1. A cancelled plan runs nothing.
       ctx.cancellationToken.check({ toolName: name, planId });
@@ -834,6 +840,7 @@ export class ToolRuntime {
       if (extra.approval !== undefined) trace.approval = extra.approval;
       if (extra.attempts !== undefined) trace.attempts = extra.attempts;
       if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
+      if (extra.repairs !== undefined) trace.repairs = extra.repairs;
     }
     // Frozen, the context records this very object instead of a copy.
     Object.freeze(trace);

@@ -31,6 +31,10 @@ describe('layering is enforced by lint', () => {
     ['packages/tool-lifecycle/src/violation.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';", 'lifecycle → adapter'],
     ['packages/adapters-mcp/src/violation.ts', "export { createSkillsAdapter } from '@ca/adapters-skills';", 'adapter → adapter'],
     ['packages/adapters-builtin/src/violation.ts', "export { main } from '@ca/cli';", 'adapter → app'],
+    ['packages/model-tools/src/violation.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';", 'front door → adapter'],
+    ['packages/model-tools/src/violation.ts', "export { main } from '@ca/cli';", 'front door → app'],
+    ['packages/tool-lifecycle/src/violation.ts', "export { ModelTools } from '@ca/model-tools';", 'lifecycle → front door'],
+    ['packages/adapters-mcp/src/violation.ts', "export { ModelTools } from '@ca/model-tools';", 'adapter → front door'],
   ])('refuses %s importing upward (%s)', async (filePath, code) => {
     const errors = await boundaryErrors(filePath, code);
     expect(errors.length).toBeGreaterThan(0);
@@ -54,6 +58,8 @@ describe('layering is enforced by lint', () => {
     ['packages/tool-lifecycle/src/allowed.ts', "export { CancellationToken } from '@ca/tool-context';"],
     ['packages/adapters-mcp/src/allowed.ts', "export { ToolRuntime } from '@ca/tool-lifecycle';"],
     ['packages/cli/src/allowed.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';"],
+    ['packages/cli/src/allowed.ts', "export { ModelTools } from '@ca/model-tools';"],
+    ['packages/model-tools/src/allowed.ts', "export { ToolRuntime } from '@ca/tool-lifecycle';"],
   ])('allows %s importing downward', async (filePath, code) => {
     expect(await boundaryErrors(filePath, code)).toEqual([]);
   });

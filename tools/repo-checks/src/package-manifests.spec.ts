@@ -54,6 +54,7 @@ describe('package manifests', () => {
         'adapters-skills',
         'adapters-wrapped',
         'cli',
+        'model-tools',
       ]),
     );
   });
