@@ -73,6 +73,7 @@ describe('repairArguments: each rule where the schema makes it unambiguous', () 
   it('never changes the input object, and returns it as is when nothing needed repair', () => {
     const input = Object.freeze({ query: 'q', limit: '5' });
     const outcome = repairArguments(input, schema);
+    expect(outcome.value).toEqual({ query: 'q', limit: 5 });
     expect(input).toEqual({ query: 'q', limit: '5' });
     const untouched = { query: 'q', limit: 5 };
     expect(repairArguments(untouched, schema).value).toBe(untouched);
