@@ -6,7 +6,7 @@ import { ModelToolsError } from '../errors/model-tools-error';
 import { MODEL_TOOL_FORMATS, ToolNameMap, nameRulesOf, type ModelToolFormat, type ProviderNameRules } from '../names/provider-names';
 import { PROVIDERS, type ProviderDefinition, type ProviderResult } from '../providers/providers';
 import type { ProviderToolCall } from '../providers/provider-call';
-import { modelErrorText } from '../render/model-error';
+import { modelErrorText, modelSafeText } from '../render/model-error';
 import { DEFAULT_BUDGET, renderFailure, renderSuccess, type RenderBudget, type RenderedResult } from '../render/render-result';
 import { repairArguments, type DeclinedRepair } from '../repair/repair-arguments';
 import { toOpenAiStrictSchema } from '../schema/openai-strict-schema';
@@ -325,7 +325,7 @@ export class ModelTools {
     // A tool's own failure often explains itself in its content (an MCP error result): it follows, as the tool wrote it.
     if (content !== undefined && content.length > 0 && code === 'TOOL_EXECUTION_FAILED') {
       const detail = renderSuccess(undefined, content, undefined, this.budget).text;
-      text = `${text}\n${modelErrorText({ code: 'DETAIL', message: detail }, { providerName, allowedRoots: rootsOf(plan.resources) }).replace(/^Error DETAIL: '[^']*' failed: /, 'The tool said: ')}`;
+      text = `${text}\nThe tool said: ${modelSafeText(detail, rootsOf(plan.resources))}`;
     }
     return renderFailure(text, code, this.budget);
   }

@@ -30,19 +30,19 @@ const DECLINED_TEXT: Readonly<Record<string, string>> = {
  * @throws Never.
  */
 export function modelErrorText(error: unknown, context: ModelErrorContext): string {
-  let text: string;
   try {
-    text = describe(error as Record<string, unknown>, context);
+    return describe(error as Record<string, unknown>, context);
   } catch {
-    text = 'Error UNKNOWN: the tool failed. Do not retry it as is.';
+    return 'Error UNKNOWN: the tool failed. Do not retry it as is.';
   }
-  return scrubPaths(text, context.allowedRoots);
 }
 
 function describe(error: Record<string, unknown> | null | undefined, context: ModelErrorContext): string {
   const code = typeof error?.['code'] === 'string' ? (error['code'] as string) : 'UNKNOWN';
   const tool = `'${context.providerName}'`;
-  const text = (field: string): string | undefined => (typeof error?.[field] === 'string' ? safeMessage(error[field] as string, 500) : undefined);
+  // Free text from an error (a person's reason, a tool's message) may name host paths: only those inside the plan's resources stay.
+  const text = (field: string): string | undefined =>
+    typeof error?.[field] === 'string' ? scrubPaths(safeMessage(error[field] as string, 500), context.allowedRoots) : undefined;
   switch (code) {
     case 'TOOL_ACCESS_DENIED':
       return error?.['rule'] === 'network'
@@ -78,7 +78,7 @@ function describe(error: Record<string, unknown> | null | undefined, context: Mo
     case 'TOOL_REGISTRATION_FAILED':
       return `Error ${code}: ${tool} is not available right now. Continue without it.`;
     case 'TOOL_EXECUTION_FAILED':
-      return `Error ${code}: ${tool} failed: ${causeText(error)}. Check the arguments; do not repeat the same call unchanged.`;
+      return `Error ${code}: ${tool} failed: ${scrubPaths(causeText(error), context.allowedRoots)}. Check the arguments; do not repeat the same call unchanged.`;
     default:
       return `Error ${code}: ${tool} failed: ${text('message') ?? 'no reason given'}. Check the arguments; do not repeat the same call unchanged.`;
   }
@@ -108,6 +108,11 @@ function notFoundText(error: Record<string, unknown> | null | undefined, code: s
     .slice(0, 3);
   const hint = named.length === 0 ? '' : ` Tools with close names: ${named.map((name) => `'${name}'`).join(', ')}.`;
   return `Error ${code}: there is no tool ${tool} in this plan.${hint} Call only the tools you were given.`;
+}
+
+/** Free text from a tool or a server, as a model may read it: secrets redacted, capped, host paths outside the plan hidden. */
+export function modelSafeText(text: string, allowedRoots: readonly string[], maxLength = 2_000): string {
+  return scrubPaths(safeMessage(text, maxLength), allowedRoots);
 }
 
 /** The innermost message of a tool's own failure, made safe to show. */
