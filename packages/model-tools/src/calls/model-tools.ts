@@ -84,6 +84,19 @@ export interface RunOptions {
   readonly providerName?: string;
   /** The definition the model saw was OpenAI-strict: take its `null`s for optional properties back out first (not a repair). */
   readonly strictNulls?: boolean;
+  /**
+   * Called with the final arguments right before `runtime.execute` (a
+   * framework adapter grants its approval there); what it returns is called
+   * once the execution is over.
+   */
+  readonly beforeExecute?: (input: unknown) => Promise<(() => void) | void> | (() => void) | void;
+}
+
+/** Arguments parsed and repaired, ready for `runtime.execute`. */
+export interface PreparedArguments {
+  readonly value: unknown;
+  readonly repairs: readonly ToolExecutionTraceRepair[];
+  readonly declined: readonly DeclinedRepair[];
 }
 
 interface Catalog {
@@ -206,14 +219,25 @@ export class ModelTools {
     checkPlan(plan);
     const read: ProviderToolCall = { format: 'openai-chat', name: options.providerName ?? toolName, callId: options.callId, arguments: args };
     const catalog = this.catalog ?? (await this.loadCatalog());
-    return this.runMapped(
-      plan,
-      catalog.byName.has(toolName) ? toolName : (await this.loadCatalog()).byName.has(toolName) ? toolName : undefined,
-      read,
-      options.strictNulls === true,
-      undefined,
-      toolName,
-    );
+    const known = catalog.byName.has(toolName) || (await this.loadCatalog()).byName.has(toolName);
+    return this.runMapped(plan, known ? toolName : undefined, read, options.strictNulls === true, undefined, toolName, options.beforeExecute);
+  }
+
+  /**
+   * The arguments `run` would execute: parsed (text), `null`s of a strict
+   * definition taken out, repaired. `undefined` when the tool is unknown or
+   * the text is not JSON (`run` then answers the model with the error).
+   */
+  async prepare(toolName: string, args: CallArguments, options: Pick<RunOptions, 'strictNulls'> = {}): Promise<PreparedArguments | undefined> {
+    const descriptor = (this.catalog ?? (await this.loadCatalog())).byName.get(toolName);
+    if (descriptor === undefined) return undefined;
+    const parsed = parseArguments(args);
+    return parsed.ok ? prepareValue(descriptor, parsed.value, options.strictNulls === true) : undefined;
+  }
+
+  /** How a successful output reads for a model (the budget applied), for adapters that render later. */
+  renderOutput(output: unknown, content?: readonly unknown[], executionId?: string): RenderedResult {
+    return renderSuccess(output, content, executionId, this.budget);
   }
 
   /** Renders a runtime result as a model reads it (what `call` and `run` do after `execute`). */
@@ -229,6 +253,7 @@ export class ModelTools {
     strictNulls: boolean,
     rules: ProviderNameRules | undefined,
     unknownName?: string,
+    beforeExecute?: RunOptions['beforeExecute'],
   ): Promise<ModelToolCallOutcome> {
     const base = { providerName: read.name, ...(read.callId === undefined ? {} : { callId: read.callId }) };
     const descriptor = toolName === undefined ? undefined : this.catalog?.byName.get(toolName);
@@ -236,36 +261,18 @@ export class ModelTools {
       const error = unknownToolError(unknownName ?? read.name, this.catalog, rules);
       return { ...base, ok: false, rendered: this.renderError(error, plan, read.name, undefined), error, repairs: [], declined: [] };
     }
-    let value: unknown;
-    if ('text' in read.arguments) {
-      const text = read.arguments.text;
-      if (text.trim() === '') {
-        value = {};
-      } else {
-        try {
-          value = JSON.parse(text);
-        } catch (error) {
-          const failure = argumentsError(toolName, plan.planId, error);
-          return { ...base, toolName, ok: false, rendered: this.renderError(failure, plan, read.name, undefined), error: failure, repairs: [], declined: [] };
-        }
-      }
-    } else {
-      value = read.arguments.value;
+    const parsed = parseArguments(read.arguments);
+    if (!parsed.ok) {
+      const failure = argumentsError(toolName, plan.planId, parsed.error);
+      return { ...base, toolName, ok: false, rendered: this.renderError(failure, plan, read.name, undefined), error: failure, repairs: [], declined: [] };
     }
-    const schema = descriptor.inputSchema;
-    let repairs: ModelToolCallOutcome['repairs'] = [];
-    let declined: readonly DeclinedRepair[] = [];
-    if (schema !== undefined) {
-      if (strictNulls && strictFor(descriptor)) value = repairArguments(value, schema, { rules: ['null-for-optional'] }).value;
-      const repaired = repairArguments(value, schema);
-      value = repaired.value;
-      repairs = repaired.repairs;
-      declined = repaired.declined;
-    }
+    const { value, repairs, declined } = prepareValue(descriptor, parsed.value, strictNulls);
     const step = this.callIdAsStep && read.callId !== undefined && read.callId.length > 0 && read.callId.length <= MAX_STEP_LENGTH ? read.callId : undefined;
     const options = repairs.length === 0 ? (step === undefined ? undefined : { step }) : step === undefined ? { repairs } : { repairs, step };
     let result: ExecutionResult;
+    let after: (() => void) | void = undefined;
     try {
+      if (beforeExecute !== undefined) after = await beforeExecute(value);
       result = await this.runtime.execute(toolName, value, plan, options);
     } catch (thrown) {
       const error = thrown as Error & { code?: string; trace?: ToolExecutionTrace };
@@ -280,6 +287,8 @@ export class ModelTools {
         declined,
         ...(trace === undefined ? {} : { trace }),
       };
+    } finally {
+      if (typeof after === 'function') after();
     }
     if (result.ok) {
       return {
@@ -337,6 +346,26 @@ export class ModelTools {
     this.catalog = catalog;
     return catalog;
   }
+}
+
+function parseArguments(args: CallArguments): { ok: true; value: unknown } | { ok: false; error: unknown } {
+  if (!('text' in args)) return { ok: true, value: args.value };
+  if (args.text.trim() === '') return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(args.text) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+const NOTHING_REPAIRED: PreparedArguments['repairs'] = Object.freeze([]);
+
+function prepareValue(descriptor: ToolDescriptor, parsed: unknown, strictNulls: boolean): PreparedArguments {
+  const schema = descriptor.inputSchema;
+  if (schema === undefined) return { value: parsed, repairs: NOTHING_REPAIRED, declined: [] };
+  let value = parsed;
+  if (strictNulls && strictFor(descriptor)) value = repairArguments(value, schema, { rules: ['null-for-optional'] }).value;
+  return repairArguments(value, schema);
 }
 
 function namesFor(catalog: Catalog, rules: ProviderNameRules): ToolNameMap {
