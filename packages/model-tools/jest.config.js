@@ -8,7 +8,10 @@ module.exports = {
   rootDir: __dirname,
   transform: {
     ...preset.transform,
-    '^.+/node_modules/(ai|@ai-sdk/[^/]+|@workflow/[^/]+|zod)/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', esModuleInterop: true }, isolatedModules: true, diagnostics: false }],
+    '^.+/node_modules/(ai|@ai-sdk/[^/]+|@workflow/[^/]+|zod)/.+\\.js$': [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', esModuleInterop: true }, isolatedModules: true, diagnostics: false },
+    ],
   },
   transformIgnorePatterns: ['/node_modules/(?!(ai|@ai-sdk|@workflow|zod)/)'],
 };

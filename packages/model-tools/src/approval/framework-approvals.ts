@@ -35,6 +35,8 @@ export interface FrameworkApproval {
   readonly scope: 'once' | 'tool';
   /** Who approved, for the trace (`'ai-sdk approval response'`, a person's name). */
   readonly decidedBy: string;
+  /** Set when the framework's answer was no: the runtime's question is answered with a denial (and its reason), so the trace says who refused. */
+  readonly denied?: { readonly reason?: string };
 }
 
 const DENIED_BY = 'model-tools';
@@ -102,6 +104,9 @@ export class FrameworkApprovals implements ApprovalHandler {
   /** The runtime's question: a framework's approval of this call, else the fallback, else denied. */
   requestApproval(request: ApprovalRequest, context: ApprovalContext): ApprovalDecision | Promise<ApprovalDecision> {
     const approval = this.take(request.planId, callKey(request.toolName, request.arguments));
+    if (approval?.denied !== undefined) {
+      return { decision: 'deny', decidedBy: approval.decidedBy, ...(approval.denied.reason === undefined ? {} : { reason: approval.denied.reason }) };
+    }
     if (approval !== undefined) {
       if (approval.scope === 'tool') this.toolApprovals.add(`${request.planId}\0${request.toolName}\0${request.fingerprint}`);
       return { decision: 'approve', scope: approval.scope, decidedBy: approval.decidedBy };

@@ -487,11 +487,14 @@ function closest(wanted: string, candidates: readonly string[]): string[] {
 
 function editDistance(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 64) return Number.POSITIVE_INFINITY;
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  let previous = Uint32Array.from({ length: b.length + 1 }, (_, index) => index);
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    const current = new Uint32Array(b.length + 1);
+    current[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
     previous = current;
   }
-  return previous[b.length]!;
+  return previous[b.length] ?? 0;
 }

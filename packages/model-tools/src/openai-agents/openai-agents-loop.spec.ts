@@ -113,10 +113,10 @@ describe('OpenAI Agents SDK run loop over the runtime', () => {
     });
 
     // The user presses stop while a tool runs: the plan is cancelled, the run stops.
-    let plan: ReturnType<ToolRuntime['createPlan']> | undefined;
-    const stopper = new TestTool({ name: 'plan.stop', execute: () => (plan!.cancellationToken.cancel('the user pressed stop'), 'stopping') });
+    const holder: { plan?: ReturnType<ToolRuntime['createPlan']> } = {};
+    const stopper = new TestTool({ name: 'plan.stop', execute: () => (holder.plan?.cancellationToken.cancel('the user pressed stop'), 'stopping') });
     const runtime2 = new ToolRuntime({ sources: [new InMemoryToolSource([search, stopper])], logger: silentLogger });
-    plan = runtime2.createPlan();
+    const plan = (holder.plan = runtime2.createPlan());
     const model = new ScriptedModel([
       [functionCall('plan_stop', {}, { callId: 's1' })],
       [functionCall('docs_search', { query: 'more' }, { callId: 's2' })],

@@ -119,10 +119,8 @@ function finish(parts: RenderedPart[], isError: boolean, executionId: string | u
       }
     }
   }
-  const text =
-    kept.length === 1 && kept[0]!.type === 'text'
-      ? kept[0]!.text
-      : kept.map((part) => (part.type === 'text' ? part.text : `[image ${part.mimeType}]`)).join('\n');
+  const only = kept.length === 1 ? kept[0] : undefined;
+  const text = only?.type === 'text' ? only.text : kept.map((part) => (part.type === 'text' ? part.text : `[image ${part.mimeType}]`)).join('\n');
   const result: { -readonly [K in keyof RenderedResult]: RenderedResult[K] } = { isError, parts: kept, text, truncated };
   if (!truncated && structured !== undefined) result.structured = structured;
   return result;
