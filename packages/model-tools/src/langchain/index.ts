@@ -1,6 +1,8 @@
 import type { PlanContext } from '@ca/tool-context';
 import { ToolMessage } from '@langchain/core/messages';
 import { DynamicStructuredTool, ToolInputParsingException } from '@langchain/core/tools';
+// The tools' type as ES modules see it (langchain is used from ES modules): a CommonJS copy of the class's type does not fit its agents.
+import type { StructuredToolInterface } from '@langchain/core/tools' with { 'resolution-mode': 'import' };
 import type { FrameworkApprovals } from '../approval/framework-approvals';
 import { describeFor, inputSchemaOf, type ModelToolCallOutcome, type ModelTools } from '../calls/model-tools';
 import { ModelToolsError } from '../errors/model-tools-error';
@@ -55,7 +57,7 @@ function isToolCall(value: unknown): value is ToolCallLike {
  * that a cancelled plan stops the graph.
  * @throws ModelToolsError when `plan` is not a plan.
  */
-export async function createLangChainTools(modelTools: ModelTools, plan: PlanContext, options: LangChainToolsOptions = {}): Promise<DynamicStructuredTool[]> {
+export async function createLangChainTools(modelTools: ModelTools, plan: PlanContext, options: LangChainToolsOptions = {}): Promise<StructuredToolInterface[]> {
   if (typeof plan?.planId !== 'string') {
     throw new ModelToolsError({
       problem: 'invalid-argument',
@@ -128,5 +130,5 @@ export async function createLangChainTools(modelTools: ModelTools, plan: PlanCon
 
     tools.push(new RuntimeTool({ name: providerName, description: describeFor(entry), schema: inputSchemaOf(descriptor) as never, func: func as never }));
   }
-  return tools;
+  return tools as unknown as StructuredToolInterface[];
 }
