@@ -1,4 +1,5 @@
 import { describeValue } from '@ca/domain';
+import { createSchemaValidator, type CompiledSchema } from '@ca/schema';
 import type { BoundResource, PlanContext, PlanPolicy, ToolExecutionTrace, ToolExecutionTraceRepair } from '@ca/tool-context';
 import { resourcePath } from '@ca/tool-context';
 import { policyRefusal, type ExecutionResult, type ToolDescriptor, type ToolRuntime } from '@ca/tool-lifecycle';
@@ -255,16 +256,18 @@ export class ModelTools {
     unknownName?: string,
     beforeExecute?: RunOptions['beforeExecute'],
   ): Promise<ModelToolCallOutcome> {
-    const base = { providerName: read.name, ...(read.callId === undefined ? {} : { callId: read.callId }) };
+    // Only failures spread it: the successful path builds its outcome field by field.
+    const base = (): { providerName: string; callId?: string } =>
+      read.callId === undefined ? { providerName: read.name } : { providerName: read.name, callId: read.callId };
     const descriptor = toolName === undefined ? undefined : this.catalog?.byName.get(toolName);
     if (toolName === undefined || descriptor === undefined) {
       const error = unknownToolError(unknownName ?? read.name, this.catalog, rules);
-      return { ...base, ok: false, rendered: this.renderError(error, plan, read.name, undefined), error, repairs: [], declined: [] };
+      return { ...base(), ok: false, rendered: this.renderError(error, plan, read.name, undefined), error, repairs: [], declined: [] };
     }
     const parsed = parseArguments(read.arguments);
     if (!parsed.ok) {
       const failure = argumentsError(toolName, plan.planId, parsed.error);
-      return { ...base, toolName, ok: false, rendered: this.renderError(failure, plan, read.name, undefined), error: failure, repairs: [], declined: [] };
+      return { ...base(), toolName, ok: false, rendered: this.renderError(failure, plan, read.name, undefined), error: failure, repairs: [], declined: [] };
     }
     const { value, repairs, declined } = prepareValue(descriptor, parsed.value, strictNulls);
     const step = this.callIdAsStep && read.callId !== undefined && read.callId.length > 0 && read.callId.length <= MAX_STEP_LENGTH ? read.callId : undefined;
@@ -278,7 +281,7 @@ export class ModelTools {
       const error = thrown as Error & { code?: string; trace?: ToolExecutionTrace };
       const trace = error?.trace;
       return {
-        ...base,
+        ...base(),
         toolName,
         ok: false,
         rendered: this.renderError(error, plan, read.name, declined),
@@ -291,19 +294,22 @@ export class ModelTools {
       if (typeof after === 'function') after();
     }
     if (result.ok) {
-      return {
-        ...base,
-        toolName,
+      // Built field by field: object spreads cost more than the rest of the bridge on this path.
+      const outcome: { -readonly [K in keyof ModelToolCallOutcome]: ModelToolCallOutcome[K] } = {
         ok: true,
+        providerName: read.name,
+        toolName,
         rendered: renderSuccess(result.output, result.content, result.executionId, this.budget),
         result,
         repairs,
         declined,
         trace: result.trace,
       };
+      if (read.callId !== undefined) outcome.callId = read.callId;
+      return outcome;
     }
     return {
-      ...base,
+      ...base(),
       toolName,
       ok: false,
       rendered: this.renderError(result.error, plan, read.name, declined, result.content),
@@ -359,10 +365,30 @@ function parseArguments(args: CallArguments): { ok: true; value: unknown } | { o
 }
 
 const NOTHING_REPAIRED: PreparedArguments['repairs'] = Object.freeze([]);
+const NO_DECLINED: PreparedArguments['declined'] = Object.freeze([]);
+
+/** A validator of its own, to tell at once that arguments need no repair (the runtime validates again, with its own). */
+const validator = createSchemaValidator();
+const compiledInputs = new WeakMap<ToolDescriptor, CompiledSchema | null>();
+
+function compiledInputOf(descriptor: ToolDescriptor): CompiledSchema | null {
+  let compiled = compiledInputs.get(descriptor);
+  if (compiled === undefined) {
+    try {
+      compiled = validator.compile(descriptor.inputSchema as never, { toolName: descriptor.name, direction: 'input', trust: 'untrusted' });
+    } catch {
+      compiled = null; // the walk alone decides then
+    }
+    compiledInputs.set(descriptor, compiled);
+  }
+  return compiled;
+}
 
 function prepareValue(descriptor: ToolDescriptor, parsed: unknown, strictNulls: boolean): PreparedArguments {
   const schema = descriptor.inputSchema;
   if (schema === undefined) return { value: parsed, repairs: NOTHING_REPAIRED, declined: [] };
+  // Valid arguments (the common case) need neither a repair nor the strict transform undone: a null the transform allowed is invalid in the original.
+  if (compiledInputOf(descriptor)?.validate(parsed).valid === true) return { value: parsed, repairs: NOTHING_REPAIRED, declined: NO_DECLINED };
   let value = parsed;
   if (strictNulls && strictFor(descriptor)) value = repairArguments(value, schema, { rules: ['null-for-optional'] }).value;
   return repairArguments(value, schema);
