@@ -3,6 +3,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
+import { executed, loopTools } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createAiSdkTools } from './index';
 
@@ -31,28 +32,9 @@ function scriptedModel(steps: Step[]) {
   return { model, prompts };
 }
 
-function tools() {
-  const search = new TestTool({
-    name: 'docs.search',
-    description: 'Searches the docs.',
-    inputSchema: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } }, required: ['query'] },
-    capability: { writes: false, openWorld: false },
-    execute: (input: any) => ({ hits: [`${input.query} (${input.limit})`] }),
-  });
-  const fetch = new TestTool({ name: 'web.fetch', description: 'Fetches a URL.', capability: { writes: false, openWorld: true }, execute: () => 'page' });
-  const write = new TestTool({
-    name: 'notes.write',
-    description: 'Writes a note.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    capability: { writes: true, checkpointable: true, openWorld: false },
-    execute: () => 'written',
-  });
-  return { search, fetch, write };
-}
-
 describe('AI SDK 7 agent loop over the runtime', () => {
   it('repairs, refuses, asks for approval through the AI SDK and goes on, with every call traced', async () => {
-    const { search, fetch, write } = tools();
+    const { search, fetch, write } = loopTools();
     const approvals = new FrameworkApprovals();
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
     const modelTools = new ModelTools(runtime, { refused: 'mark' });
@@ -71,14 +53,14 @@ describe('AI SDK 7 agent loop over the runtime', () => {
       const first = await generateText({ model, tools: toolSet, prompt: 'Find and save.', stopWhen: stepCountIs(5), abortSignal: plan.signal });
       // The search ran with repaired arguments; the fetch was refused and the model was told why.
       expect(search.events.find((event) => event.type === 'execute')?.input).toEqual({ query: 'plans', limit: 3 });
-      expect(fetch.events.filter((event) => event.type === 'execute')).toEqual([]);
+      expect(executed(fetch)).toEqual([]);
       expect(JSON.stringify(prompts[1])).toContain(
         "Error TOOL_ACCESS_DENIED: 'web_fetch' reaches outside (network, remote services) and this plan denies the network",
       );
       // The write needs approval: the AI SDK stops with its approval request and the tool has not run.
       const request = first.content.find((part) => part.type === 'tool-approval-request');
       expect(request).toMatchObject({ toolCall: { toolName: 'notes_write' } });
-      expect(write.events.filter((event) => event.type === 'execute')).toEqual([]);
+      expect(executed(write)).toEqual([]);
       const messages: ModelMessage[] = [
         { role: 'user', content: 'Find and save.' },
         ...first.response.messages,
@@ -86,7 +68,7 @@ describe('AI SDK 7 agent loop over the runtime', () => {
       ];
       const second = await generateText({ model, tools: toolSet, messages, stopWhen: stepCountIs(5), abortSignal: plan.signal });
       expect(second.text).toBe('Saved the note.');
-      expect(write.events.filter((event) => event.type === 'execute')).toHaveLength(1);
+      expect(executed(write)).toHaveLength(1);
       const traces = [...plan.traces]
         .sort((a, b) => (a.toolName < b.toolName ? -1 : 1))
         .map((trace) => ({
@@ -104,7 +86,7 @@ describe('AI SDK 7 agent loop over the runtime', () => {
   });
 
   it('a call the AI SDK did not approve is refused by the runtime, and a denial in the AI SDK runs nothing', async () => {
-    const { search, fetch, write } = tools();
+    const { search, fetch, write } = loopTools();
     const approvals = new FrameworkApprovals();
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
     const modelTools = new ModelTools(runtime);
@@ -113,7 +95,7 @@ describe('AI SDK 7 agent loop over the runtime', () => {
       // Calling execute directly (no approval response) is no way around the runtime.
       const execute = (toolSet['notes_write'] as any).execute;
       await expect(execute({ text: 'x' }, { toolCallId: 'direct', messages: [] })).rejects.toMatchObject({ code: 'TOOL_APPROVAL_DENIED' });
-      expect(write.events.filter((event) => event.type === 'execute')).toEqual([]);
+      expect(executed(write)).toEqual([]);
       const { model } = scriptedModel([[{ type: 'tool-call', toolCallId: 'c9', toolName: 'notes_write', input: '{"text":"x"}' }]]);
       const first = await generateText({ model, tools: toolSet, prompt: 'save', stopWhen: stepCountIs(3) });
       const request = first.content.find((part) => part.type === 'tool-approval-request') as { approvalId: string };
@@ -127,12 +109,12 @@ describe('AI SDK 7 agent loop over the runtime', () => {
         ],
         stopWhen: stepCountIs(3),
       });
-      expect(write.events.filter((event) => event.type === 'execute')).toEqual([]);
+      expect(executed(write)).toEqual([]);
     });
   });
 
   it('a plan cancelled mid-loop stops the loop: the next model call is aborted and nothing more runs', async () => {
-    const { search, fetch, write } = tools();
+    const { search, fetch, write } = loopTools();
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger });
     const modelTools = new ModelTools(runtime);
     const plan = runtime.createPlan();
@@ -146,7 +128,7 @@ describe('AI SDK 7 agent loop over the runtime', () => {
     ]);
     await expect(generateText({ model, tools: toolSet, prompt: 'go', stopWhen: stepCountIs(5), abortSignal: stopPlan.signal })).rejects.toThrow();
     expect(prompts).toHaveLength(1);
-    expect(search.events.filter((event) => event.type === 'execute')).toEqual([]);
+    expect(executed(search)).toEqual([]);
     await withStop.endPlan(stopPlan);
     await runtime.endPlan(plan);
     void modelTools;

@@ -1,8 +1,7 @@
 import type { PlanContext } from '@ca/tool-context';
 import type { ToolSet } from 'ai' with { 'resolution-mode': 'import' };
 import type { FrameworkApprovals } from '../approval/framework-approvals';
-import { describeFor, inputSchemaOf, type ModelTools } from '../calls/model-tools';
-import { ModelToolsError } from '../errors/model-tools-error';
+import { checkPlan, describeFor, inputSchemaOf, type ModelTools } from '../calls/model-tools';
 import { nameRulesOf } from '../names/provider-names';
 import type { RenderedResult } from '../render/render-result';
 import { ModelToolCallError } from './model-tool-call-error';
@@ -123,15 +122,4 @@ function approvedInMessages(messages: readonly unknown[] | undefined, toolCallId
   }
   for (const approvalId of requested) if (approved.has(approvalId)) return true;
   return false;
-}
-
-function checkPlan(plan: PlanContext): void {
-  if (typeof plan?.planId !== 'string' || typeof plan.cancellationToken?.cancel !== 'function') {
-    throw new ModelToolsError({
-      problem: 'invalid-argument',
-      field: 'plan',
-      expected: 'the context of a plan (from runtime.createPlan() or runtime.runPlan())',
-      received: typeof plan,
-    });
-  }
 }

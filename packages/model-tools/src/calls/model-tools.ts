@@ -460,7 +460,8 @@ function policyOf(plan: PlanPolicySource): PlanPolicy {
   return policy as PlanPolicy;
 }
 
-function checkPlan(plan: PlanContext): void {
+/** @internal Refuses what is not the context of a plan (every entry point that runs calls takes one). */
+export function checkPlan(plan: PlanContext): void {
   if (typeof plan !== 'object' || plan === null || typeof plan.planId !== 'string' || typeof (plan as { forExecution?: unknown }).forExecution !== 'function') {
     throw invalidArgument('plan', 'the context of a plan (from runtime.createPlan() or runtime.runPlan())', describeValue(plan));
   }

@@ -4,8 +4,7 @@ import { DynamicStructuredTool, ToolInputParsingException } from '@langchain/cor
 // The tools' type as ES modules see it (langchain is used from ES modules): a CommonJS copy of the class's type does not fit its agents.
 import type { StructuredToolInterface } from '@langchain/core/tools' with { 'resolution-mode': 'import' };
 import type { FrameworkApprovals } from '../approval/framework-approvals';
-import { describeFor, inputSchemaOf, type ModelToolCallOutcome, type ModelTools } from '../calls/model-tools';
-import { ModelToolsError } from '../errors/model-tools-error';
+import { checkPlan, describeFor, inputSchemaOf, type ModelToolCallOutcome, type ModelTools } from '../calls/model-tools';
 import { nameRulesOf } from '../names/provider-names';
 
 /** What a person answers to a LangGraph interrupt raised for a call that needs approval. */
@@ -58,14 +57,7 @@ function isToolCall(value: unknown): value is ToolCallLike {
  * @throws ModelToolsError when `plan` is not a plan.
  */
 export async function createLangChainTools(modelTools: ModelTools, plan: PlanContext, options: LangChainToolsOptions = {}): Promise<StructuredToolInterface[]> {
-  if (typeof plan?.planId !== 'string') {
-    throw new ModelToolsError({
-      problem: 'invalid-argument',
-      field: 'plan',
-      expected: 'the context of a plan (from runtime.createPlan() or runtime.runPlan())',
-      received: typeof plan,
-    });
-  }
+  checkPlan(plan);
   const { approvals, interrupt } = options;
   const tools: DynamicStructuredTool[] = [];
   for (const entry of await modelTools.tools(plan, nameRulesOf('openai-chat'))) {

@@ -6,6 +6,7 @@ import { createAgent } from 'langchain';
 import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
+import { executed, loopTools } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createLangChainTools, type LangChainApprovalRequest } from './index';
 
@@ -30,30 +31,10 @@ class ScriptedChatModel extends BaseChatModel {
 }
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, args, type: 'tool_call' as const });
-const executed = (tool: TestTool) => tool.events.filter((event) => event.type === 'execute');
-
-function tools() {
-  const search = new TestTool({
-    name: 'docs.search',
-    description: 'Searches the docs.',
-    inputSchema: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } }, required: ['query'] },
-    capability: { writes: false, openWorld: false },
-    execute: (input: any) => ({ hits: [`${input.query} (${input.limit})`] }),
-  });
-  const fetch = new TestTool({ name: 'web.fetch', description: 'Fetches a URL.', capability: { writes: false, openWorld: true }, execute: () => 'page' });
-  const write = new TestTool({
-    name: 'notes.write',
-    description: 'Writes a note.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    capability: { writes: true, checkpointable: true, openWorld: false },
-    execute: () => 'written',
-  });
-  return { search, fetch, write };
-}
 
 describe('LangChain agent loop over the runtime', () => {
   it('repairs (before LangChain validates), refuses, interrupts for approval, resumes, and traces every call', async () => {
-    const { search, fetch, write } = tools();
+    const { search, fetch, write } = loopTools();
     const approvals = new FrameworkApprovals();
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
     const policy = { readOnly: false, requireCheckpoint: false, network: 'deny' as const, approval: { capabilities: ['writes' as const] } };
@@ -91,7 +72,7 @@ describe('LangChain agent loop over the runtime', () => {
   });
 
   it('a denial through the interrupt is traced with the reason and runs nothing; an ambiguous argument is the runtime’s error, not LangChain’s', async () => {
-    const { search, fetch, write } = tools();
+    const { search, fetch, write } = loopTools();
     const tags = new TestTool({
       name: 'tags.set',
       inputSchema: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } } }, required: ['tags'] },
@@ -126,7 +107,7 @@ describe('LangChain agent loop over the runtime', () => {
   });
 
   it('a plan cancelled mid-loop stops the graph', async () => {
-    const { search } = tools();
+    const { search } = loopTools();
     const holder: { plan?: ReturnType<ToolRuntime['createPlan']> } = {};
     const stopper = new TestTool({ name: 'plan.stop', execute: () => (holder.plan?.cancellationToken.cancel('the user pressed stop'), 'stopping') });
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, stopper])], logger: silentLogger });

@@ -1,8 +1,7 @@
 import type { PlanContext } from '@ca/tool-context';
 import { tool, type FunctionTool, type RunContext } from '@openai/agents';
 import type { FrameworkApprovals } from '../approval/framework-approvals';
-import { describeFor, inputSchemaOf, type ModelTools } from '../calls/model-tools';
-import { ModelToolsError } from '../errors/model-tools-error';
+import { checkPlan, describeFor, inputSchemaOf, type ModelTools } from '../calls/model-tools';
 import type { ProviderNameRules } from '../names/provider-names';
 import { toOpenAiStrictSchema } from '../schema/openai-strict-schema';
 
@@ -37,14 +36,7 @@ export async function createOpenAiAgentsTools(
   plan: PlanContext,
   options: OpenAiAgentsToolsOptions = {},
 ): Promise<FunctionTool<unknown>[]> {
-  if (typeof plan?.planId !== 'string') {
-    throw new ModelToolsError({
-      problem: 'invalid-argument',
-      field: 'plan',
-      expected: 'the context of a plan (from runtime.createPlan() or runtime.runPlan())',
-      received: typeof plan,
-    });
-  }
+  checkPlan(plan);
   const approvals = options.approvals;
   const wantStrict = options.strict ?? true;
   const tools: FunctionTool<unknown>[] = [];

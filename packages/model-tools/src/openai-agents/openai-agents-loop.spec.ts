@@ -3,6 +3,7 @@ import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/te
 import { MemoryApprovalStore, ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
+import { executed, loopTools } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createOpenAiAgentsTools } from './index';
 
@@ -10,32 +11,11 @@ import { createOpenAiAgentsTools } from './index';
 // ScriptedModel from @openai/agents/testing: only the model is scripted.
 const KEY = 'an approval key of at least thirty-two bytes, for tests';
 
-function tools() {
-  const search = new TestTool({
-    name: 'docs.search',
-    description: 'Searches the docs.',
-    inputSchema: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } }, required: ['query'] },
-    capability: { writes: false, openWorld: false },
-    execute: (input: any) => ({ hits: [`${input.query} (${input.limit ?? 'all'})`] }),
-  });
-  const fetch = new TestTool({ name: 'web.fetch', description: 'Fetches a URL.', capability: { writes: false, openWorld: true }, execute: () => 'page' });
-  const write = new TestTool({
-    name: 'notes.write',
-    description: 'Writes a note.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    capability: { writes: true, checkpointable: true, openWorld: false },
-    execute: () => 'written',
-  });
-  return { search, fetch, write };
-}
-
-const executed = (tool: TestTool) => tool.events.filter((event) => event.type === 'execute');
-
 describe('OpenAI Agents SDK run loop over the runtime', () => {
   const policy = { readOnly: false, requireCheckpoint: false, network: 'deny' as const, approval: { capabilities: ['writes' as const] } };
 
   it('repairs, refuses, stops for approval, resumes from a serialized state in a new runtime, and traces every call', async () => {
-    const { search, fetch, write } = tools();
+    const { search, fetch, write } = loopTools();
     const store = new MemoryApprovalStore();
     const approvals = new FrameworkApprovals({ store });
     const runtime = new ToolRuntime({
@@ -70,7 +50,7 @@ describe('OpenAI Agents SDK run loop over the runtime', () => {
     await runtime.endPlan(plan);
 
     // Another process: a new runtime with the same store and key, the same plan id, the state restored.
-    const again = tools();
+    const again = loopTools();
     const approvals2 = new FrameworkApprovals({ store });
     const runtime2 = new ToolRuntime({
       sources: [new InMemoryToolSource([again.search, again.fetch, again.write])],
@@ -99,7 +79,7 @@ describe('OpenAI Agents SDK run loop over the runtime', () => {
   });
 
   it('a rejection in the Agents SDK runs nothing; a plan cancelled mid-run stops the run', async () => {
-    const { search, fetch, write } = tools();
+    const { search, fetch, write } = loopTools();
     const approvals = new FrameworkApprovals();
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
     await runtime.runPlan({ policy }, async (plan) => {
