@@ -36,6 +36,14 @@ describe('@ca/model-tools public API', () => {
     ]);
   });
 
+  it('each framework subpath exports exactly its documented names', async () => {
+    expect(Object.keys(await import('./ai-sdk/index')).sort()).toEqual(['ModelToolCallError', 'createAiSdkTools']);
+    expect(Object.keys(await import('./openai-agents/index')).sort()).toEqual(['createOpenAiAgentsTools']);
+    expect(Object.keys(await import('./langchain/index')).sort()).toEqual(['createLangChainTools']);
+    const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    expect(Object.keys(manifest.exports).sort()).toEqual(['.', './ai-sdk', './langchain', './openai-agents', './package.json']);
+  });
+
   it('the main entry reaches no agent framework: each is on its own subpath', () => {
     const main = importGraph(join(__dirname, 'index.ts'));
     expect([...main.packages].filter((name) => /^(ai|@openai\/|@langchain\/|langchain|zod)/.test(name))).toEqual([]);
