@@ -1,8 +1,8 @@
 import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
-import type { PlanContext } from '@ca/tool-context';
+import { toTraceRepairs, type PlanContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
+import { CallRunner, CallSettings, extraOf, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import { PlanCallRecords, ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
@@ -190,6 +190,7 @@ export class ToolRuntime {
     checkPlanContext(ctx, name);
     const planId = ctx.planId;
     const execution = this.recorder.start(name, ctx);
+    if (options?.repairs !== undefined) extraOf(execution).repairs = toTraceRepairs(options.repairs);
     try {
       // 1. A cancelled plan runs nothing.
       ctx.cancellationToken.check({ toolName: name, planId });
