@@ -151,6 +151,24 @@ describe('elicitation through the interaction handler', () => {
     }
   });
 
+  it.each<[string, InteractionResponse]>([
+    ['fills in one field', { action: 'accept', content: { name: 'Ada Lovelace' } }],
+    ['accepts without values', { action: 'accept' }],
+  ])('a form the person %s: the server gets the schema’s defaults for the fields left out (SEP-1034)', async (_case, answer) => {
+    const setup = everything({ interactionHandler: new ScriptedPerson(() => answer) });
+    try {
+      const result = await setup.runtime.runPlan({}, (ctx) => setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx));
+      expect(result.ok).toBe(true);
+      const raw = JSON.parse(String(result.output).split('Raw result: ')[1] as string) as { action: string; content: Record<string, unknown> };
+      expect(raw.action).toBe('accept');
+      expect(raw.content).toMatchObject({ firstLine: 'It was a dark and stormy night.', integer: 42, number: 3.14 });
+      if (answer.action === 'accept' && answer.content !== undefined) expect(raw.content['name']).toBe('Ada Lovelace');
+      else expect(raw.content).not.toHaveProperty('name');
+    } finally {
+      await setup.close();
+    }
+  });
+
   it('a form the person declines: the server is told, and the decline is logged with the plan', async () => {
     const person = new ScriptedPerson(() => ({ action: 'decline' }));
     const setup = everything({ interactionHandler: person });

@@ -75,9 +75,8 @@ export async function answerElicitation(
     action: answer.action,
   });
   if (answer.action !== 'accept') return { action: answer.action };
-  return request.kind === 'form' && answer.content !== undefined
-    ? { action: 'accept', content: answer.content as ElicitResult['content'] }
-    : { action: 'accept' };
+  // An accepted form always carries its values (none, when the person filled in nothing): the SDK then adds the schema's defaults for the fields left out.
+  return request.kind === 'form' ? { action: 'accept', content: { ...(answer.content ?? {}) } as ElicitResult['content'] } : { action: 'accept' };
 }
 
 /**

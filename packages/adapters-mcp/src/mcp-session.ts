@@ -208,7 +208,8 @@ export class McpSession {
     const { server, logger } = options;
     const capabilities: ClientCapabilities = {};
     if (options.roots !== undefined) capabilities.roots = { listChanged: true };
-    if (options.interaction !== undefined) capabilities.elicitation = { form: {}, url: {} };
+    // applyDefaults: the SDK fills in a form's schema defaults for the fields the person left out (SEP-1034).
+    if (options.interaction !== undefined) capabilities.elicitation = { form: { applyDefaults: true }, url: {} };
     if (options.sampling !== undefined) capabilities.sampling = {};
     const client = new Client({ ...CLIENT_INFO }, { capabilities, jsonSchemaValidator: ACCEPT_ALL });
     const transport =
