@@ -254,12 +254,18 @@ describe('one terminal for every question', () => {
   });
 });
 
+/** The service client's secret: it lives in an environment variable, never in a file of the command. */
+const SERVICE_SECRET = 'service-secret-from-the-environment';
+
 describe('agents mcp login|logout <server> (OAuth)', () => {
   let server: ChildProcess;
   let url: string;
 
   beforeAll(async () => {
-    server = spawn(process.execPath, [path.join(fixtures, 'oauth-server.js')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    server = spawn(process.execPath, [path.join(fixtures, 'oauth-server.js')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, FIXTURE_CLIENT_ID: 'reports', FIXTURE_CLIENT_SECRET: SERVICE_SECRET },
+    });
     url = await new Promise<string>((resolve, reject) => {
       let text = '';
       server.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -309,6 +315,28 @@ describe('agents mcp login|logout <server> (OAuth)', () => {
     const again = captureIo({}, folder);
     expect(await main(['--state-dir', state, 'tools', 'run', 'mcp.secured.echo', '--input', '{"text":"x"}'], again)).toBe(EXIT_CODES.notFound);
     expect(again.err()).toMatch(/MCP_AUTH_REQUIRED: .*the sign-in was declined\. Sign in with 'agents mcp login secured' in a terminal\./);
+  });
+
+  it('a service client (client_credentials): the sign-in file keeps its token, never the secret the configuration takes from the environment', async () => {
+    const folder = temporaryFolder();
+    const state = path.join(folder, 'state');
+    writeFixture(
+      folder,
+      'agents.config.json',
+      JSON.stringify({ mcpServers: { service: { url, oauth: { grant: 'client_credentials', clientId: 'reports', clientSecret: '${REPORTS_SECRET}' } } } }),
+    );
+    for (let run = 0; run < 2; run++) {
+      const io = captureIo({ REPORTS_SECRET: SERVICE_SECRET }, folder);
+      expect(await main(['--state-dir', state, 'tools', 'run', 'mcp.service.echo', '--input', '{"text":"from a service"}'], io)).toBe(EXIT_CODES.ok);
+      expect(io.out()).toBe('echo: from a service\n');
+    }
+    const store = path.join(state, 'mcp-auth');
+    const files = fs.readdirSync(store);
+    expect(files).toHaveLength(1);
+    const kept = fs.readFileSync(path.join(store, files[0] as string), 'utf8');
+    expect(kept).toContain('access_token');
+    expect(kept).toContain('"client_id": "reports"');
+    expect(kept).not.toContain(SERVICE_SECRET);
   });
 
   it('refuses a token store others can read', async () => {
