@@ -339,6 +339,24 @@ describe('agents mcp login|logout <server> (OAuth)', () => {
     expect(kept).not.toContain(SERVICE_SECRET);
   });
 
+  it.each([
+    ['a stdio server', 'files', /'agents mcp login' does not apply to MCP server 'files': it is a stdio server/],
+    ['an HTTP server without "oauth"', 'plain', /'agents mcp login' does not apply to MCP server 'plain': it does not use OAuth/],
+  ])('login on %s says the command does not apply (the configuration is fine)', async (_case, server, message) => {
+    const folder = temporaryFolder();
+    writeFixture(
+      folder,
+      'agents.config.json',
+      JSON.stringify({ mcpServers: { files: { command: process.execPath, args: ['server.js'] }, plain: { url }, secured: { url, oauth: true } } }),
+    );
+    const login = withTerminal(captureIo({}, folder));
+    expect(await main(['--state-dir', path.join(folder, 'state'), 'mcp', 'login', server], login)).toBe(EXIT_CODES.usage);
+    expect(login.err()).toMatch(/^CLI_USAGE: /);
+    expect(login.err()).toMatch(message);
+    expect(login.err()).toContain('Servers that use OAuth: secured.');
+    expect(login.err()).not.toMatch(/invalid/i);
+  });
+
   it('refuses a token store others can read', async () => {
     const folder = temporaryFolder();
     const state = path.join(folder, 'state');
