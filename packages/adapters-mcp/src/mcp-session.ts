@@ -79,7 +79,7 @@ export interface SessionEvents {
   readonly onListChanged?: (session: McpSession, list: 'tools' | 'resources' | 'prompts') => void;
   /** The server sent `notifications/resources/updated` for a subscribed resource. */
   readonly onResourceUpdated?: (session: McpSession, uri: string) => void;
-  /** The server fetched the roots (answered by the session). */
+  /** The server asked for the roots (called as the request is answered). */
   readonly onRootsFetched?: (session: McpSession) => void;
 }
 
@@ -624,11 +624,11 @@ export class McpSession {
       client.setRequestHandler(ListRootsRequestSchema, () => {
         const roots = this.#roots ?? [];
         this.#rootsFetches++;
-        // Answered first, counted as fetched on the next turn: the server has the list by then.
-        setImmediate(() => {
-          this.#wakeRootsWaiters();
-          events.onRootsFetched?.(this);
-        });
+        // That the server uses roots is known now, before whatever arrived in the same read (its tools/list
+        // answer) lets a plan take this session over: that plan must then wait for its own roots.
+        events.onRootsFetched?.(this);
+        // Answered first, counted as fetched for the waiters on the next turn: the server has the list by then.
+        setImmediate(() => this.#wakeRootsWaiters());
         return { roots: roots.map((root) => ({ ...root })) };
       });
     }
