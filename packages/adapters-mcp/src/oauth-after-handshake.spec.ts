@@ -112,6 +112,20 @@ describe('OAuth after the handshake: a refused request starts the sign-in', () =
     }
   });
 
+  it(`a server that refuses every token it was just given: after ${MAX_SIGN_INS_PER_REQUEST} sign-ins the request fails with MCP_AUTH_FAILED`, async () => {
+    const { url } = await start('rejects', { FIXTURE_REJECT_TOKENS: '1' });
+    const person = new PersonAtBrowser();
+    const runtime = runtimeFor(url, person);
+    try {
+      const error = (await runtime.discover()).sourceErrors[0]?.error;
+      expect(error).toMatchObject({ code: 'MCP_AUTH_FAILED', server: 'secured' });
+      expect(error?.message).toMatch(new RegExp(`still refused a request after ${MAX_SIGN_INS_PER_REQUEST} sign-ins in a row`));
+      expect(person.asked).toHaveLength(MAX_SIGN_INS_PER_REQUEST);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
   it.each([
     ['nobody can be asked', undefined, /no interaction handler was given/],
     ['the person declines', new PersonAtBrowser(false), /the sign-in was declined/],

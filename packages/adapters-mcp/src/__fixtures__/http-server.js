@@ -14,6 +14,7 @@
 //                           without a token (every other request needs one)
 //   FIXTURE_CALL_SCOPE      oauth mode: a scope tools/call needs besides mcp:tools (403 insufficient_scope
 //                           without it); "mcp:admin" is one the authorization server never grants
+//   FIXTURE_REJECT_TOKENS   "1": the MCP server refuses every token (401) and no refresh token is issued
 //   FIXTURE_CIMD            "1": the authorization server accepts an https: URL as a client id (SEP-991)
 //   FIXTURE_CLIENT_PUBLIC_KEY  the pre-registered client authenticates with a JWT signed by the private key
 //                           of this public key (PEM; private_key_jwt) instead of its secret
@@ -105,7 +106,7 @@ const provider = {
     return issue(
       client.client_id,
       (entry.params.scopes || []).filter((scope) => !NEVER_GRANTED.has(scope)),
-      true,
+      env.FIXTURE_REJECT_TOKENS !== '1',
     );
   },
   async exchangeRefreshToken(client, refreshToken) {
@@ -116,6 +117,7 @@ const provider = {
     return issue(client.client_id, entry.scopes, true);
   },
   async verifyAccessToken(token) {
+    if (env.FIXTURE_REJECT_TOKENS === '1') throw new InvalidTokenError('this server accepts no token');
     const entry = accessTokens.get(token);
     if (!entry || entry.expiresAt <= Date.now()) throw new InvalidTokenError('the token is unknown or expired');
     return { token, clientId: entry.clientId, scopes: entry.scopes, expiresAt: Math.floor(entry.expiresAt / 1000) };
