@@ -129,6 +129,8 @@ class StoredOAuthProvider implements OAuthClientProvider {
   readonly #registered = new Map<string, OAuthClientInformationMixed>();
   #discovery: OAuthDiscoveryState | undefined;
   #credentials: McpStoredCredentials;
+  /** The verifier and registered client of the authorization a sign-in is completing. */
+  #exchange: { readonly verifier?: string; readonly client?: OAuthClientInformationMixed } | undefined;
   /** Set by a 403 `insufficient_scope`: the next authorization asks a person for the wider scope instead of refreshing. */
   #widerScopeWanted = false;
 
@@ -173,6 +175,8 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
+    const exchanging = this.#exchange?.client;
+    if (exchanging !== undefined) return exchanging;
     const stored = this.#credentials.clientInformation as OAuthClientInformationMixed | undefined;
     const configured = this.oauth.clientId;
     if (configured === undefined) return stored;
@@ -204,7 +208,9 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    await this.#save({ ...this.#credentials, tokens: { ...tokens } });
+    // Tokens from a sign-in belong to the client it was for, which another registration may have replaced meanwhile.
+    const client = this.#exchange?.client;
+    await this.#save({ ...this.#credentials, ...(client === undefined ? {} : { clientInformation: { ...client } }), tokens: { ...tokens } });
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -224,18 +230,22 @@ class StoredOAuthProvider implements OAuthClientProvider {
    * client was registered in this session. Returns the `state` it carries.
    */
   prepareExchange(url: URL): string | undefined {
+    // Pinned until endExchange: a concurrent request's authorization must not swap them meanwhile.
     const verifier = this.#verifiers.get(url.searchParams.get('code_challenge') ?? '');
-    if (verifier !== undefined) this.#codeVerifier = verifier;
     const client = this.#registered.get(url.searchParams.get('client_id') ?? '');
-    if (client !== undefined && (this.#credentials.clientInformation as { client_id?: unknown } | undefined)?.client_id !== client.client_id) {
-      this.#credentials = { ...this.#credentials, clientInformation: { ...client } };
-    }
+    this.#exchange = { ...(verifier === undefined ? {} : { verifier }), ...(client === undefined ? {} : { client }) };
     return url.searchParams.get('state') ?? this.#state;
   }
 
+  /** Ends what {@link StoredOAuthProvider.prepareExchange} pinned. */
+  endExchange(): void {
+    this.#exchange = undefined;
+  }
+
   codeVerifier(): string {
-    if (this.#codeVerifier === undefined) throw new Error('No authorization was started, so there is no PKCE code verifier.');
-    return this.#codeVerifier;
+    const verifier = this.#exchange?.verifier ?? this.#codeVerifier;
+    if (verifier === undefined) throw new Error('No authorization was started, so there is no PKCE code verifier.');
+    return verifier;
   }
 
   prepareTokenRequest(scope?: string): URLSearchParams | undefined {
@@ -334,9 +344,22 @@ export class OAuthSession {
    *   the authorization server refuses.
    */
   async signIn(signal: AbortSignal | undefined, attribution: { readonly planId?: string; readonly toolName?: string } = {}): Promise<void> {
-    const { server, interaction, logger } = this.options;
     const url = this.provider.authorizationUrl as URL;
     const state = this.provider.prepareExchange(url);
+    try {
+      await this.#completeAuthorization(url, state, signal, attribution);
+    } finally {
+      this.provider.endExchange();
+    }
+  }
+
+  async #completeAuthorization(
+    url: URL,
+    state: string | undefined,
+    signal: AbortSignal | undefined,
+    attribution: { readonly planId?: string; readonly toolName?: string },
+  ): Promise<void> {
+    const { server, interaction, logger } = this.options;
     const fail = (code: 'MCP_AUTH_REQUIRED' | 'MCP_AUTH_FAILED', reason: string, cause?: unknown): never => {
       this.failure = new McpServerError({
         code,
