@@ -9,6 +9,15 @@ import { makeTempDir, rejectionOf, removeTempDir } from './mcp-fixtures.test-hel
 /** A P-256 private key (PEM, PKCS#8), made for the tests. */
 const EC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
+/** Stands for {@link EC_KEY} in the tables, so that test names do not print a key. */
+const KEY_PLACEHOLDER = '<an EC private key>';
+
+/** `value` with the placeholder replaced by the key. */
+function withKey(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  return JSON.parse(JSON.stringify(value).replaceAll(JSON.stringify(KEY_PLACEHOLDER), JSON.stringify(EC_KEY))) as unknown;
+}
+
 function failure(value: unknown): McpConfigError {
   try {
     parseMcpConfig(value);
@@ -159,20 +168,29 @@ describe('parseMcpConfig', () => {
       /PEM/,
     ],
     [
-      { mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: EC_KEY, clientSecret: 's' } } } },
+      { mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: KEY_PLACEHOLDER, clientSecret: 's' } } } },
       'a',
       'oauth.privateKey',
       /exclude each other/,
     ],
-    [{ mcpServers: { a: { url: 'http://h/', oauth: { clientId: 'c', privateKey: EC_KEY } } } }, 'a', 'oauth.privateKey', /client_credentials grant only/],
     [
-      { mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: EC_KEY, signingAlgorithm: 'RS256' } } } },
+      { mcpServers: { a: { url: 'http://h/', oauth: { clientId: 'c', privateKey: KEY_PLACEHOLDER } } } },
+      'a',
+      'oauth.privateKey',
+      /client_credentials grant only/,
+    ],
+    [
+      {
+        mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: KEY_PLACEHOLDER, signingAlgorithm: 'RS256' } } },
+      },
       'a',
       'oauth.signingAlgorithm',
       /RS256 needs an RSA key/,
     ],
     [
-      { mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: EC_KEY, signingAlgorithm: 'HS256' } } } },
+      {
+        mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: KEY_PLACEHOLDER, signingAlgorithm: 'HS256' } } },
+      },
       'a',
       'oauth.signingAlgorithm',
       /expected one of RS256/,
@@ -184,7 +202,7 @@ describe('parseMcpConfig', () => {
       /"privateKey" only/,
     ],
   ])('refuses %j, naming the server and the key', (value, server, key, message) => {
-    const error = failure(value);
+    const error = failure(withKey(value));
     expect(error.code).toBe('MCP_CONFIG_INVALID');
     expect(error.source).toBe('settings');
     expect(error.server).toBe(server);
