@@ -1,28 +1,11 @@
 import { join } from 'node:path';
-import { ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest, type InteractionResponse } from '@ca/tool-lifecycle';
+import { ToolRuntime, type InteractionHandler } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import { MAX_SIGN_INS_PER_REQUEST } from './mcp-session';
-import { followAuthorizationRedirect, makeTempDir, readLines, removeTempDir, startFixtureHttp, type FixtureHttpServer } from './mcp-fixtures.test-helper';
+import { makeTempDir, PersonAtBrowser, readLines, removeTempDir, startFixtureHttp, type FixtureHttpServer } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(60_000);
-
-/** A person at a browser who approves every sign-in page (the test authorization server consents at once), or says no. */
-class PersonAtBrowser implements InteractionHandler {
-  readonly asked: { request: InteractionRequest; context: InteractionContext }[] = [];
-  constructor(private readonly approve = true) {}
-  async interact(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse> {
-    this.asked.push({ request, context });
-    if (!this.approve || request.kind !== 'url') return { action: 'decline' };
-    await followAuthorizationRedirect(request.url);
-    return { action: 'accept' };
-  }
-
-  /** The scopes each sign-in page asked for. */
-  scopes(): (string | null)[] {
-    return this.asked.map(({ request }) => new URL((request as { url: string }).url).searchParams.get('scope'));
-  }
-}
 
 // A server that accepts the handshake without a token and wants one for everything else
 // (the conformance suite's auth/scope-step-up and auth/scope-retry-limit do the same).

@@ -1,34 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
-import { ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest, type InteractionResponse } from '@ca/tool-lifecycle';
+import { ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import type { McpServerConfig } from './mcp-config';
 import { MemoryTokenStore, type McpStoredCredentials, type McpTokenStore } from './mcp-oauth';
 import { McpServerError } from './mcp-server-error';
-import {
-  followAuthorizationRedirect,
-  makeTempDir,
-  readLines,
-  rejectionOf,
-  removeTempDir,
-  startFixtureHttp,
-  type FixtureHttpServer,
-} from './mcp-fixtures.test-helper';
+import { makeTempDir, PersonAtBrowser, readLines, rejectionOf, removeTempDir, startFixtureHttp, type FixtureHttpServer } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(60_000);
-
-/** A person at a browser: approves the sign-in page (the test authorization server consents at once), or says no. */
-class PersonAtBrowser implements InteractionHandler {
-  readonly asked: { request: InteractionRequest; context: InteractionContext }[] = [];
-  constructor(private readonly approve = true) {}
-  async interact(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse> {
-    this.asked.push({ request, context });
-    if (!this.approve || request.kind !== 'url') return { action: 'decline' };
-    await followAuthorizationRedirect(request.url);
-    return { action: 'accept' };
-  }
-}
 
 /** A token store that shows what it was given (like a file would). */
 class VisibleStore implements McpTokenStore {

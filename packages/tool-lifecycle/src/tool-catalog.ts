@@ -123,7 +123,8 @@ export class ToolCatalog {
     const snapshot = await this.load();
     const entry = snapshot.tools.get(name);
     if (entry !== undefined) return entry;
-    const unavailable = snapshot.unavailable.get(name);
+    // Not a typo either when its group is unavailable (an MCP server that could not be listed): say why, with the group's error.
+    const unavailable = snapshot.unavailable.get(name) ?? groupOf(snapshot.unavailableGroups, name);
     if (unavailable !== undefined) {
       throw new ToolRegistrationError({
         problem: 'unavailable',
@@ -131,17 +132,6 @@ export class ToolCatalog {
         reason: unavailable.reason,
         ...(planId === undefined ? {} : { planId }),
         ...(unavailable.error === undefined ? {} : { cause: unavailable.error }),
-      });
-    }
-    // Not a typo when its group is unavailable (an MCP server that could not be listed): say why, with the group's error.
-    const group = groupOf(snapshot.unavailableGroups, name);
-    if (group !== undefined) {
-      throw new ToolRegistrationError({
-        problem: 'unavailable',
-        toolName: name,
-        reason: group.reason,
-        ...(planId === undefined ? {} : { planId }),
-        ...(group.error === undefined ? {} : { cause: group.error }),
       });
     }
     throw new ToolNotFoundError({
