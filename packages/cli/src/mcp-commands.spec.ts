@@ -135,7 +135,9 @@ describe('an MCP server that fails', () => {
     );
     const io = captureIo({}, folder);
     expect(await main(['tools', 'run', 'mcp.everything.trigger-long-running-operation', '--input', '{"duration":3,"steps":1}'], io)).toBe(EXIT_CODES.failed);
-    expect(io.err()).toMatch(
+    // The server announces new tools after the handshake; on a loaded machine listing them again within the same 300 ms may time out, which is only a warning.
+    const relisting = /^warning: MCP server 'everything' changed what it offers, but it could not be listed again: .*\n/gm;
+    expect(io.err().replace(relisting, '')).toMatch(
       /^MCP_CALL_TIMEOUT: .*did not answer within callTimeoutMs \(300 ms\) and was cancelled\. Raise mcpServers\.everything\.callTimeoutMs in agents\.config\.json if the tool needs longer\.\n$/,
     );
   });
