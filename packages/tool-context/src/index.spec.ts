@@ -23,6 +23,7 @@ describe('@ca/tool-context public API', () => {
       'resourceFromPath',
       'resourcePath',
       'toTraceError',
+      'toTraceRepairs',
     ]);
   });
 

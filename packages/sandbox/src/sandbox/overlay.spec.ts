@@ -6,7 +6,7 @@ import { runProcess } from '../process';
 import { makeTemporaryFolder, removeTemporaryFolders, sandboxAvailableForTests, snapshotTree } from '../testing';
 import { createSandbox, SandboxOverlayError, type OverlayChange, type SandboxLauncher } from './index';
 
-const describeSandboxed = sandboxAvailableForTests('@ca/tool-lifecycle sandbox overlays (bubblewrap, unshare)') ? describe : describe.skip;
+const describeSandboxed = sandboxAvailableForTests('@ca/sandbox overlays (bubblewrap, unshare)') ? describe : describe.skip;
 
 describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () => {
   const sandbox = createSandbox('required');

@@ -6,7 +6,7 @@ import { ProcessStartError, runProcess, startProcess, type RunProcessOptions } f
 import { makeTemporaryFolder, processesWithArgument, removeTemporaryFolders, sandboxAvailableForTests, snapshotTree, uniqueSleep, waitUntil } from '../testing';
 import { createSandbox, type SandboxLaunchOptions } from './index';
 
-const describeSandboxed = sandboxAvailableForTests('@ca/tool-lifecycle sandbox (bubblewrap)') ? describe : describe.skip;
+const describeSandboxed = sandboxAvailableForTests('@ca/sandbox (bubblewrap)') ? describe : describe.skip;
 const node = process.execPath;
 
 describeSandboxed('the kernel sandbox (real bwrap)', () => {

@@ -83,6 +83,7 @@ export class ExecutionRecorder {
       if (extra.approval !== undefined) trace.approval = extra.approval;
       if (extra.attempts !== undefined) trace.attempts = extra.attempts;
       if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
+      if (extra.repairs !== undefined) trace.repairs = extra.repairs;
     }
     // Frozen, the context records this very object instead of a copy.
     Object.freeze(trace);
