@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync } from 'node:fs';
 import { chmod, lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,15 +83,19 @@ export interface SandboxPrograms {
   readonly tar: string;
 }
 
-// Both scripts are fixed text: every path comes as an argument, never spliced
-// in. bubblewrap writes the host pid of the namespace's first process and the
-// namespace to fd 3 (`--info-fd`), so that the end of the run can wait for the
-// namespace to be gone (see waitForNamespaceEnd).
-const DIRECT_SCRIPT = 'info=$1; shift; exec "$@" 3> "$info"';
+// bubblewrap reads its options from descriptor 3 (`--args 3`), NUL-separated, so that nothing of them — the
+// program's environment above all — is on a command line, which every user of the machine may read in
+// /proc/<pid>/cmdline. It writes the host pid of the namespace's first process and the namespace to
+// descriptor 4 (`--info-fd 4`), so that the end of the run can wait for the namespace to be gone (see
+// waitForNamespaceEnd). Only the program and its arguments stay on bubblewrap's command line: they are on
+// the program's own once it runs.
+const OPTIONS_FD = '3';
+const INFO_FD = '4';
 
-// Runs in the new user and mount namespace, before bubblewrap. Relative layer
-// names keep the mount options free of the resources' own paths (a comma or
-// colon in a path would split them); l<i> are links to the resources.
+// Runs in the new user and mount namespace, before bubblewrap; fixed text: every path comes as an argument,
+// never spliced in. Relative layer names keep the mount options free of the resources' own paths (a comma or
+// colon in a path would split them); l<i> are links to the resources. Descriptors 3 and 4 pass through to
+// bubblewrap.
 const OVERLAY_SCRIPT = [
   'root=$1; count=$2; mount=$3; shift 3',
   'cd "$root" || exit 125',
@@ -101,7 +105,7 @@ const OVERLAY_SCRIPT = [
   '  i=$((i + 1))',
   'done',
   ': > mounted || exit 125',
-  'exec "$@" 3> info',
+  'exec "$@"',
 ].join('\n');
 
 /** How long the end of a run waits for the kernel to empty the PID namespace (a process in uninterruptible sleep can delay it). */
@@ -191,30 +195,18 @@ class BubblewrapLauncher implements SandboxLauncher {
     const env = { ...launch.env };
     // The runtime's TMPDIR may be read-only in here; the private /tmp is not.
     if (env['TMPDIR'] !== undefined && !mounts.isWritable(env['TMPDIR'])) env['TMPDIR'] = '/tmp';
-    const sandboxArgs = [
-      '--info-fd',
-      '3',
-      ...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }),
-      '--',
-      launch.command,
-      ...launch.args,
-    ];
+    const bubblewrapOptions = bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env });
+    const info = new NamespaceInfo();
+    const pipes = [{ input: Buffer.from(bubblewrapOptions.map((option) => `${option}\0`).join('')) }, { onOutput: info.add }];
+    const bwrapArgs = ['--args', OPTIONS_FD, '--info-fd', INFO_FD, '--', launch.command, ...launch.args];
     if (scratch === undefined) {
-      // A private folder (0700) for bubblewrap's info file alone.
-      const folder = mkdtempSync(join(tmpdir(), 'ca-sandbox-info-'));
-      const info = join(folder, 'info');
       return {
-        command: '/bin/sh',
-        args: ['-c', DIRECT_SCRIPT, 'ca-sandbox', info, this.programs.bwrap, ...sandboxArgs],
+        command: this.programs.bwrap,
+        args: bwrapArgs,
         cwd: launch.cwd,
         env: {},
-        release: async () => {
-          try {
-            await waitForNamespaceEnd(info);
-          } finally {
-            rmSync(folder, { recursive: true, force: true });
-          }
-        },
+        pipes,
+        release: () => waitForNamespaceEnd(info.read()),
       };
     }
     return {
@@ -231,17 +223,18 @@ class BubblewrapLauncher implements SandboxLauncher {
         String(this.#layers.length),
         this.programs.mount,
         this.programs.bwrap,
-        ...sandboxArgs,
+        ...bwrapArgs,
       ],
       cwd: launch.cwd,
       env: {},
-      release: (exit) => this.#release(exit, scratch),
+      pipes,
+      release: (exit) => this.#release(exit, scratch, info),
     };
   }
 
-  async #release(exit: ProcessExit, scratch: string): Promise<void> {
+  async #release(exit: ProcessExit, scratch: string, info: NamespaceInfo): Promise<void> {
     const { options } = this;
-    await waitForNamespaceEnd(join(scratch, 'info'));
+    await waitForNamespaceEnd(info.read());
     if (exit.pid === undefined || exit.cancelled || exit.timedOut) {
       await removeScratch(scratch);
       return;
@@ -333,22 +326,41 @@ class Overlay implements SandboxOverlay {
   }
 }
 
+/** What bubblewrap wrote to its info descriptor: the namespace's first process, once it made one. */
+class NamespaceInfo {
+  #text = '';
+
+  /** Keeps a chunk; bubblewrap writes a few dozen bytes, once — anything past 4 KiB is not its. */
+  readonly add = (chunk: Buffer): void => {
+    if (this.#text.length < 4096) this.#text += chunk.toString('utf8');
+  };
+
+  /** The pid and namespace, or `undefined` when bubblewrap never got that far (no namespace was made). */
+  read(): { readonly pid: number; readonly namespace: number } | undefined {
+    let info: { readonly 'child-pid'?: unknown; readonly 'pid-namespace'?: unknown };
+    try {
+      info = JSON.parse(this.#text) as typeof info;
+    } catch {
+      return undefined;
+    }
+    const pid = info['child-pid'];
+    const namespace = info['pid-namespace'];
+    return typeof pid === 'number' && typeof namespace === 'number' ? { pid, namespace } : undefined;
+  }
+}
+
 /**
  * bubblewrap reports the exit of the program as soon as it has it, and its
  * first process then ends the namespace (killing what is left in it) on its
  * own time. The run is over only when that first process is gone: the kernel
- * lets it end only once every other process of the namespace has.
+ * lets it end only once every other process of the namespace has. Usually it
+ * is gone by the time the runner has read the program's output to its end, and
+ * a single look at `/proc` settles it; otherwise this looks again every
+ * millisecond, for at most {@link NAMESPACE_END_WAIT_MS}.
  */
-async function waitForNamespaceEnd(infoPath: string): Promise<void> {
-  let info: { readonly 'child-pid'?: unknown; readonly 'pid-namespace'?: unknown };
-  try {
-    info = JSON.parse(readFileSync(infoPath, 'utf8')) as typeof info;
-  } catch {
-    return; // bubblewrap never got that far: no namespace was made
-  }
-  const pid = info['child-pid'];
-  const namespace = info['pid-namespace'];
-  if (typeof pid !== 'number' || typeof namespace !== 'number') return;
+async function waitForNamespaceEnd(leader: { readonly pid: number; readonly namespace: number } | undefined): Promise<void> {
+  if (leader === undefined) return;
+  const { pid, namespace } = leader;
   const deadline = Date.now() + NAMESPACE_END_WAIT_MS;
   // Checked by its namespace, so a pid used again meanwhile is not mistaken for it.
   while (isNamespaceLeader(pid, namespace) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
