@@ -3,15 +3,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
 import { resourceFromPath, type BoundResource, type PlanApprovalPolicy, type ToolExecutionContext } from '@ca/tool-context';
+import type { ToolCapability } from '@ca/domain';
 import {
   PlanRegistryError,
   ToolRegistrationError,
+  capabilityInPlan,
   createApprovalMessage,
   createCancelMessage,
   type DiscoveryResult,
   type PlanRegistry,
   type RegisteredPlan,
   type RuntimeLogger,
+  type ToolDescriptor,
   type ToolProgress,
 } from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
@@ -333,18 +336,25 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         );
         return;
       }
+      // A sandboxed tool's capability follows the plan: 'by plan' in the table, each plan's in `tools describe`.
+      const yesNo = (tool: ToolDescriptor, value: boolean): string => (tool.sandboxed === undefined ? (value ? 'yes' : 'no') : 'by plan');
       io.stdout(
         formatTable(
           ['name', 'source', 'writes', 'checkpointable', 'description'],
           discovery.tools.map((tool) => [
             tool.name,
             tool.source,
-            tool.capability.writes ? 'yes' : 'no',
-            tool.capability.checkpointable ? 'yes' : 'no',
+            yesNo(tool, tool.capability.writes),
+            yesNo(tool, tool.capability.checkpointable),
             tool.description,
           ]),
         ),
       );
+      if (discovery.tools.some((tool) => tool.sandboxed !== undefined)) {
+        io.stdout(
+          "\nby plan: the tool's programs run in the kernel sandbox, so what it can do follows the plan (it writes in a plain plan, nothing in a read-only one); see 'agents tools describe <name>'.\n",
+        );
+      }
       const advice = adviceFor('tools run', config);
       const serverOf = (error: unknown) =>
         typeof (error as { server?: unknown })?.server === 'string' ? { server: (error as { server: string }).server } : {};
@@ -371,10 +381,20 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         io.stdout(`${JSON.stringify(descriptor, null, 2)}\n`);
         return;
       }
-      const capability = descriptor.capability;
+      const describeCapability = (capability: ToolCapability) =>
+        `writes=${capability.writes} checkpointable=${capability.checkpointable} idempotent=${capability.idempotent} destructive=${capability.destructive} openWorld=${capability.openWorld}`;
+      const plain = { readOnly: false, requireCheckpoint: false };
+      const capabilities =
+        descriptor.sandboxed === undefined
+          ? `capability: ${describeCapability(descriptor.capability)}\n`
+          : 'capability (the kernel sandbox: it follows the plan):\n' +
+            `  plain plan:       ${describeCapability(capabilityInPlan(descriptor, plain))}\n` +
+            `  read-only plan:   ${describeCapability(capabilityInPlan(descriptor, { ...plain, readOnly: true }))}\n` +
+            `  checkpoint plan:  ${describeCapability(capabilityInPlan(descriptor, { ...plain, requireCheckpoint: true }))}\n` +
+            `  network denied:   openWorld=${capabilityInPlan(descriptor, { ...plain, network: 'deny' }).openWorld}\n`;
       io.stdout(
         `${descriptor.name}  (${descriptor.source}${descriptor.version ? ` ${descriptor.version}` : ''})\n\n${descriptor.description}\n\n` +
-          `capability: writes=${capability.writes} checkpointable=${capability.checkpointable} idempotent=${capability.idempotent} destructive=${capability.destructive} openWorld=${capability.openWorld}\n` +
+          capabilities +
           `${descriptor.timeoutMs === undefined ? '' : `timeout: ${descriptor.timeoutMs} ms\n`}` +
           `\ninput schema:\n${JSON.stringify(descriptor.inputSchema ?? true, null, 2)}\n\noutput schema:\n${JSON.stringify(descriptor.outputSchema ?? true, null, 2)}\n`,
       );

@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 
 // What a tool and a source are.
-export type { ToolDescriptor, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
+export type { ToolDescriptor, ToolSandboxing, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
 export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ToolSetSettings } from './tool';
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
@@ -23,12 +23,12 @@ export {
 
 // The catalog and the plan.
 export type { DiscoveryResult, SourceError } from './catalog';
-export { ToolLifecycleCache, policyRefusal } from './plan';
+export { ToolLifecycleCache, capabilityInPlan, policyRefusal } from './plan';
 export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan';
 
 // Observability.
 export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './observability';
-export { createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
+export { containerLogger, createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
 
 // Approval, rules, and the calls' retries and limits.
 export { APPROVAL_HANDLER, approvalThroughInteraction, APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval';

@@ -337,7 +337,7 @@ type StdioNull = 'pipe' | 'ignore' | 'inherit';
 function isLaunchPipe(pipe: unknown): pipe is LaunchPipe {
   if (typeof pipe !== 'object' || pipe === null) return false;
   const { input, onOutput } = pipe as { readonly input?: unknown; readonly onOutput?: unknown };
-  return (input instanceof Uint8Array) !== (typeof onOutput === 'function');
+  return input instanceof Uint8Array !== (typeof onOutput === 'function');
 }
 
 /** Writes the input pipes and closes them; reads the output pipes. Synchronously after spawn, before output can arrive. */

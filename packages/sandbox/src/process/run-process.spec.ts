@@ -241,7 +241,10 @@ describe('runProcess', () => {
     };
     const result = await runProcess({
       command: process.execPath,
-      args: ['-e', "const fs = require('fs'); const text = fs.readFileSync(3, 'utf8'); fs.writeSync(4, text.split('\\0').join('|')); console.log('read', text.length);"],
+      args: [
+        '-e',
+        "const fs = require('fs'); const text = fs.readFileSync(3, 'utf8'); fs.writeSync(4, text.split('\\0').join('|')); console.log('read', text.length);",
+      ],
       launcher,
     });
     expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'read 33\n' } });

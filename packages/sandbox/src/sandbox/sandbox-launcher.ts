@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statS
 import { chmod, lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confinementRootsOf, isPathInside, resourcePath, type BoundResource } from '@ca/tool-context';
+import { confinementRootsOf, isPathInside, resourcePath, type BoundResource, type SandboxWrites } from '@ca/tool-context';
 import { causeMessage } from '../process/process-error';
 import { ProcessStartError, type PreparedLaunch, type ProcessExit, type ProcessLaunch, type ProcessLauncher } from '../process';
 import { applyOverlayChanges, ApplyFailure, type OverlayApplyHooks } from './apply-overlay-changes';
@@ -11,15 +11,8 @@ import { findProgram } from './find-program';
 import { readOverlayChanges, type OverlayChange, type OverlayLayer, type OverlayReading, type OverlaySkippedEntry } from './overlay-changes';
 import { SandboxOverlayError } from './sandbox-overlay-error';
 
-/**
- * What a sandboxed program may write of the resources bound with write access:
- * - `'none'`: nothing (a read-only plan); every resource is bound read-only;
- * - `'in-place'`: write-bound resources are writable, writes land in the real tree;
- * - `'overlay'`: write-bound folders are writable through an overlay; the
- *   writes land in its upper layer and become changes once the program has
- *   exited ({@link SandboxLauncher.overlay}), for a checkpoint plan.
- */
-export type SandboxWrites = 'none' | 'in-place' | 'overlay';
+/** What a sandboxed program may write of the write-bound resources: `'none'`, `'in-place'` or `'overlay'` (see `SandboxWrites` of `@ca/tool-context`). */
+export type { SandboxWrites };
 
 /** What one sandboxed run may see and do. */
 export interface SandboxLaunchOptions {

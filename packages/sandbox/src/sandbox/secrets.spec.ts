@@ -52,44 +52,47 @@ describeSandboxed('the environment of a sandboxed program is on no command line 
 
   afterEach(removeTemporaryFolders);
 
-  it.each<SandboxWrites>(['in-place', 'overlay'])('writes %s: the value reaches the program, and no /proc/<pid>/cmdline holds it while it runs', async (writes) => {
-    const work = await makeTemporaryFolder();
-    const secret = `ca-secret-${randomBytes(12).toString('hex')}`;
-    const marker = `ca-marker-${randomBytes(6).toString('hex')}`;
-    // The program says it runs by connecting here, and ends when told to: no guess at how long a scan takes.
-    const connected: Socket[] = [];
-    const server = createServer((socket) => connected.push(socket));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const port = (server.address() as { port: number }).port;
-    try {
-      const launcher = await sandbox.launcher({ resources: [resourceFromPath({ id: 'work', path: work, access: 'write' })], writes, network: true });
-      const run = runProcess({
-        command: process.execPath,
-        args: [
-          '-e',
-          `const socket = require('net').connect(${port}, '127.0.0.1'); socket.on('data', () => { process.stdout.write(process.env.CA_TEST_TOKEN); socket.end(); });`,
-          marker,
-        ],
-        cwd: work,
-        env: { CA_TEST_TOKEN: secret },
-        timeoutMs: 60_000,
-        ...(launcher === undefined ? {} : { launcher }),
-      });
-      while (connected.length === 0) await once(server, 'connection');
-      const scan = await scanCommandLines(secret, marker);
-      (connected[0] as Socket).write('go');
-      const result = await run;
-      await launcher?.overlay()?.discard();
+  it.each<SandboxWrites>(['in-place', 'overlay'])(
+    'writes %s: the value reaches the program, and no /proc/<pid>/cmdline holds it while it runs',
+    async (writes) => {
+      const work = await makeTemporaryFolder();
+      const secret = `ca-secret-${randomBytes(12).toString('hex')}`;
+      const marker = `ca-marker-${randomBytes(6).toString('hex')}`;
+      // The program says it runs by connecting here, and ends when told to: no guess at how long a scan takes.
+      const connected: Socket[] = [];
+      const server = createServer((socket) => connected.push(socket));
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const port = (server.address() as { port: number }).port;
+      try {
+        const launcher = await sandbox.launcher({ resources: [resourceFromPath({ id: 'work', path: work, access: 'write' })], writes, network: true });
+        const run = runProcess({
+          command: process.execPath,
+          args: [
+            '-e',
+            `const socket = require('net').connect(${port}, '127.0.0.1'); socket.on('data', () => { process.stdout.write(process.env.CA_TEST_TOKEN); socket.end(); });`,
+            marker,
+          ],
+          cwd: work,
+          env: { CA_TEST_TOKEN: secret },
+          timeoutMs: 60_000,
+          ...(launcher === undefined ? {} : { launcher }),
+        });
+        while (connected.length === 0) await once(server, 'connection');
+        const scan = await scanCommandLines(secret, marker);
+        (connected[0] as Socket).write('go');
+        const result = await run;
+        await launcher?.overlay()?.discard();
 
-      expect(result.exitCode).toBe(0);
-      expect(result.stdout.text).toBe(secret);
-      if (process.getuid?.() === 0) expect(scan.uid).toBe(65534);
-      expect(scan.markerSeen).toBe(true);
-      expect(scan.found).toEqual([]);
-    } finally {
-      for (const socket of connected) socket.destroy();
-      server.close();
-    }
-  });
+        expect(result.exitCode).toBe(0);
+        expect(result.stdout.text).toBe(secret);
+        if (process.getuid?.() === 0) expect(scan.uid).toBe(65534);
+        expect(scan.markerSeen).toBe(true);
+        expect(scan.found).toEqual([]);
+      } finally {
+        for (const socket of connected) socket.destroy();
+        server.close();
+      }
+    },
+  );
 });
