@@ -25,6 +25,7 @@ import { CliApprovals } from './cli-approvals';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
+import { createCliRedactor, redactingIo } from './cli-redaction';
 import { openPlanRegistry } from './cli-registry';
 import { loadConfig, loadRegistryConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
@@ -181,7 +182,10 @@ function describeCause(error: unknown): string {
  * arguments) and resolves to its exit code. Never calls `process.exit`
  * except on a second Ctrl-C.
  */
-export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+export async function main(argv: readonly string[], given: CliIo): Promise<ExitCode> {
+  // The one choke point of what the command prints: every line of stderr, usage errors included, and known secrets on stdout.
+  const redactor = createCliRedactor(argv, given.env);
+  const io = redactingIo(given, redactor);
   let exitCode: ExitCode = EXIT_CODES.ok;
   let built: BuiltRuntime | undefined;
   let registry: PlanRegistry | undefined;
@@ -204,6 +208,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .showHelpAfterError('(run agents --help for usage)');
 
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  /** A loaded configuration, its secrets now known to the redactor. */
+  const learned = <T>(config: T): T => {
+    redactor.learnConfiguration(config);
+    return config;
+  };
   const verbose = (): boolean => globals().verbose === true;
   // --json may be given before the command or after it.
   const wantsJson = (local: { readonly json?: boolean }): boolean => local.json === true || globals().json === true;
@@ -214,7 +223,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       config:
         config ??
         (globals().registry === undefined
-          ? loadRegistryConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env })
+          ? learned(loadRegistryConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env }))
           : undefined),
       stateDir: resolveStateDir(globals().stateDir, io.env),
       env: io.env,
@@ -230,7 +239,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   };
   const loadConfiguration = (): AgentsConfig => {
     const options = globals();
-    const config = loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env });
+    const config = learned(loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env }));
     if (options.verbose === true) io.stderr(`${summarizeSources(config, io.cwd)}\n`);
     return config;
   };
