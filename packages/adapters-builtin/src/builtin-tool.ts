@@ -1,4 +1,4 @@
-import { normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
+import { asClause, normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
 import { PathConfinementError, type ChangeInput, type ToolExecutionContext } from '@ca/tool-context';
 import { toolFailure, type ToolDescriptor, type ToolInstance, type ToolResult, type ToolSandboxing } from '@ca/tool-lifecycle';
 import type { ResolvedSettings } from './builtin-adapter-settings';
@@ -196,5 +196,5 @@ function asExpectedFailure(error: unknown, call: ToolCall): BuiltinToolError | u
       : code === 'BUILTIN_WRONG_TYPE'
         ? 'The path is a folder where a file was expected, or the other way round.'
         : 'Check permissions and free space.';
-  return call.fail(code, `failed${target === undefined ? '' : ` on "${target}"`}: ${system.message}. ${hint}`, target, error);
+  return call.fail(code, `failed${target === undefined ? '' : ` on "${target}"`}: ${asClause(system.message)}. ${hint}`, target, error);
 }
