@@ -7,6 +7,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'APPROVAL_HANDLER',
       'APPROVAL_KEY',
       'APPROVAL_STORE',
+      'FileApprovalStore',
       'INTERACTION_HANDLER',
       'MAX_LISTED_APPROVALS',
       'MAX_LISTED_TOOLS',

@@ -31,9 +31,16 @@ export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './observa
 export { containerLogger, createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
 
 // Approval, rules, and the calls' retries and limits.
-export { APPROVAL_HANDLER, approvalThroughInteraction, APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval';
+export { APPROVAL_HANDLER, approvalThroughInteraction, APPROVAL_KEY, APPROVAL_STORE, FileApprovalStore, MemoryApprovalStore } from './approval';
 export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval';
-export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions, ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval';
+export type {
+  ApprovalFormAnswer,
+  ApprovalThroughInteractionOptions,
+  ApprovalRecord,
+  ApprovalStore,
+  FileApprovalStoreOptions,
+  MemoryApprovalStoreOptions,
+} from './approval';
 export { compileToolRules, compileToolPattern, canonicalJson, fingerprintTool } from './approval';
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict, PatternMatcher } from './approval';
 export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls';

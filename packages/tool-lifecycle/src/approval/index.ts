@@ -8,6 +8,8 @@ export { approvalThroughInteraction } from './approval-interaction';
 export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval-interaction';
 export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval-store';
 export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval-store';
+export { FileApprovalStore } from './file-approval-store';
+export type { FileApprovalStoreOptions } from './file-approval-store';
 export { compileToolRules } from './tool-rules';
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict } from './tool-rules';
 export { compileToolPattern } from './tool-pattern';
