@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync } from 'node:fs';
+import { close, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync } from 'node:fs';
 import { chmod, lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +101,9 @@ const OVERLAY_SCRIPT = [
   'exec "$@"',
 ].join('\n');
 
+/** Looks at the end of the namespace made at once, before waiting a millisecond between looks. */
+const QUICK_LOOKS = 20;
+
 /** How long the end of a run waits for the kernel to empty the PID namespace (a process in uninterruptible sleep can delay it). */
 const NAMESPACE_END_WAIT_MS = 5_000;
 
@@ -189,7 +192,7 @@ class BubblewrapLauncher implements SandboxLauncher {
     // The runtime's TMPDIR may be read-only in here; the private /tmp is not.
     if (env['TMPDIR'] !== undefined && !mounts.isWritable(env['TMPDIR'])) env['TMPDIR'] = '/tmp';
     const bubblewrapOptions = bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env });
-    const info = new NamespaceInfo();
+    const info = new NamespaceInfo(scratch === undefined);
     const pipes = [{ input: Buffer.from(bubblewrapOptions.map((option) => `${option}\0`).join('')) }, { onOutput: info.add }];
     const bwrapArgs = ['--args', OPTIONS_FD, '--info-fd', INFO_FD, '--', launch.command, ...launch.args];
     if (scratch === undefined) {
@@ -199,7 +202,7 @@ class BubblewrapLauncher implements SandboxLauncher {
         cwd: launch.cwd,
         env: {},
         pipes,
-        release: () => waitForNamespaceEnd(info.read()),
+        release: () => info.release(),
       };
     }
     return {
@@ -227,7 +230,7 @@ class BubblewrapLauncher implements SandboxLauncher {
 
   async #release(exit: ProcessExit, scratch: string, info: NamespaceInfo): Promise<void> {
     const { options } = this;
-    await waitForNamespaceEnd(info.read());
+    await info.release();
     if (exit.pid === undefined || exit.cancelled || exit.timedOut) {
       await removeScratch(scratch);
       return;
@@ -319,13 +322,27 @@ class Overlay implements SandboxOverlay {
   }
 }
 
-/** What bubblewrap wrote to its info descriptor: the namespace's first process, once it made one. */
+/**
+ * What bubblewrap wrote to its info descriptor: the namespace's first process,
+ * once it made one. With `holdMounts`, the sandbox's mount namespace is held
+ * open (a descriptor of `/proc/<pid>/ns/mnt`) from then until the run is over:
+ * the kernel then tears the sandbox's mounts down when {@link release} closes
+ * it, off the path of the run, instead of in the exit of the namespace's last
+ * process, which the end of the run waits for (about a millisecond, more on a
+ * busy machine). No process can enter a namespace through it; an overlay's
+ * run does not hold it (its upper layer is read back after the run).
+ */
 class NamespaceInfo {
   #text = '';
+  #mounts: number | undefined;
+
+  constructor(private readonly holdMounts: boolean) {}
 
   /** Keeps a chunk; bubblewrap writes a few dozen bytes, once — anything past 4 KiB is not its. */
   readonly add = (chunk: Buffer): void => {
-    if (this.#text.length < 4096) this.#text += chunk.toString('utf8');
+    if (this.#text.length >= 4096) return;
+    this.#text += chunk.toString('utf8');
+    if (this.holdMounts && this.#mounts === undefined && this.#text.endsWith('}\n')) this.#holdMounts();
   };
 
   /** The pid and namespace, or `undefined` when bubblewrap never got that far (no namespace was made). */
@@ -340,6 +357,33 @@ class NamespaceInfo {
     const namespace = info['pid-namespace'];
     return typeof pid === 'number' && typeof namespace === 'number' ? { pid, namespace } : undefined;
   }
+
+  /** Waits for the end of the namespace, then lets its mounts go. */
+  async release(): Promise<void> {
+    try {
+      await waitForNamespaceEnd(this.read());
+    } finally {
+      const mounts = this.#mounts;
+      this.#mounts = undefined;
+      // Closed in the thread pool: the kernel's teardown of the mounts happens there, not before the run returns.
+      if (mounts !== undefined) close(mounts, () => undefined);
+    }
+  }
+
+  #holdMounts(): void {
+    const leader = this.read();
+    if (leader === undefined) return;
+    let fd: number | undefined;
+    try {
+      fd = openSync(`/proc/${leader.pid}/ns/mnt`, 'r');
+      // The pid may already be another process's (the program was that quick): only the sandbox's namespace is held.
+      if (isNamespaceLeader(leader.pid, leader.namespace)) this.#mounts = fd;
+      else closeSync(fd);
+    } catch {
+      if (fd !== undefined && this.#mounts === undefined) closeSync(fd);
+      // Not allowed, or gone already: the run waits for the teardown instead.
+    }
+  }
 }
 
 /**
@@ -348,15 +392,18 @@ class NamespaceInfo {
  * own time. The run is over only when that first process is gone: the kernel
  * lets it end only once every other process of the namespace has. Usually it
  * is gone by the time the runner has read the program's output to its end, and
- * a single look at `/proc` settles it; otherwise this looks again every
- * millisecond, for at most {@link NAMESPACE_END_WAIT_MS}.
+ * a single look at `/proc` settles it; otherwise this looks again, at once a
+ * few times (it is usually a matter of microseconds), then every millisecond,
+ * for at most {@link NAMESPACE_END_WAIT_MS}.
  */
 async function waitForNamespaceEnd(leader: { readonly pid: number; readonly namespace: number } | undefined): Promise<void> {
   if (leader === undefined) return;
   const { pid, namespace } = leader;
   const deadline = Date.now() + NAMESPACE_END_WAIT_MS;
   // Checked by its namespace, so a pid used again meanwhile is not mistaken for it.
-  while (isNamespaceLeader(pid, namespace) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+  for (let look = 0; isNamespaceLeader(pid, namespace) && Date.now() < deadline; look++) {
+    await new Promise((resolve) => (look < QUICK_LOOKS ? setImmediate(resolve) : setTimeout(resolve, 1)));
+  }
 }
 
 /** True while `pid` runs (not a zombie) as the first process of the PID namespace `namespace`. Reads `/proc`, which answers at once. */
