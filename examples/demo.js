@@ -87,6 +87,9 @@ async function run() {
         if (!identical) failures++;
       }
     }
+    io.stdout(`\n=== ${plans.length + 1}. A model's tool loop (the AI SDK's, a scripted model) over all five sources: repairs, a refusal, an approval\n\n`);
+    const { runModelLoop } = await import('./model-loop.mjs');
+    failures += await runModelLoop({ env: io.env, stdout: io.stdout });
     io.stdout('\n=== Traces (JSON Lines, one per execution)\n');
     for (const file of fs
       .readdirSync(tracesDir)

@@ -42,6 +42,7 @@ import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
 import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
+import { addToolsExportCommand } from './tools-export-command';
 
 interface GlobalOptions {
   readonly config?: string;
@@ -749,6 +750,8 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
         );
       }
     });
+
+  addToolsExportCommand(tools, { io, loadConfiguration, open: (config) => open(config) });
 
   addMcpCommands(program, {
     io,

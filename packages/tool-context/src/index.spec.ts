@@ -25,6 +25,7 @@ describe('@ca/tool-context public API', () => {
       'resourcePath',
       'sandboxWritesForPlan',
       'toTraceError',
+      'toTraceRepairs',
     ]);
   });
 

@@ -49,6 +49,28 @@ export interface ToolExecutionTraceApproval {
   readonly reason?: string;
 }
 
+/** The rules by which a model's arguments are repaired before the call (see `@ca/model-tools`). */
+export type ToolInputRepairRule = 'null-for-optional' | 'json-string' | 'single-to-array' | 'string-to-scalar';
+
+const REPAIR_RULES: readonly unknown[] = ['null-for-optional', 'json-string', 'single-to-array', 'string-to-scalar'];
+// A pointer names a place in the arguments; longer ones are not kept whole, nor more than this many repairs.
+const MAX_REPAIRS = 100;
+
+/**
+ * One repair made to a call's arguments before it ran: which rule, where
+ * (a JSON Pointer into the arguments), and the JSON type the value had and
+ * was given. Values themselves are never kept: arguments may hold secrets.
+ */
+export interface ToolExecutionTraceRepair {
+  readonly rule: ToolInputRepairRule;
+  /** JSON Pointer (RFC 6901) of the repaired value in the arguments; at most 200 characters. */
+  readonly pointer: string;
+  /** The JSON type the model sent (`string`, `null`, …). */
+  readonly from: string;
+  /** The JSON type the value was given (`number`, `array`, `absent` for a removed property, …). */
+  readonly to: string;
+}
+
 /**
  * One execution of one tool, successful or not. The runtime appends exactly
  * one per execution to the plan's context.
@@ -89,6 +111,30 @@ export interface ToolExecutionTrace {
    * characters.
    */
   readonly idempotencyKey?: string;
+  /** The repairs made to the arguments before the call, when a front door made any (see `ExecuteOptions.repairs`). */
+  readonly repairs?: readonly ToolExecutionTraceRepair[];
+}
+
+/**
+ * The repairs a caller reports, as a trace keeps them: well-formed entries
+ * only (a known rule, string fields), labels capped at 200 characters, at
+ * most 100 entries, frozen. Returns `undefined` when none is left.
+ * @throws Never.
+ */
+export function toTraceRepairs(repairs: unknown): readonly ToolExecutionTraceRepair[] | undefined {
+  if (!Array.isArray(repairs)) return undefined;
+  const kept: ToolExecutionTraceRepair[] = [];
+  const label = (text: string): string => safeMessage(text, MAX_LABEL_LENGTH);
+  for (const entry of repairs.slice(0, MAX_REPAIRS)) {
+    try {
+      const { rule, pointer, from, to } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+      if (!REPAIR_RULES.includes(rule) || typeof pointer !== 'string' || typeof from !== 'string' || typeof to !== 'string') continue;
+      kept.push(Object.freeze({ rule: rule as ToolInputRepairRule, pointer: label(pointer), from: label(from), to: label(to) }));
+    } catch {
+      // A throwing getter: not a repair.
+    }
+  }
+  return kept.length === 0 ? undefined : Object.freeze(kept);
 }
 
 /**
@@ -153,7 +199,7 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     fail('', `recordTrace expects { executionId, planId, toolName, startedAt, … }, got ${describeType(trace)}.`);
   }
   const record = trace as Record<string, unknown>;
-  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom } = record;
+  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom, repairs } = record;
   const idempotencyKey = record['idempotencyKey'];
   if (typeof executionId !== 'string' || executionId.length === 0) {
     fail('.executionId', `expected the id of the execution, got ${describeType(executionId)}.`);
@@ -191,7 +237,18 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   // A frozen trace (the runtime records those) cannot change after this
   // check, so it is kept as given: copying it on every execution would cost
   // more than the rest of recording.
-  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error)) && (approval === undefined || Object.isFrozen(approval))) {
+  const keptRepairs = repairs === undefined ? undefined : toTraceRepairs(repairs);
+  if (repairs !== undefined && (keptRepairs === undefined || keptRepairs.length !== (repairs as unknown[]).length)) {
+    fail('.repairs', 'expected a list of { rule, pointer, from, to }; build it with toTraceRepairs().');
+  }
+  // Repairs made by toTraceRepairs (as the runtime passes them) are frozen, entries too.
+  const repairsFrozen =
+    repairs === undefined ||
+    (Object.isFrozen(repairs) &&
+      (repairs as ToolExecutionTraceRepair[]).every(
+        (entry, index) => Object.isFrozen(entry) && sameRepair(entry, (keptRepairs as ToolExecutionTraceRepair[])[index]),
+      ));
+  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error)) && (approval === undefined || Object.isFrozen(approval)) && repairsFrozen) {
     if (error !== undefined) checkTraceError(error, fail);
     if (approval !== undefined) checkTraceApproval(approval, fail);
     return record as unknown as ToolExecutionTrace;
@@ -214,7 +271,12 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (attempts !== undefined) copy.attempts = attempts as number;
   if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
   if (idempotencyKey !== undefined) copy.idempotencyKey = idempotencyKey as string;
+  if (keptRepairs !== undefined) copy.repairs = keptRepairs;
   return Object.freeze(copy);
+}
+
+function sameRepair(given: ToolExecutionTraceRepair, kept: ToolExecutionTraceRepair | undefined): boolean {
+  return kept !== undefined && given.rule === kept.rule && given.pointer === kept.pointer && given.from === kept.from && given.to === kept.to;
 }
 
 const APPROVAL_OUTCOMES: readonly unknown[] = ['approved', 'denied', 'withdrawn'];

@@ -22,6 +22,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'TOOL_LIFECYCLE_CACHE',
       'TOOL_RUNTIME',
       'TOOL_RUNTIME_OPTIONS',
+      'TOOL_SEARCH_RERANKER',
       'TOOL_SOURCE',
       'ToolAccessDeniedError',
       'ToolActivationError',
@@ -39,6 +40,8 @@ describe('@ca/tool-lifecycle public API', () => {
       'ToolRuleError',
       'ToolRuntime',
       'ToolRuntimeError',
+      'ToolSearchError',
+      'ToolSearchIndex',
       'ToolSet',
       'approvalThroughInteraction',
       'canonicalJson',
@@ -73,6 +76,7 @@ describe('@ca/tool-lifecycle public API', () => {
     expect(Object.keys(testing).sort()).toEqual([
       'InMemoryPlanRegistry',
       'InMemoryToolSource',
+      'PlainBm25',
       'RecordingLogger',
       'TestTool',
       'isProcessAlive',
@@ -90,5 +94,6 @@ describe('@ca/tool-lifecycle public API', () => {
     expect(publicApi.INTERACTION_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.InteractionHandler'));
     expect(publicApi.SAMPLING_HANDLER).toBe(Symbol.for('ca.tool-lifecycle.SamplingHandler'));
     expect(publicApi.PLAN_REGISTRY).toBe(Symbol.for('ca.tool-lifecycle.PlanRegistry'));
+    expect(publicApi.TOOL_SEARCH_RERANKER).toBe(Symbol.for('ca.tool-lifecycle.ToolSearchReranker'));
   });
 });

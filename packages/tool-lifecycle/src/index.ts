@@ -10,6 +10,19 @@ export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 export { ToolRuntime } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions } from './tool-runtime';
 export { registerToolRuntime } from './register-tool-runtime';
+
+// Tool search over the catalog.
+export { ToolSearchIndex, TOOL_SEARCH_RERANKER, ToolSearchError } from './search';
+export type {
+  ToolRerankRequest,
+  ToolSearchCandidate,
+  ToolSearchHit,
+  ToolSearchIndexSettings,
+  ToolSearchMode,
+  ToolSearchOptions,
+  ToolSearchReranker,
+  ToolSearchErrorOptions,
+} from './search';
 export {
   TOOL_SOURCE,
   SCHEMA_VALIDATOR,

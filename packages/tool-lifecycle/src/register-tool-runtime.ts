@@ -16,6 +16,7 @@ import {
   TOOL_SOURCE,
 } from './tokens';
 import { cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './runtime-options';
+import { TOOL_SEARCH_RERANKER } from './search';
 import { ToolRuntime } from './tool-runtime';
 
 type Resolver = Parameters<FactoryFunction<unknown>>[0];
@@ -84,6 +85,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
           ...approvalSettingsOf(resolver),
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
+          ...(resolver.isRegistered(TOOL_SEARCH_RERANKER, true) ? { searchReranker: resolver.resolve(TOOL_SEARCH_RERANKER) } : {}),
         }),
     ),
   });

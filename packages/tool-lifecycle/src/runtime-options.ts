@@ -5,6 +5,7 @@ import type { ToolCallSettings } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import type { ToolLifecycleCache, ToolLifecycleCacheOptions } from './plan';
 import type { PlanRegistry } from './plan-registry';
+import type { ToolSearchReranker } from './search';
 import type { RuntimeClock, RuntimeLogger } from './observability';
 import type { ToolSource } from './tool';
 
@@ -74,6 +75,8 @@ export interface ToolRuntimeSettings {
   readonly approvalKey?: string | Uint8Array;
   /** Where the runtime announces its plans (see `PlanRegistry`); none by default. */
   readonly planRegistry?: PlanRegistry;
+  /** A scorer of the service's own applied after the lexical ranking of `searchTools` (see `ToolSearchReranker`); none by default. */
+  readonly searchReranker?: ToolSearchReranker;
 }
 
 /** How long one source's discovery may take by default, in ms. */

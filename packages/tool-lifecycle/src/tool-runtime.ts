@@ -1,13 +1,14 @@
 import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
-import type { PlanContext } from '@ca/tool-context';
+import { toTraceRepairs, type PlanContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
+import { CallRunner, CallSettings, extraOf, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import { PlanCallRecords, ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
 import { ExecutionRecorder, TraceClock, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
+import { CatalogSearch, type ToolSearchHit, type ToolSearchOptions } from './search';
 import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
 
 export type { DiscoveryResult } from './catalog';
@@ -43,6 +44,7 @@ export class ToolRuntime {
   private readonly plans = new PlanCallRecords();
   private readonly calls: CallRunner;
   private readonly registryLink: PlanRegistryLink | undefined;
+  private readonly toolSearch: CatalogSearch;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -80,6 +82,7 @@ export class ToolRuntime {
       defaultTimeoutMs: options.defaultTimeoutMs,
       discoverTimeoutMs: options.discoverTimeoutMs ?? DEFAULT_DISCOVER_TIMEOUT_MS,
     });
+    this.toolSearch = new CatalogSearch(this.catalog, settings.searchReranker);
   }
 
   /**
@@ -97,6 +100,19 @@ export class ToolRuntime {
   /** The usable tools (discovering first if needed), sorted by name. */
   async listTools(): Promise<readonly ToolDescriptor[]> {
     return (await this.catalog.discover()).tools;
+  }
+
+  /**
+   * The tools of every source that best match `query` (words, ranked by
+   * BM25F; or a pattern with `mode: 'regex'`), best first: name, one-line
+   * description, source, score and, with `schemas: true`, the schemas. With
+   * `ctx`, only tools the plan's policy lets run. Kept current with the
+   * catalog (see the README, "Tool search").
+   * @throws ToolInvalidArgumentError for an invalid query, pattern or option.
+   * @throws ToolSearchError when the service's reranker fails.
+   */
+  searchTools(query: string, options?: ToolSearchOptions): Promise<ToolSearchHit[]> {
+    return this.toolSearch.search(query, options);
   }
 
   /**
@@ -174,6 +190,7 @@ export class ToolRuntime {
     checkPlanContext(ctx, name);
     const planId = ctx.planId;
     const execution = this.recorder.start(name, ctx);
+    if (options?.repairs !== undefined) extraOf(execution).repairs = toTraceRepairs(options.repairs);
     try {
       // 1. A cancelled plan runs nothing.
       ctx.cancellationToken.check({ toolName: name, planId });

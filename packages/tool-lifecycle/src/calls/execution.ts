@@ -1,4 +1,4 @@
-import type { PlanContext, ToolExecutionContext, ToolExecutionTraceApproval } from '@ca/tool-context';
+import type { PlanContext, ToolExecutionContext, ToolExecutionTraceApproval, ToolExecutionTraceRepair } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
 import type { RegisteredTool } from '../catalog';
 
@@ -27,6 +27,8 @@ export interface ExecutionExtra {
   replayedFrom?: string;
   /** The call's idempotency key, once computed. */
   idempotencyKey?: string;
+  /** The repairs a front door made to the call's arguments. */
+  repairs?: readonly ToolExecutionTraceRepair[];
 }
 
 /** The execution's less common facts, made on first need. */

@@ -50,6 +50,12 @@ export interface ToolCatalogSettings {
 interface Snapshot {
   readonly tools: Map<string, RegisteredTool>;
   readonly unavailable: Map<string, UnavailableTool>;
+  /**
+   * What every source reports unavailable, sources that could not be listed
+   * included: an entry may stand for a group of tools (`mcp.<server>`, a
+   * server that could not be listed), which explains a missing name under it.
+   */
+  readonly unavailableGroups: readonly UnavailableTool[];
   readonly result: DiscoveryResult;
 }
 
@@ -112,7 +118,8 @@ export class ToolCatalog {
     const snapshot = await this.load();
     const entry = snapshot.tools.get(name);
     if (entry !== undefined) return entry;
-    const unavailable = snapshot.unavailable.get(name);
+    // Not a typo either when its group is unavailable (an MCP server that could not be listed): say why, with the group's error.
+    const unavailable = snapshot.unavailable.get(name) ?? groupOf(snapshot.unavailableGroups, name);
     if (unavailable !== undefined) {
       throw new ToolRegistrationError({
         problem: 'unavailable',
@@ -205,13 +212,19 @@ export class ToolCatalog {
     const sourceErrors: SourceError[] = [];
     const owners = new Map<string, string>();
     const duplicates = new Map<string, string[]>();
+    const unavailableGroups: UnavailableTool[] = [];
     for (const { source, descriptors, error } of listed) {
       if (error !== undefined) {
         this.settings.logger.error(`Tool source '${source.id}' could not be listed: ${error.message}`, { sourceId: source.id });
         sourceErrors.push({ sourceId: source.id, error });
+        // Its parts that failed (an MCP server) still explain a missing name, though the source is reported as a whole.
+        unavailableGroups.push(...this.reportedUnavailable(source));
         continue;
       }
-      for (const item of source.unavailable?.() ?? []) unavailable.set(item.name, item);
+      for (const item of source.unavailable?.() ?? []) {
+        unavailable.set(item.name, item);
+        unavailableGroups.push(item);
+      }
       for (const raw of Array.isArray(descriptors) ? descriptors : []) {
         const name = (raw as { name?: unknown })?.name;
         const owner = typeof name === 'string' ? owners.get(name) : undefined;
@@ -236,7 +249,17 @@ export class ToolCatalog {
       unavailable: [...unavailable.values()],
       sourceErrors,
     };
-    return { tools, unavailable, result };
+    return { tools, unavailable, unavailableGroups, result };
+  }
+
+  /** What a source that could not be listed reports unavailable; one that throws here too reports nothing. */
+  private reportedUnavailable(source: ToolSource): readonly UnavailableTool[] {
+    try {
+      const reported = source.unavailable?.() ?? [];
+      return Array.isArray(reported) ? reported.filter((item) => typeof item?.name === 'string' && item.name.length > 0) : [];
+    } catch {
+      return [];
+    }
   }
 
   /** One source's `discover`, within the deadline: a hung source must not hold up the others. */
@@ -343,4 +366,13 @@ export function schemaTrustOf(source: ToolSource): SchemaTrust {
 /** @internal A deadline in ms that `setTimeout` can hold. */
 export function isTimeout(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= 2_147_483_647;
+}
+
+/** The unavailable entry whose name is the longest dotted prefix of `name` (`mcp.files` for `mcp.files.read`), if any. */
+function groupOf(entries: readonly UnavailableTool[], name: string): UnavailableTool | undefined {
+  let found: UnavailableTool | undefined;
+  for (const entry of entries) {
+    if (name.startsWith(`${entry.name}.`) && (found === undefined || entry.name.length > found.name.length)) found = entry;
+  }
+  return found;
 }
