@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { findProgram, findSystemProgram, SYSTEM_PROGRAM_FOLDERS } from './find-program';
-import { makeTemporaryFolder, removeTemporaryFolders } from './sandbox.test-helper';
+import { MAY_CHANGE_USER, makeTemporaryFolder, removeTemporaryFolders, runNodeAsAnotherUser } from './sandbox.test-helper';
 
 /**
  * Runs the lookup in a process of another user (nobody, 65534) when this one
@@ -16,22 +14,12 @@ import { makeTemporaryFolder, removeTemporaryFolders } from './sandbox.test-help
 async function lookUpAsAnotherUser(locked: string, code: string): Promise<unknown> {
   const source = await readFile(join(__dirname, 'find-program.ts'), 'utf8');
   const module = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
-  const asRoot = process.getuid?.() === 0;
-  if (!asRoot) await chmod(locked, 0o000);
-  const child = spawn(process.execPath, ['-e', `const exports = {}; ${module}\nprocess.stdout.write(JSON.stringify(${code}));`], {
-    env: { PATH: `${locked}:/usr/bin:/bin` },
-    cwd: '/',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-  });
-  let output = '';
-  let errors = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
-  const [exitCode] = (await once(child, 'close')) as [number | null];
-  if (!asRoot) await chmod(locked, 0o700);
-  if (exitCode !== 0) throw new Error(`the lookup failed (exit ${String(exitCode)}): ${errors.trim()}`);
-  return JSON.parse(output) as unknown;
+  if (!MAY_CHANGE_USER) await chmod(locked, 0o000);
+  try {
+    return await runNodeAsAnotherUser(`const exports = {}; ${module}\nprocess.stdout.write(JSON.stringify(${code}));`, { PATH: `${locked}:/usr/bin:/bin` });
+  } finally {
+    if (!MAY_CHANGE_USER) await chmod(locked, 0o700);
+  }
 }
 
 const shell = existsSync('/usr/bin/sh') ? '/usr/bin/sh' : '/bin/sh';

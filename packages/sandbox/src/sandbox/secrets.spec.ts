@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Socket } from 'node:net';
@@ -6,7 +5,7 @@ import { resourceFromPath } from '@ca/tool-context';
 import { runProcess } from '../process';
 import { sandboxAvailableForTests } from '../testing';
 import { createSandbox, type SandboxWrites } from './index';
-import { makeTemporaryFolder, removeTemporaryFolders } from './sandbox.test-helper';
+import { MAY_CHANGE_USER, makeTemporaryFolder, removeTemporaryFolders, runNodeAsAnotherUser } from './sandbox.test-helper';
 
 const describeSandboxed = sandboxAvailableForTests('@ca/sandbox secrets kept off command lines') ? describe : describe.skip;
 
@@ -30,21 +29,9 @@ for (let round = 0; round < 5; round++) {
 process.stdout.write(JSON.stringify({ uid: process.getuid(), markerSeen, found: [...found] }));
 `;
 
-/** Runs the scanner as another user (nobody, 65534) when this process may change users; as this one otherwise (a command line is readable by every user alike). */
+/** Runs the scanner as another user (nobody) when this process may change users; as this one otherwise (a command line is readable by every user alike). */
 async function scanCommandLines(secret: string, marker: string): Promise<{ uid: number; markerSeen: boolean; found: string[] }> {
-  const asRoot = process.getuid?.() === 0;
-  const child = spawn(process.execPath, ['-e', SCANNER], {
-    env: { SECRET_TO_FIND: secret, MARKER_TO_FIND: marker },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-  });
-  let output = '';
-  let errors = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
-  const [code] = (await once(child, 'close')) as [number | null];
-  if (code !== 0) throw new Error(`the scanner failed (exit ${String(code)}): ${errors}`);
-  return JSON.parse(output) as { uid: number; markerSeen: boolean; found: string[] };
+  return (await runNodeAsAnotherUser(SCANNER, { SECRET_TO_FIND: secret, MARKER_TO_FIND: marker })) as { uid: number; markerSeen: boolean; found: string[] };
 }
 
 describeSandboxed('the environment of a sandboxed program is on no command line (real bwrap, another user scanning /proc)', () => {
@@ -86,7 +73,7 @@ describeSandboxed('the environment of a sandboxed program is on no command line 
 
         expect(result.exitCode).toBe(0);
         expect(result.stdout.text).toBe(secret);
-        if (process.getuid?.() === 0) expect(scan.uid).toBe(65534);
+        if (MAY_CHANGE_USER) expect(scan.uid).toBe(65534);
         expect(scan.markerSeen).toBe(true);
         expect(scan.found).toEqual([]);
       } finally {
