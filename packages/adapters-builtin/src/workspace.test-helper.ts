@@ -2,7 +2,7 @@
 // built-in source; temporary folders and byte-exact snapshots of a tree, from
 // @ca/sandbox/testing (the sandbox's tests use the same).
 import { resourceFromPath, type BoundResource, type ResourceAccess } from '@ca/tool-context';
-import { ToolRuntime } from '@ca/tool-lifecycle';
+import { ToolRuntime, type ToolRuntimeSettings } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import type { BuiltinAdapterSettings } from './builtin-adapter-settings';
 import { createBuiltinAdapter } from './builtin-tool-source';
@@ -14,10 +14,13 @@ export function folderResource(id: string, path: string, access: ResourceAccess 
   return resourceFromPath({ id, path, access });
 }
 
-/** A runtime whose only source is the built-in one, failing any output that does not match its schema. */
-export function strictRuntime(settings: BuiltinAdapterSettings = {}): { runtime: ToolRuntime; logger: RecordingLogger } {
+/** A runtime whose only source is the built-in one (logging to the runtime's logger), failing any output that does not match its schema. */
+export function strictRuntime(
+  settings: BuiltinAdapterSettings = {},
+  runtimeSettings: Pick<ToolRuntimeSettings, 'approvalHandler'> = {},
+): { runtime: ToolRuntime; logger: RecordingLogger } {
   const logger = new RecordingLogger();
-  const runtime = new ToolRuntime({ sources: [createBuiltinAdapter(settings)], logger, options: { strictOutput: true } });
+  const runtime = new ToolRuntime({ sources: [createBuiltinAdapter({ logger, ...settings })], logger, options: { strictOutput: true }, ...runtimeSettings });
   return { runtime, logger };
 }
 

@@ -37,6 +37,7 @@ describe('tools/call carries the idempotency key in _meta', () => {
         expect(first.ok && second.ok).toBe(true);
         const firstMeta = first.ok ? first.output.meta : {};
         expect(firstMeta[KEY]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(first.trace.idempotencyKey).toBe(firstMeta[KEY]);
         expect(firstMeta['progressToken']).toBeDefined();
         // The second call has no progress listener: it carries the key and no progress token.
         const secondMeta = second.ok ? second.output.meta : {};

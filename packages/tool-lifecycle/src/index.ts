@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 
 // What a tool and a source are.
-export type { ToolDescriptor, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
+export type { ToolDescriptor, ToolSandboxing, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
 export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ToolSetSettings } from './tool';
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
@@ -36,17 +36,17 @@ export {
 
 // The catalog and the plan.
 export type { DiscoveryResult, SourceError } from './catalog';
-export { ToolLifecycleCache, policyRefusal } from './plan';
+export { ToolLifecycleCache, capabilityInPlan, policyRefusal } from './plan';
 export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan';
 
 // Observability.
 export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './observability';
-export { createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
+export { containerLogger, createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
 
 // Approval, rules, and the calls' retries and limits.
-export { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval';
+export { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, FileApprovalStore, MemoryApprovalStore } from './approval';
 export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval';
-export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval';
+export type { ApprovalRecord, ApprovalStore, FileApprovalStoreOptions, MemoryApprovalStoreOptions } from './approval';
 export { compileToolRules, compileToolPattern, canonicalJson, fingerprintTool } from './approval';
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict, PatternMatcher } from './approval';
 export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls';

@@ -211,6 +211,29 @@ describe('runProcess', () => {
     expect(seen).toEqual([expect.objectContaining({ pid: result.pid, exitCode: 0 })]);
   });
 
+  it("gives the program a launcher's further pipes as descriptors 3 and 4: one to read to its end, one whose output the launcher gets", async () => {
+    const written: Buffer[] = [];
+    const launcher: ProcessLauncher = {
+      name: 'pipes',
+      prepare: async (launch) => ({
+        ...launch,
+        pipes: [{ input: Buffer.from('kept off the command line\0second\0') }, { onOutput: (chunk) => void written.push(chunk) }],
+      }),
+    };
+    const result = await runProcess({
+      command: process.execPath,
+      args: [
+        '-e',
+        "const fs = require('fs'); const text = fs.readFileSync(3, 'utf8'); fs.writeSync(4, text.split('\\0').join('|')); console.log('read', text.length);",
+      ],
+      launcher,
+    });
+    expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'read 33\n' } });
+    expect(Buffer.concat(written).toString()).toBe('kept off the command line|second|');
+    const wrong: ProcessLauncher = { name: 'wrong', prepare: async (launch) => ({ ...launch, pipes: [{ input: 'text' } as never] }) };
+    await expect(runProcess({ command: 'true', launcher: wrong })).rejects.toMatchObject({ code: 'PROCESS_LAUNCH_FAILED', stage: 'prepare' });
+  });
+
   it('reports a launcher that fails to prepare or to release, with the stage', async () => {
     const spawned: string[] = [];
     const counting: ProcessSpawn = (command, args, options: SpawnOptions) => {

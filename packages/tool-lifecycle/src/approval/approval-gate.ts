@@ -1,11 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { describeValue, messageOf, safeMessage } from '@ca/domain';
+import { describeValue, messageOf, safeMessage, type ToolCapability } from '@ca/domain';
 import { ToolCancelledError, type PlanApprovalPolicy, type PlanContext, type ToolExecutionTraceApproval } from '@ca/tool-context';
 import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
 import type { ApprovalRecord, ApprovalStore } from './approval-store';
 import { canonicalJson, digest } from './canonical-json';
 import { ToolApprovalDeniedError, ToolInvalidArgumentError, ToolPlanEndedError } from '../errors';
 import { PlanApprovalRecords, type PendingApprovalSummary, type PendingRequest, type PlanApprovals } from './plan-approvals';
+import { capabilityInPlan } from '../plan';
 import type { RuntimeLogger } from '../observability';
 import type { ToolDescriptor } from '../tool';
 import type { RegisteredTool } from '../catalog';
@@ -74,9 +75,9 @@ class CompiledApprovalPolicy {
     }));
   }
 
-  reasonFor(descriptor: ToolDescriptor): ApprovalReason | undefined {
+  /** Why the policy asks before a call of this tool, whose capability in the plan is `capability` ({@link capabilityInPlan}). */
+  reasonFor(descriptor: ToolDescriptor, capability: ToolCapability): ApprovalReason | undefined {
     if (this.always) return ALWAYS;
-    const capability = descriptor.capability;
     if (this.writes && capability.writes) return CAPABILITY_REASONS.writes;
     if (this.destructive && capability.destructive) return CAPABILITY_REASONS.destructive;
     if (this.openWorld && capability.openWorld) return CAPABILITY_REASONS.openWorld;
@@ -410,7 +411,7 @@ export class ApprovalGate {
     if (reason === undefined) {
       const policy = subject.ctx.policy.approval;
       if (policy === undefined) return undefined;
-      reason = compiledPolicy(policy).reasonFor(descriptor);
+      reason = compiledPolicy(policy).reasonFor(descriptor, capabilityInPlan(descriptor, subject.ctx.policy));
       if (reason === undefined) return undefined;
     }
     const plan = this.plans.of(subject.ctx);
@@ -463,7 +464,8 @@ export class ApprovalGate {
       toolName,
       description: descriptor.description,
       source: descriptor.source,
-      capability: descriptor.capability,
+      // What the tool can do in this plan: a sandboxed command writes in a plain plan, nothing in a read-only one.
+      capability: capabilityInPlan(descriptor, ctx.policy),
       arguments: input,
       fingerprint,
       reason,

@@ -7,6 +7,8 @@ export { APPROVAL_HANDLER } from './approval-handler';
 export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
 export { APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval-store';
 export type { ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval-store';
+export { FileApprovalStore } from './file-approval-store';
+export type { FileApprovalStoreOptions } from './file-approval-store';
 export { compileToolRules } from './tool-rules';
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict } from './tool-rules';
 export { compileToolPattern } from './tool-pattern';

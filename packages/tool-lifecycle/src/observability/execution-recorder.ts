@@ -84,6 +84,11 @@ export class ExecutionRecorder {
       if (extra.attempts !== undefined) trace.attempts = extra.attempts;
       if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
       if (extra.repairs !== undefined) trace.repairs = extra.repairs;
+      // The key a tool read could have left the process (an Idempotency-Key header, an MCP call's _meta): the trace says which.
+      if (extra.idempotencyKey !== undefined) {
+        trace.idempotencyKey = extra.idempotencyKey;
+        execution.span?.setAttribute('ca.tool.call.idempotency_key', extra.idempotencyKey);
+      }
     }
     // Frozen, the context records this very object instead of a copy.
     Object.freeze(trace);
