@@ -9,6 +9,7 @@ import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './pl
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
 import { ExecutionRecorder, TraceClock, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
 import { CatalogSearch, type ToolSearchHit, type ToolSearchOptions } from './search';
+import { createResultHandles, createRuntimeToolSet, type ResultHandles } from './results';
 import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
 
 export type { DiscoveryResult } from './catalog';
@@ -45,6 +46,8 @@ export class ToolRuntime {
   private readonly calls: CallRunner;
   private readonly registryLink: PlanRegistryLink | undefined;
   private readonly toolSearch: CatalogSearch;
+  /** Outputs over the budget, behind handles (with `options.outputBudget`). */
+  private readonly results: ResultHandles | undefined;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -74,8 +77,11 @@ export class ToolRuntime {
       settings.planRegistry === undefined
         ? undefined
         : linkToRegistry(settings.planRegistry, this.logger, { cache: this.cache, plans: this.plans, approvals: this.approvals, registryApprovals });
+    this.results = createResultHandles(options.outputBudget, settings.resultStore, this.logger);
+    // The runtime's own tools (tools.search, results.*) are one more source of the catalog.
+    const own = createRuntimeToolSet(this.results, options.searchTool === true ? (query, search) => this.toolSearch.search(query, search) : undefined);
     this.catalog = new ToolCatalog({
-      sources: settings.sources ?? [],
+      sources: own === undefined ? (settings.sources ?? []) : [...(settings.sources ?? []), own],
       validator: settings.validator ?? createSchemaValidator(),
       logger: this.logger,
       strictOutput: options.strictOutput ?? false,
@@ -215,8 +221,9 @@ export class ToolRuntime {
       if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
-      // 6. and 7. The output checked, the changes recorded, the execution traced.
-      return this.calls.finish(execution, tool, result);
+      // 6. and 7. The output checked, the changes recorded, the execution traced; 6½. an output over the budget kept behind a handle.
+      const finished = this.calls.finish(execution, tool, result);
+      return this.results === undefined ? finished : this.results.limit(finished, ctx);
     } catch (thrown) {
       throw this.recorder.fail(execution, thrown);
     }
@@ -237,6 +244,8 @@ export class ToolRuntime {
     // Approval requests still waiting are withdrawn: nobody will make their calls.
     this.plans.existing(ctx)?.end();
     const report = await this.cache.release(planId, options);
+    // The plan's stored results go with it.
+    if (this.results !== undefined) await this.results.endPlan(ctx);
     if (this.registryLink !== undefined) await this.registryLink.detach(planId);
     return report;
   }
@@ -293,7 +302,8 @@ export class ToolRuntime {
       const approval = this.approvals.approve(execution, tool, input, this.plans);
       if (approval !== undefined) await approval;
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
-      const finished = this.calls.finish(execution, tool, result);
+      const outcome = this.calls.finish(execution, tool, result);
+      const finished = this.results === undefined ? outcome : this.results.limit(outcome, execution.ctx);
       if (finished.ok) recordStep(this.plans, execution, finished);
       return finished;
     } finally {

@@ -42,14 +42,50 @@ export interface ToolFailure {
 export type ToolResult<O = unknown> = ToolSuccess<O> | ToolFailure;
 
 /**
- * What `runtime.execute` resolves to: the tool's result plus the id of the
- * execution and its trace (the same object appended to the context).
+ * What a caller gets instead of an output over the runtime's output budget:
+ * the handle the output is kept under for the rest of the plan, and a
+ * preview — the head and tail of a text, the shape of JSON. It is the
+ * result's `output`, and its `handle` as well.
  */
-export type ExecutionResult<O = unknown> = ToolResult<O> & {
+export interface ResultHandle {
+  /** `res-` and 24 lowercase letters and digits. */
+  readonly handle: string;
+  /** `'text'` for a text output (read it by lines or bytes), `'json'` for any other (by JSON pointer, lines or bytes). */
+  readonly format: 'text' | 'json';
+  /** Size of the output as the tool returned it: UTF-8 bytes of the text, or of its JSON. */
+  readonly bytes: number;
+  /** Lines of the text (a text output). */
+  readonly lines?: number;
+  /** The first lines of the text (at most 2,000 characters), secrets redacted. */
+  readonly head?: string;
+  /** The last lines of the text (at most 1,000 characters), secrets redacted. */
+  readonly tail?: string;
+  /** The structure of the JSON output: `{ "items": [ 12000 × { "id": number } ] }`. */
+  readonly shape?: string;
+  /** How to read the rest, in a sentence a model can follow. */
+  readonly note: string;
+}
+
+/** What every result of `runtime.execute` carries besides the tool's result. */
+interface ExecutionFields {
   readonly executionId: string;
   readonly toolName: string;
   readonly trace: ToolExecutionTrace;
-};
+}
+
+/**
+ * What `runtime.execute` resolves to: the tool's result plus the id of the
+ * execution and its trace (the same object appended to the context). A
+ * successful output over the runtime's output budget is replaced by a
+ * {@link ResultHandle}, given as both `output` and `handle`: check
+ * `result.handle` before reading `result.output` as the tool's own.
+ */
+export type ExecutionResult<O = unknown> = ExecutionFields &
+  (
+    | (ToolSuccess<O> & { readonly handle?: undefined })
+    | (ToolSuccess<ResultHandle> & { readonly handle: ResultHandle })
+    | (ToolFailure & { readonly handle?: undefined })
+  );
 
 /** Builds a successful {@link ToolResult}. */
 export function toolSuccess<O>(output: O, extra?: Omit<ToolSuccess<O>, 'ok' | 'output'>): ToolSuccess<O> {
