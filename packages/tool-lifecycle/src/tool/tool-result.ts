@@ -66,26 +66,24 @@ export interface ResultHandle {
   readonly note: string;
 }
 
-/** What every result of `runtime.execute` carries besides the tool's result. */
-interface ExecutionFields {
+/**
+ * What `runtime.execute` resolves to: the tool's result plus the id of the
+ * execution and its trace (the same object appended to the context).
+ *
+ * With an output budget (`options.outputBudget`), a successful output over it
+ * is kept in the result store and the result carries `handle`: its `output`
+ * is then that same {@link ResultHandle}, not the tool's output (the type
+ * keeps `O` so that callers without a budget are not burdened). Where a
+ * budget is configured, check `result.handle` before reading `output` as the
+ * tool's own.
+ */
+export type ExecutionResult<O = unknown> = ToolResult<O> & {
   readonly executionId: string;
   readonly toolName: string;
   readonly trace: ToolExecutionTrace;
-}
-
-/**
- * What `runtime.execute` resolves to: the tool's result plus the id of the
- * execution and its trace (the same object appended to the context). A
- * successful output over the runtime's output budget is replaced by a
- * {@link ResultHandle}, given as both `output` and `handle`: check
- * `result.handle` before reading `result.output` as the tool's own.
- */
-export type ExecutionResult<O = unknown> = ExecutionFields &
-  (
-    | (ToolSuccess<O> & { readonly handle?: undefined })
-    | (ToolSuccess<ResultHandle> & { readonly handle: ResultHandle })
-    | (ToolFailure & { readonly handle?: undefined })
-  );
+  /** Set when the output was over the budget and is kept behind this handle (then `output` is this object too). */
+  readonly handle?: ResultHandle;
+};
 
 /** Builds a successful {@link ToolResult}. */
 export function toolSuccess<O>(output: O, extra?: Omit<ToolSuccess<O>, 'ok' | 'output'>): ToolSuccess<O> {
