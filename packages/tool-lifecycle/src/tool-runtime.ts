@@ -279,6 +279,17 @@ export class ToolRuntime {
     }
   }
 
+  /**
+   * Keeps a successful result's output behind a handle now, whatever the
+   * output budget: for a front door whose own limit is below the budget
+   * (`@ca/model-tools` renders a handle instead of cutting the text). Changes
+   * `result` in place and returns it; without an output budget, for a
+   * failure, or when it has a handle already, it is returned unchanged.
+   */
+  keepAsHandle<R extends ExecutionResult<unknown>>(result: R, ctx: PlanContext): R {
+    return this.results === undefined ? result : (this.results.limit(result as unknown as ExecutionResult<never>, ctx, { force: true }) as unknown as R);
+  }
+
   /** Unsubscribes from sources and disposes them (shared sessions, watchers). */
   dispose(): Promise<void> {
     return this.catalog.dispose();

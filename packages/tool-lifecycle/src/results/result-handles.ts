@@ -110,16 +110,20 @@ export class ResultHandles {
    * `output` and `handle` become the {@link ResultHandle}, and its content
    * keeps only resource links and images (the text is in the stored
    * document). Secrets are redacted before anything is written; the writing
-   * goes on after this returns, and reads of the handle wait for it.
+   * goes on after this returns, and reads of the handle wait for it. With
+   * `force`, the output is kept whatever its size (a front door whose own
+   * limit is smaller than the budget).
    */
-  limit<R extends ExecutionResult<never>>(result: R, ctx: PlanContext): R {
-    if (!result.ok || UNSTORED_TOOLS.has(result.toolName) || this.ended.has(ctx)) return result;
+  limit<R extends ExecutionResult<never>>(result: R, ctx: PlanContext, options: { readonly force?: boolean } = {}): R {
+    if (!result.ok || result.handle !== undefined || UNSTORED_TOOLS.has(result.toolName) || this.ended.has(ctx)) return result;
     const output = result.output as unknown;
     const size = Math.max(result.trace.resultSizeBytes, contentTextLength(result.content));
     const plan = this.planOf(ctx.planId);
     const planBytes = this.budget.planBytes;
     const over =
-      size > this.budget.forTool(result.toolName) || (planBytes !== undefined && size > OutputBudget.PLAN_FLOOR_BYTES && plan.inline + size > planBytes);
+      options.force === true ||
+      size > this.budget.forTool(result.toolName) ||
+      (planBytes !== undefined && size > OutputBudget.PLAN_FLOOR_BYTES && plan.inline + size > planBytes);
     if (!over) {
       plan.inline += size;
       return result;
