@@ -106,7 +106,9 @@ export class ResultHandles {
 
   /**
    * Step 6½: a successful output over its budget (the tool's, or what is left
-   * of the plan's) is kept behind a handle. The result is changed in place:
+   * of the plan's) is kept behind a handle: the text of its content blocks
+   * when it has some (what a model is shown), else the output itself (a text,
+   * or JSON indented by two spaces). The result is changed in place:
    * `output` and `handle` become the {@link ResultHandle}, and its content
    * keeps only resource links and images (the text is in the stored
    * document). Secrets are redacted before anything is written; the writing
@@ -128,7 +130,9 @@ export class ResultHandles {
       plan.inline += size;
       return result;
     }
-    const text = typeof output === 'string' && output.length > 0 ? output : output === undefined || output === '' ? contentText(result.content) : undefined;
+    // What is stored is what a model is shown of a result: its content's text when it has some (an MCP
+    // tool's text blocks), else its output — a text as it is, anything else as JSON.
+    const text = contentText(result.content) ?? (typeof output === 'string' ? output : undefined);
     const handle = `res-${randomBytes(15)
       .toString('base64url')
       .toLowerCase()
