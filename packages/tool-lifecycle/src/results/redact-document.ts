@@ -16,8 +16,8 @@ const REDACTED = '***';
  *   surroundings (`window` characters on each side, more than the longest
  *   match of a bounded pattern) hold no trigger word, or, failing that, that
  *   `redactSecrets` leaves unchanged.
- * - A piece without any trigger word is left as it is without running the
- *   patterns: every pattern needs one of them (`token`, `secret`, `pass`,
+ * - Only the lines that hold a trigger word run the patterns; the others are
+ *   copied: every pattern needs one of them (`token`, `secret`, `pass`,
  *   `key`, `sig`, `auth`, `://`, `%` …; see {@link SECRET_TRIGGER}), which one
  *   scan over the text finds.
  */
@@ -35,6 +35,33 @@ export interface RedactionPieces {
  * names written with percent-encoding.
  */
 export const SECRET_TRIGGER = /token|secret|pass|key|sig|credential|pwd|auth|jwt|bearer|basic|cookie|session|otp|:\/\/|gh[pousr]_|github_pat_|sk-|xox|akia|%/i;
+
+/** {@link SECRET_TRIGGER}, global: where in a piece the trigger words are. */
+const TRIGGERS = new RegExp(SECRET_TRIGGER.source, 'gi');
+
+/**
+ * A piece with secrets redacted: only its lines that hold a trigger word go
+ * through `redactSecrets` (lines are independent: no pattern spans a line
+ * feed), the others are copied.
+ */
+export function redactPiece(piece: string): string {
+  TRIGGERS.lastIndex = 0;
+  let match = TRIGGERS.exec(piece);
+  if (match === null) return piece;
+  let out = '';
+  let copied = 0;
+  while (match !== null) {
+    const lineStart = piece.lastIndexOf('\n', match.index) + 1;
+    const newline = piece.indexOf('\n', match.index);
+    const lineEnd = newline === -1 ? piece.length : newline;
+    out += piece.slice(copied, lineStart) + redactSecrets(piece.slice(lineStart, lineEnd));
+    copied = lineEnd;
+    if (lineEnd >= piece.length) break;
+    TRIGGERS.lastIndex = lineEnd;
+    match = TRIGGERS.exec(piece);
+  }
+  return out + piece.slice(copied);
+}
 
 export const DEFAULT_PIECES: RedactionPieces = Object.freeze({ chunk: 256 * 1024, window: 16 * 1024 });
 
@@ -99,8 +126,7 @@ export function redactText(text: string, pieces: RedactionPieces = DEFAULT_PIECE
 export function* redactedPieces(text: string, pieces: RedactionPieces = DEFAULT_PIECES): Generator<string> {
   for (let start = 0; start < text.length;) {
     const end = pieceEnd(text, start, pieces);
-    const piece = text.slice(start, end);
-    yield SECRET_TRIGGER.test(piece) ? redactSecrets(piece) : piece;
+    yield redactPiece(text.slice(start, end));
     start = end;
   }
 }

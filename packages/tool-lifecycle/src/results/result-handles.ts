@@ -75,6 +75,9 @@ const JSON_PIECE_CHARACTERS = 1024 * 1024;
 /** Lines of grep longer than this are tested in pieces of this size. */
 const MAX_LINE_TEST_BYTES = 1024 * 1024;
 
+/** Run on an empty text once a document is written: the engine's last input is then that, not a piece of the output. */
+const FORGET_INPUT = /^$/;
+
 /** The tools whose outputs are never stored (the runtime's own readers and the search). */
 export const UNSTORED_TOOLS: ReadonlySet<string> = new Set(['results.read', 'results.grep', 'tools.search']);
 
@@ -333,6 +336,8 @@ export class ResultHandles {
         }
       }
       await writer.finish(marks.summary());
+      // The last input of a regular expression stays reachable (RegExp.input): make it a small one, so the output is not kept.
+      FORGET_INPUT.test('');
     } catch (error) {
       await writer?.abort().catch(() => undefined);
       if (signal.aborted) return;

@@ -23,7 +23,13 @@ export function textPreview(text: string): { readonly head: string; readonly tai
   const from = lineStart >= tailStart ? lineStart + 1 : tailStart;
   const tailWindow = redactWindow(text.slice(from));
   const tail = lineCut(tailWindow.slice(Math.max(0, tailWindow.length - PREVIEW_TAIL_CHARACTERS)), 'start');
-  return { head, tail };
+  // Copies: a slice can keep the whole output alive (V8 shares the characters), and the preview outlives it.
+  return { head: copyOf(head), tail: copyOf(tail) };
+}
+
+/** A string that shares no memory with the one it was cut from. */
+export function copyOf(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le');
 }
 
 function redactWindow(text: string): string {
