@@ -31,7 +31,9 @@ import { loadConfig, loadRegistryConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
 import { FileApprovalStore, approvalKey } from './file-approval-store';
+import { FileResultStore } from './file-result-store';
 import { FileTokenStore } from './file-token-store';
+import { FileToolListCache } from './file-tool-list-cache';
 import { formatTable } from './format-table';
 import { addMcpCommands } from './mcp-commands';
 import { checkPlanFile, formatProblems } from './plan-check';
@@ -43,6 +45,7 @@ import { parseInput } from './read-input';
 import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
 import { addToolsExportCommand } from './tools-export-command';
+import { addToolsSearchCommand } from './tools-search-command';
 
 interface GlobalOptions {
   readonly config?: string;
@@ -268,11 +271,17 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
       logger,
       approvalHint: (request) => (answersThroughRegistry ? `(or from another terminal: agents plan approve ${request.planId} ${request.id})` : undefined),
     }));
-  // MCP servers ask their questions on the terminal, and keep their sign-ins under the state folder.
+  /** True for a command that lists every MCP server anew (`tools list`, `tools search --refresh`) instead of reading their cached lists. */
+  let refreshToolLists = false;
+  // MCP servers ask their questions on the terminal, keep their sign-ins under the state folder, and their tool lists too.
   const mcpSupport = (logger: RuntimeLogger) => ({
     interactionHandler: terminal(logger),
     tokenStore: new FileTokenStore(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-auth')),
+    toolListCache: new FileToolListCache(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-tools'), { refresh: refreshToolLists }),
   });
+  /** Where outputs over the configuration's runtime.outputBudget are kept: results/ of the state folder. */
+  const resultStore = (config: AgentsConfig) =>
+    config.runtime?.outputBudget === undefined ? {} : { resultStore: new FileResultStore(path.join(resolveStateDir(globals().stateDir, io.env), 'results')) };
   const open = async (
     config: AgentsConfig,
     tools?: readonly string[],
@@ -280,7 +289,7 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
   ): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
     const mcp = mcpSupport(logger);
-    const everySource = { mcp, ...settings };
+    const everySource = { mcp, ...resultStore(config), ...settings };
     built = await buildRuntime(config, logger, tools === undefined ? everySource : { ...everySource, tools });
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
@@ -336,6 +345,8 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
     .option('--json', 'machine-readable output')
     .action(async (local: { json?: boolean }) => {
       const config = loadConfiguration();
+      // The list is the place to see every server as it is now: each is listed anew (and its list cached).
+      refreshToolLists = true;
       const { discovery } = await open(config);
       const failedServers = discovery.unavailable.filter((item) => item.source === 'mcp' && /^mcp\.[^.]+$/.test(item.name));
       if (discovery.sourceErrors.length > 0 || failedServers.length > 0) exitCode = EXIT_CODES.failed;
@@ -752,6 +763,18 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
     });
 
   addToolsExportCommand(tools, { io, loadConfiguration, open: (config) => open(config) });
+  addToolsSearchCommand(tools, {
+    io,
+    loadConfiguration,
+    open: (config) => open(config),
+    wantsJson,
+    refreshToolLists: () => {
+      refreshToolLists = true;
+    },
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  });
 
   addMcpCommands(program, {
     io,

@@ -10,6 +10,7 @@ describe('@ca/plan-registry-redis public API', () => {
   it('exports exactly the documented names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
       'RedisPlanRegistry',
+      'RedisResultStore',
       'connectRedisPlanRegistry',
       'describeRedisUrl',
       'redisCredentialsFromEnvironment',

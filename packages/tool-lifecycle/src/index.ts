@@ -3,7 +3,7 @@ import 'reflect-metadata';
 
 // What a tool and a source are.
 export type { ToolDescriptor, ToolSandboxing, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
-export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ToolSetSettings } from './tool';
+export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ResultHandle, ToolSetSettings } from './tool';
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
 // The runtime, its options and its registration.
@@ -13,6 +13,27 @@ export { registerToolRuntime } from './register-tool-runtime';
 
 // Tool search over the catalog.
 export { ToolSearchIndex, TOOL_SEARCH_RERANKER, ToolSearchError } from './search';
+export { SEARCH_TOOL_NAME } from './search';
+export type { ToolsSearchFound, ToolsSearchInput, ToolsSearchOutput } from './search';
+
+// Outputs over the budget, behind handles.
+export { MemoryResultStore, RESULT_STORE, ToolResultError, isResultHandle } from './results';
+export type {
+  MemoryResultStoreOptions,
+  OutputBudgetOptions,
+  ResultGrep,
+  ResultGrepRequest,
+  ResultRead,
+  ResultReadRequest,
+  ResultRecord,
+  ResultStore,
+  ResultSummary,
+  ResultWriter,
+  StoredResult,
+  StoredResultFormat,
+  ToolResultErrorOptions,
+  ToolResultProblem,
+} from './results';
 export type {
   ToolRerankRequest,
   ToolSearchCandidate,

@@ -18,6 +18,7 @@ import {
   type RuntimeLogger,
 } from './observability';
 import { CatalogSearch, type ToolSearchHit, type ToolSearchOptions } from './search';
+import { createResultHandles, createRuntimeToolSet, type ResultHandles } from './results';
 import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
 
 export type { DiscoveryResult } from './catalog';
@@ -54,6 +55,8 @@ export class ToolRuntime {
   private readonly calls: CallRunner;
   private readonly registryLink: PlanRegistryLink | undefined;
   private readonly toolSearch: CatalogSearch;
+  /** Outputs over the budget, behind handles (with `options.outputBudget`). */
+  private readonly results: ResultHandles | undefined;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -80,8 +83,11 @@ export class ToolRuntime {
     const callSettings = options.calls === undefined ? undefined : new CallSettings(options.calls);
     this.calls = new CallRunner(this.cache, this.logger, clock, this.plans, this.recorder, callSettings?.empty === false ? callSettings : undefined);
     this.registryLink = settings.planRegistry === undefined ? undefined : this.linkToRegistry(settings.planRegistry, registryApprovals);
+    this.results = createResultHandles(options.outputBudget, settings.resultStore, this.logger);
+    // The runtime's own tools (tools.search, results.*) are one more source of the catalog.
+    const own = createRuntimeToolSet(this.results, options.searchTool === true ? (query, search) => this.toolSearch.search(query, search) : undefined);
     this.catalog = new ToolCatalog({
-      sources: settings.sources ?? [],
+      sources: own === undefined ? (settings.sources ?? []) : [...(settings.sources ?? []), own],
       validator: settings.validator ?? createSchemaValidator(),
       logger: this.logger,
       strictOutput: options.strictOutput ?? false,
@@ -221,8 +227,9 @@ export class ToolRuntime {
       if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
-      // 6. and 7. The output checked, the changes recorded, the execution traced.
-      return this.calls.finish(execution, tool, result);
+      // 6. and 7. The output checked, the changes recorded, the execution traced; 6½. an output over the budget kept behind a handle.
+      const finished = this.calls.finish(execution, tool, result);
+      return this.results === undefined ? finished : this.results.limit(finished, ctx);
     } catch (thrown) {
       throw this.recorder.fail(execution, thrown);
     }
@@ -243,6 +250,8 @@ export class ToolRuntime {
     // Approval requests still waiting are withdrawn: nobody will make their calls.
     this.approvals.endPlan(ctx);
     const report = await this.cache.release(planId, options);
+    // The plan's stored results go with it.
+    if (this.results !== undefined) await this.results.endPlan(ctx);
     if (this.registryLink !== undefined) await this.registryLink.detach(planId);
     return report;
   }
@@ -274,6 +283,17 @@ export class ToolRuntime {
       const report = await this.endPlan(ctx);
       onEnd?.(report);
     }
+  }
+
+  /**
+   * Keeps a successful result's output behind a handle now, whatever the
+   * output budget: for a front door whose own limit is below the budget
+   * (`@ca/model-tools` renders a handle instead of cutting the text). Changes
+   * `result` in place and returns it; without an output budget, for a
+   * failure, or when it has a handle already, it is returned unchanged.
+   */
+  keepAsHandle<R extends ExecutionResult<unknown>>(result: R, ctx: PlanContext): R {
+    return this.results === undefined ? result : (this.results.limit(result as unknown as ExecutionResult<never>, ctx, { force: true }) as unknown as R);
   }
 
   /** Unsubscribes from sources and disposes them (shared sessions, watchers). */
@@ -324,7 +344,8 @@ export class ToolRuntime {
       const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
-      const finished = this.calls.finish(execution, tool, result);
+      const outcome = this.calls.finish(execution, tool, result);
+      const finished = this.results === undefined ? outcome : this.results.limit(outcome, execution.ctx);
       if (finished.ok) recordStep(this.plans, execution, finished);
       return finished;
     } finally {

@@ -25,7 +25,17 @@ export interface McpCallToolParams {
 }
 
 /** An MCP content block of a result. */
-export type McpContent = { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
+export type McpContent =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'image'; readonly data: string; readonly mimeType: string }
+  | {
+      readonly type: 'resource_link';
+      readonly uri: string;
+      readonly name: string;
+      readonly title?: string;
+      readonly description?: string;
+      readonly mimeType?: string;
+    };
 
 /** A `CallToolResult`. */
 export interface McpCallToolResult {
@@ -73,8 +83,13 @@ export function readMcpCall(call: unknown): ProviderToolCall {
 
 /** The `CallToolResult`: text and image content, `structuredContent` for an object output, `isError` for a failure. */
 export function toMcpCallToolResult(rendered: RenderedResult): McpCallToolResult {
+  // A resource link a tool returned stays a link: the client reads it if it wants to.
   const content = rendered.parts.map((part): McpContent =>
-    part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image', data: part.data, mimeType: part.mimeType },
+    part.type === 'image'
+      ? { type: 'image', data: part.data, mimeType: part.mimeType }
+      : part.link === undefined
+        ? { type: 'text', text: part.text }
+        : { type: 'resource_link', ...part.link },
   );
   if (rendered.isError) return { content, isError: true };
   const structured = rendered.structured;

@@ -1,5 +1,19 @@
-/** One piece of what a model reads back. */
-export type RenderedPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
+/** An MCP resource link a result carried, kept as such (not read, not inlined). */
+export interface RenderedLink {
+  readonly uri: string;
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly mimeType?: string;
+}
+
+/**
+ * One piece of what a model reads back. A resource link is a text part (a
+ * note naming it, for APIs that take text) with `link` set, which the MCP
+ * format passes on as a `resource_link` block.
+ */
+export type RenderedPart =
+  { readonly type: 'text'; readonly text: string; readonly link?: RenderedLink } | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
 
 /** A tool's result, ready to be put in any provider's shape. */
 export interface RenderedResult {
@@ -33,6 +47,8 @@ interface ContentBlock {
   readonly mimeType?: unknown;
   readonly uri?: unknown;
   readonly name?: unknown;
+  readonly title?: unknown;
+  readonly description?: unknown;
   readonly resource?: { readonly uri?: unknown; readonly text?: unknown; readonly mimeType?: unknown };
 }
 
@@ -53,6 +69,13 @@ export function renderSuccess(output: unknown, content: readonly unknown[] | und
     parts.unshift({ type: 'text', text: outputText(output) });
   }
   return finish(parts, false, executionId, budget, output);
+}
+
+/** The parts of content blocks (resource links, images, text), as a successful result renders them. */
+export function contentParts(content: readonly unknown[] | undefined, budget: RenderBudget): RenderedPart[] {
+  const parts: RenderedPart[] = [];
+  for (const raw of content ?? []) parts.push(...blockParts(raw as ContentBlock, budget));
+  return parts;
 }
 
 /** A failure: one text part (already safe for a model), never cut below its own length limits. */
@@ -86,13 +109,37 @@ function blockParts(block: ContentBlock, budget: RenderBudget): RenderedPart[] {
       return typeof block.resource?.text === 'string'
         ? [{ type: 'text', text: block.resource.text }]
         : [{ type: 'text', text: `[resource ${String(block.resource?.uri ?? '')}]` }];
-    case 'resource_link':
-      return [{ type: 'text', text: `[resource link ${String(block.uri ?? '')}${typeof block.name === 'string' ? ` (${block.name})` : ''}]` }];
+    case 'resource_link': {
+      if (typeof block.uri !== 'string') return [];
+      return [{ type: 'text', text: `[resource link ${block.uri}${typeof block.name === 'string' ? ` (${block.name})` : ''}]`, link: linkOf(block) }];
+    }
     case 'audio':
       return [{ type: 'text', text: `[audio (${String(block.mimeType ?? 'unknown type')}) left out]` }];
     default:
       return [];
   }
+}
+
+/** The fields of a resource link a model may be shown (strings only; a missing name is the URI). */
+export function linkOf(block: {
+  readonly uri?: unknown;
+  readonly name?: unknown;
+  readonly title?: unknown;
+  readonly description?: unknown;
+  readonly mimeType?: unknown;
+}): RenderedLink {
+  const uri = String(block.uri);
+  const text = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 ? value.slice(0, 1_000) : undefined);
+  const title = text(block.title);
+  const description = text(block.description);
+  const mimeType = text(block.mimeType);
+  return {
+    uri,
+    name: text(block.name) ?? uri,
+    ...(title === undefined ? {} : { title }),
+    ...(description === undefined ? {} : { description }),
+    ...(mimeType === undefined ? {} : { mimeType }),
+  };
 }
 
 function finish(parts: RenderedPart[], isError: boolean, executionId: string | undefined, budget: RenderBudget, structured: unknown): RenderedResult {
