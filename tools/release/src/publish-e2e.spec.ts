@@ -198,10 +198,16 @@ describe('publishing every @ca package and consuming it from a private registry'
     const host = registryUrl.replace(/^http:/, '');
     fs.writeFileSync(userConfig, `${host}:_authToken=release-e2e-local-token\n`);
 
-    succeed(
-      run(process.execPath, [nxBin, 'run-many', '-t', 'build', '--projects=tag:npm:public', '--outputStyle=static'], workspaceRoot),
-      'nx run-many -t build',
-    );
+    // Run as the project's Nx task (`npm test`), the packages were built just
+    // before (the test target depends on their builds); building them again
+    // here would rewrite dist/ folders that other projects' tests, running at
+    // the same time, are loading. Run on its own (`npx jest`), it builds them.
+    if (process.env.NX_TASK_TARGET_PROJECT !== '@ca/release-e2e') {
+      succeed(
+        run(process.execPath, [nxBin, 'run-many', '-t', 'build', '--projects=tag:npm:public', '--outputStyle=static'], workspaceRoot),
+        'nx run-many -t build',
+      );
+    }
     succeed(run(process.execPath, [nxBin, 'release', 'publish', `--registry=${registryUrl}`, '--tag=latest'], workspaceRoot), 'nx release publish');
   });
 

@@ -15,7 +15,8 @@ import path from 'node:path';
 
 const workspaceRoot = path.resolve(__dirname, '..', '..', '..', '..', '..');
 const nxBin = path.join(workspaceRoot, 'node_modules', 'nx', 'dist', 'bin', 'nx.js');
-const ROOT_FILES = ['package.json', 'nx.json', 'tsconfig.base.json', 'jest.preset.js', 'eslint.config.mjs', 'LICENSE'];
+// tools/scripts/build-package.js: the build target of nx.json runs it.
+const ROOT_FILES = ['package.json', 'nx.json', 'tsconfig.base.json', 'jest.preset.js', 'eslint.config.mjs', 'LICENSE', 'tools/scripts/build-package.js'];
 // @ca/sandbox: the runtime builds its deprecated /process and /sandbox re-exports from it.
 const CORE_PACKAGES = ['domain', 'schema', 'tool-context', 'sandbox', 'tool-lifecycle'];
 const SKIPPED_FOLDERS = new Set(['dist', 'node_modules', 'coverage', '.nx']);
@@ -49,7 +50,10 @@ function expectSuccess(result: SpawnSyncReturns<string>, what: string): void {
 
 function makeWorkspaceCopy(): string {
   const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-adapter-e2e-'));
-  for (const file of ROOT_FILES) fs.copyFileSync(path.join(workspaceRoot, file), path.join(copy, file));
+  for (const file of ROOT_FILES) {
+    fs.mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
+    fs.copyFileSync(path.join(workspaceRoot, file), path.join(copy, file));
+  }
   for (const name of CORE_PACKAGES) {
     const from = path.join(workspaceRoot, 'packages', name);
     fs.cpSync(from, path.join(copy, 'packages', name), {
