@@ -3,7 +3,15 @@ export type { BoundResource, ResourceAccess, ResourceFromPathOptions } from './b
 export { resourceFromPath, resourcePath } from './bound-resource';
 export type { Change, ChangeInput, ChangeKind } from './change';
 export { CHANGE_KINDS } from './change';
-export type { ToolApprovalOutcome, ToolExecutionTrace, ToolExecutionTraceApproval, ToolExecutionTraceError } from './tool-execution-trace';
+export type {
+  ToolApprovalOutcome,
+  ToolExecutionTrace,
+  ToolExecutionTraceApproval,
+  ToolExecutionTraceError,
+  ToolExecutionTraceHook,
+  ToolHookOutcome,
+  ToolHookStage,
+} from './tool-execution-trace';
 export { toTraceError } from './tool-execution-trace';
 export type { CancellationCheckDetails, CancellationTokenChildOptions, CancellationTokenOptions } from './cancellation-token';
 export { CancellationToken } from './cancellation-token';

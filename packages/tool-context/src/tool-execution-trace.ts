@@ -49,6 +49,33 @@ export interface ToolExecutionTraceApproval {
   readonly reason?: string;
 }
 
+/** Where in a call a hook ran: before it (after input validation), after it (on a successful result), or on its failure. */
+export type ToolHookStage = 'before' | 'after' | 'error';
+
+/**
+ * What a hook decided: `continue` (nothing changed), `rewrite` (the input, before
+ * the call), `refuse` (the call, before it), `replace` or `redact` (the output,
+ * after it), `withhold` (the output, after it: the result fails), `failed`
+ * (the hook threw, timed out or answered something invalid: the call failed closed).
+ */
+export type ToolHookOutcome = 'continue' | 'rewrite' | 'refuse' | 'replace' | 'redact' | 'withhold' | 'failed';
+
+/** One hook's part in an execution: which hook, where, what it decided and how long it took. */
+export interface ToolExecutionTraceHook {
+  /** The hook's name (at most 200 characters). */
+  readonly hook: string;
+  readonly stage: ToolHookStage;
+  readonly decision: ToolHookOutcome;
+  /** How long the hook took, in milliseconds. */
+  readonly durationMs: number;
+  /** True when the hook added a note for the model. */
+  readonly noted?: boolean;
+  /** For `redact`: how many values were redacted, by rule (rule ids of at most 200 characters, at most 100 of them). */
+  readonly redactions?: Readonly<Record<string, number>>;
+  /** For `refuse`, `withhold` and `failed`: why, made safe to keep like an error message. */
+  readonly reason?: string;
+}
+
 /**
  * One execution of one tool, successful or not. The runtime appends exactly
  * one per execution to the plan's context.
@@ -82,6 +109,8 @@ export interface ToolExecutionTrace {
    * result was returned.
    */
   readonly replayedFrom?: string;
+  /** The hooks that ran around the call, in the order they ran; absent when none did. */
+  readonly hooks?: readonly ToolExecutionTraceHook[];
 }
 
 /**
@@ -146,7 +175,7 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     fail('', `recordTrace expects { executionId, planId, toolName, startedAt, … }, got ${describeType(trace)}.`);
   }
   const record = trace as Record<string, unknown>;
-  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom } = record;
+  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom, hooks } = record;
   if (typeof executionId !== 'string' || executionId.length === 0) {
     fail('.executionId', `expected the id of the execution, got ${describeType(executionId)}.`);
   }
@@ -180,9 +209,15 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   // A frozen trace (the runtime records those) cannot change after this
   // check, so it is kept as given: copying it on every execution would cost
   // more than the rest of recording.
-  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error)) && (approval === undefined || Object.isFrozen(approval))) {
+  if (
+    Object.isFrozen(record) &&
+    (error === undefined || Object.isFrozen(error)) &&
+    (approval === undefined || Object.isFrozen(approval)) &&
+    (hooks === undefined || areFrozenHooks(hooks))
+  ) {
     if (error !== undefined) checkTraceError(error, fail);
     if (approval !== undefined) checkTraceApproval(approval, fail);
+    if (hooks !== undefined) checkTraceHooks(hooks, fail);
     return record as unknown as ToolExecutionTrace;
   }
   const copy: { -readonly [K in keyof ToolExecutionTrace]: ToolExecutionTrace[K] } = {
@@ -202,6 +237,69 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (approval !== undefined) copy.approval = copyTraceApproval(checkTraceApproval(approval, fail));
   if (attempts !== undefined) copy.attempts = attempts as number;
   if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
+  if (hooks !== undefined) copy.hooks = Object.freeze(checkTraceHooks(hooks, fail).map(copyTraceHook));
+  return Object.freeze(copy);
+}
+
+const HOOK_STAGES: readonly unknown[] = ['before', 'after', 'error'];
+const HOOK_OUTCOMES: readonly unknown[] = ['continue', 'rewrite', 'refuse', 'replace', 'redact', 'withhold', 'failed'];
+// Hooks are configuration: more than this around one call is a mistake, and a trace is kept whole.
+const MAX_TRACE_HOOKS = 100;
+
+function areFrozenHooks(hooks: unknown): boolean {
+  return (
+    Array.isArray(hooks) &&
+    Object.isFrozen(hooks) &&
+    hooks.every((entry) => Object.isFrozen(entry) && (entry?.redactions === undefined || Object.isFrozen(entry.redactions)))
+  );
+}
+
+function checkTraceHooks(hooks: unknown, fail: (field: string, message: string) => never): readonly ToolExecutionTraceHook[] {
+  if (!Array.isArray(hooks) || hooks.length > MAX_TRACE_HOOKS) {
+    fail(
+      '.hooks',
+      `expected a list of at most ${MAX_TRACE_HOOKS} { hook, stage, decision, durationMs, noted?, redactions?, reason? }, got ${describeType(hooks)}.`,
+    );
+  }
+  (hooks as unknown[]).forEach((entry, index) => {
+    const at = `.hooks[${index}]`;
+    const { hook, stage, decision, durationMs, noted, redactions, reason } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof hook !== 'string' || hook.length === 0) fail(`${at}.hook`, `expected the hook's name, got ${describeType(hook)}.`);
+    if (!HOOK_STAGES.includes(stage)) fail(`${at}.stage`, `expected 'before', 'after' or 'error', got ${describeType(stage)}.`);
+    if (!HOOK_OUTCOMES.includes(decision)) fail(`${at}.decision`, `expected one of ${HOOK_OUTCOMES.join(', ')}, got ${describeType(decision)}.`);
+    if (typeof durationMs !== 'number' || !Number.isFinite(durationMs) || durationMs < 0) {
+      fail(`${at}.durationMs`, `expected a finite number of milliseconds ≥ 0, got ${describeType(durationMs)}.`);
+    }
+    if (noted !== undefined && typeof noted !== 'boolean') fail(`${at}.noted`, `expected true or false, got ${describeType(noted)}.`);
+    if (reason !== undefined && typeof reason !== 'string') fail(`${at}.reason`, `expected a string, got ${describeType(reason)}.`);
+    if (redactions !== undefined) {
+      const counts = typeof redactions === 'object' && redactions !== null && !Array.isArray(redactions) ? Object.entries(redactions) : undefined;
+      if (
+        counts === undefined ||
+        counts.length > MAX_TRACE_HOOKS ||
+        counts.some(([rule, count]) => rule.length === 0 || rule.length > MAX_LABEL_LENGTH || !(Number.isSafeInteger(count) && (count as number) >= 1))
+      ) {
+        fail(`${at}.redactions`, `expected { rule: count ≥ 1 } for at most ${MAX_TRACE_HOOKS} rules, got ${describeType(redactions)}.`);
+      }
+    }
+  });
+  return hooks as readonly ToolExecutionTraceHook[];
+}
+
+function copyTraceHook(entry: ToolExecutionTraceHook): ToolExecutionTraceHook {
+  const copy: { -readonly [K in keyof ToolExecutionTraceHook]: ToolExecutionTraceHook[K] } = {
+    hook: safeMessage(entry.hook, MAX_LABEL_LENGTH),
+    stage: entry.stage,
+    decision: entry.decision,
+    durationMs: entry.durationMs,
+  };
+  if (entry.noted === true) copy.noted = true;
+  if (entry.redactions !== undefined) copy.redactions = Object.freeze({ ...entry.redactions });
+  // A reason written by a hook is kept like an error message: redacted and capped.
+  if (entry.reason !== undefined) copy.reason = safeMessage(entry.reason);
   return Object.freeze(copy);
 }
 
