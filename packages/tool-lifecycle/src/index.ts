@@ -3,7 +3,7 @@ import 'reflect-metadata';
 
 // What a tool and a source are.
 export type { ToolDescriptor, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
-export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ToolSetSettings } from './tool';
+export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ExecutionNote, ToolSetSettings } from './tool';
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
 // The runtime, its options and its registration.
@@ -37,6 +37,10 @@ export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions, ApprovalRec
 export { compileToolRules, compileToolPattern, canonicalJson, fingerprintTool } from './approval';
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict, PatternMatcher } from './approval';
 export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls';
+
+// Hooks around every call.
+export { TOOL_HOOK, DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_NOTE_LENGTH } from './hooks';
+export type { ToolHook, ToolHookContext, ToolBeforeDecision, ToolAfterDecision, ToolErrorDecision, ToolAfterCall, ToolFailedCall } from './hooks';
 
 // Asking a person or a model.
 export { INTERACTION_HANDLER, SAMPLING_HANDLER } from './interaction';
@@ -104,6 +108,8 @@ export {
   ToolRegistrationError,
   ToolPlanEndedError,
   ToolInvalidArgumentError,
+  ToolHookError,
+  ToolHookRefusedError,
 } from './errors';
 export type {
   ToolRuntimeErrorCode,
@@ -128,6 +134,9 @@ export type {
   DuplicateToolName,
   ToolPlanEndedErrorOptions,
   ToolInvalidArgumentErrorOptions,
+  ToolHookErrorOptions,
+  ToolHookFailure,
+  ToolHookRefusedErrorOptions,
 } from './errors';
 
 // Moved to @ca/sandbox; kept here for one release (loads @ca/sandbox on first call).

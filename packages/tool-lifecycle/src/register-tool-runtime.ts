@@ -2,6 +2,7 @@ import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
 import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, approvalThroughInteraction } from './approval';
 import { ToolInvalidArgumentError } from './errors';
+import { TOOL_HOOK } from './hooks';
 import { INTERACTION_HANDLER } from './interaction';
 import { ToolLifecycleCache } from './plan';
 import { createConsoleLogger, systemClock } from './observability';
@@ -49,7 +50,8 @@ function approvalSettingsOf(resolver: Resolver): Pick<ToolRuntimeSettings, 'appr
  * MCP elicitation), requests are asked through that one, as a form
  * (`approvalThroughInteraction`), so one handler answers every question the
  * runtime and its sources put to a person. `APPROVAL_STORE` and
- * `APPROVAL_KEY` are read when registered.
+ * `APPROVAL_KEY` are read when registered, and so is every `TOOL_HOOK`
+ * (multi-registration; they run in the order they were registered).
  *
  * Never touches tsyringe's global container unless you pass it.
  * @throws ToolInvalidArgumentError when `container` is not a tsyringe container.
@@ -84,6 +86,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
           ...approvalSettingsOf(resolver),
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
+          ...(resolver.isRegistered(TOOL_HOOK, true) ? { hooks: resolver.resolveAll(TOOL_HOOK) } : {}),
         }),
     ),
   });

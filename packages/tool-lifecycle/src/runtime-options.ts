@@ -3,6 +3,7 @@ import type { ApprovalHandler, ApprovalStore, ToolRuleDefinition } from './appro
 import { isTimeout } from './catalog';
 import type { ToolCallSettings } from './calls';
 import { ToolInvalidArgumentError } from './errors';
+import type { ToolHook } from './hooks';
 import type { ToolLifecycleCache, ToolLifecycleCacheOptions } from './plan';
 import type { PlanRegistry } from './plan-registry';
 import type { RuntimeClock, RuntimeLogger } from './observability';
@@ -74,6 +75,8 @@ export interface ToolRuntimeSettings {
   readonly approvalKey?: string | Uint8Array;
   /** Where the runtime announces its plans (see `PlanRegistry`); none by default. */
   readonly planRegistry?: PlanRegistry;
+  /** The service's checks around every call, in the order they run (see `ToolHook`); none by default. */
+  readonly hooks?: readonly ToolHook[];
 }
 
 /** How long one source's discovery may take by default, in ms. */

@@ -4,6 +4,7 @@ import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
 import { CallRunner, CallSettings, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
 import { ToolInvalidArgumentError } from './errors';
+import { HookPending, ToolHooks } from './hooks';
 import { PlanCallRecords, ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
@@ -29,6 +30,7 @@ export type { ToolRuntimeOptions, ToolRuntimeSettings } from './runtime-options'
  *
  * Each step is a call into the folder of its concern: `catalog/` (the tools),
  * `plan/` (activations, the plan's records, the policy), `approval/`,
+ * `hooks/` (the service's checks before and after the call),
  * `calls/` (the call, retries, limits, steps, the outcome), `observability/`
  * (traces and spans), `plan-registry/`.
  */
@@ -43,6 +45,8 @@ export class ToolRuntime {
   private readonly plans = new PlanCallRecords();
   private readonly calls: CallRunner;
   private readonly registryLink: PlanRegistryLink | undefined;
+  /** The service's hooks; undefined when it has none, so that no call pays for the step. */
+  private readonly hooks: ToolHooks | undefined;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -66,6 +70,7 @@ export class ToolRuntime {
       now: () => runtimeClock.now(),
       ...(registryApprovals ? { onPendingChange: (ctx: PlanContext) => this.registryLink?.refresh(ctx.planId) } : {}),
     });
+    this.hooks = ToolHooks.create(settings.hooks, () => runtimeClock.monotonic());
     const callSettings = options.calls === undefined ? undefined : new CallSettings(options.calls);
     this.calls = new CallRunner(this.cache, this.logger, clock, this.plans, this.recorder, callSettings?.empty === false ? callSettings : undefined);
     this.registryLink =
@@ -189,7 +194,13 @@ export class ToolRuntime {
       const check = tool.input?.validate(input);
       if (check !== undefined && !check.valid) {
         const error = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: name, planId });
+        if (this.hooks !== undefined) await this.hooks.onError(execution, tool, input, error)?.promise;
         return this.recorder.complete(execution, { ok: false, error }, 0);
+      }
+      // 4¼. The service's hooks before the call: the input rewritten (and checked again), or the call refused.
+      if (this.hooks !== undefined) {
+        const hooked = this.hooks.before(execution, tool, input);
+        input = hooked instanceof HookPending ? await hooked.promise : hooked;
       }
       // A call with the caller's step id may have been made before in this plan.
       if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options);
@@ -197,11 +208,16 @@ export class ToolRuntime {
       const approval = this.approvals.approve(execution, tool, input, this.plans);
       if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
-      const result = await this.calls.dispatch(execution, tool, instance, input, options);
+      let result = await this.calls.dispatch(execution, tool, instance, input, options);
+      // 5½. The service's hooks after the call: the output redacted, replaced (and checked again) or withheld.
+      if (this.hooks !== undefined) {
+        const hooked = this.hooks.after(execution, tool, input, result);
+        result = hooked instanceof HookPending ? await hooked.promise : hooked;
+      }
       // 6. and 7. The output checked, the changes recorded, the execution traced.
       return this.calls.finish(execution, tool, result);
     } catch (thrown) {
-      throw this.recorder.fail(execution, thrown);
+      throw this.recorder.fail(execution, this.hooks === undefined ? thrown : await this.hooks.afterThrow(execution, input, thrown));
     }
   }
 
@@ -275,7 +291,11 @@ export class ToolRuntime {
     try {
       const approval = this.approvals.approve(execution, tool, input, this.plans);
       if (approval !== undefined) await approval;
-      const result = await this.calls.dispatch(execution, tool, instance, input, options);
+      let result = await this.calls.dispatch(execution, tool, instance, input, options);
+      if (this.hooks !== undefined) {
+        const hooked = this.hooks.after(execution, tool, input, result);
+        result = hooked instanceof HookPending ? await hooked.promise : hooked;
+      }
       const finished = this.calls.finish(execution, tool, result);
       if (finished.ok) recordStep(this.plans, execution, finished);
       return finished;

@@ -1,6 +1,7 @@
-import type { PlanContext, ToolExecutionContext, ToolExecutionTraceApproval } from '@ca/tool-context';
+import type { PlanContext, ToolExecutionContext, ToolExecutionTraceApproval, ToolExecutionTraceHook } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
 import type { RegisteredTool } from '../catalog';
+import type { ExecutionNote } from '../tool';
 
 /** One execution in flight: what its steps share, in one place. */
 export interface Execution {
@@ -27,6 +28,10 @@ export interface ExecutionExtra {
   replayedFrom?: string;
   /** The call's idempotency key, once computed. */
   idempotencyKey?: string;
+  /** What each hook decided, in the order they ran (frozen entries). */
+  hooks?: ToolExecutionTraceHook[];
+  /** The notes hooks added for the model. */
+  notes?: ExecutionNote[];
 }
 
 /** The execution's less common facts, made on first need. */

@@ -1,6 +1,7 @@
 import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
 import { CompiledSchema, SchemaCompileError, SchemaValidator, isSchemaTrust, type SchemaTrust } from '@ca/schema';
 import { ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
+import type { AppliedHooks } from '../hooks';
 import type { RuntimeLogger } from '../observability';
 import { closestNames, type ToolDescriptor, type ToolInstance, type ToolSource, type UnavailableTool } from '../tool';
 
@@ -32,6 +33,8 @@ export interface RegisteredTool {
   instancePromise: Promise<ToolInstance> | undefined;
   /** Whether a rule of the runtime names this tool, once the runtime has asked (its rules never change). */
   ruled: boolean | undefined;
+  /** The runtime's hooks that run around this tool's calls, once the runtime has asked. */
+  hooks: AppliedHooks | undefined;
 }
 
 /** Settings of a {@link ToolCatalog}. */
@@ -318,6 +321,7 @@ export class ToolCatalog {
       instance: undefined,
       instancePromise: undefined,
       ruled: undefined,
+      hooks: undefined,
     };
   }
 }

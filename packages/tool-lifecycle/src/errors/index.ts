@@ -27,3 +27,7 @@ export { ToolPlanEndedError } from './tool-plan-ended-error';
 export type { ToolPlanEndedErrorOptions } from './tool-plan-ended-error';
 export { ToolInvalidArgumentError } from './tool-invalid-argument-error';
 export type { ToolInvalidArgumentErrorOptions } from './tool-invalid-argument-error';
+export { ToolHookError } from './tool-hook-error';
+export type { ToolHookErrorOptions, ToolHookFailure } from './tool-hook-error';
+export { ToolHookRefusedError } from './tool-hook-refused-error';
+export type { ToolHookRefusedErrorOptions } from './tool-hook-refused-error';

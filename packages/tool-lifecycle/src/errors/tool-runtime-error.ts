@@ -14,7 +14,10 @@ export type ToolRuntimeErrorCode =
   | 'TOOL_NOT_FOUND'
   | 'TOOL_REGISTRATION_FAILED'
   | 'TOOL_PLAN_ENDED'
-  | 'TOOL_INVALID_ARGUMENT';
+  | 'TOOL_INVALID_ARGUMENT'
+  | 'TOOL_HOOK_FAILED'
+  | 'TOOL_HOOK_REFUSED'
+  | 'TOOL_DEFINITION_CHANGED';
 
 /** The tool and plan an error of the hierarchy is about, and its cause. */
 export interface ToolRuntimeErrorOptions extends CaErrorOptions {

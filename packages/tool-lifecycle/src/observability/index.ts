@@ -1,6 +1,6 @@
 // What the runtime leaves behind: one trace per execution, OpenTelemetry spans,
 // logs through the injected logger, on the injected clock.
-export { ExecutionRecorder } from './execution-recorder';
+export { ExecutionRecorder, codedError } from './execution-recorder';
 export { systemClock } from './runtime-clock';
 export type { RuntimeClock } from './runtime-clock';
 export { createConsoleLogger, createRedactingLogger, silentLogger } from './runtime-logger';
