@@ -209,15 +209,10 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   // A frozen trace (the runtime records those) cannot change after this
   // check, so it is kept as given: copying it on every execution would cost
   // more than the rest of recording.
-  if (
-    Object.isFrozen(record) &&
-    (error === undefined || Object.isFrozen(error)) &&
-    (approval === undefined || Object.isFrozen(approval)) &&
-    (hooks === undefined || areFrozenHooks(hooks))
-  ) {
+  const hooksFrozen = hooks === undefined || checkTraceHooks(hooks, fail);
+  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error)) && (approval === undefined || Object.isFrozen(approval)) && hooksFrozen) {
     if (error !== undefined) checkTraceError(error, fail);
     if (approval !== undefined) checkTraceApproval(approval, fail);
-    if (hooks !== undefined) checkTraceHooks(hooks, fail);
     return record as unknown as ToolExecutionTrace;
   }
   const copy: { -readonly [K in keyof ToolExecutionTrace]: ToolExecutionTrace[K] } = {
@@ -237,56 +232,69 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (approval !== undefined) copy.approval = copyTraceApproval(checkTraceApproval(approval, fail));
   if (attempts !== undefined) copy.attempts = attempts as number;
   if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
-  if (hooks !== undefined) copy.hooks = Object.freeze(checkTraceHooks(hooks, fail).map(copyTraceHook));
+  if (hooks !== undefined) copy.hooks = Object.freeze((hooks as ToolExecutionTraceHook[]).map(copyTraceHook));
   return Object.freeze(copy);
 }
 
-const HOOK_STAGES: readonly unknown[] = ['before', 'after', 'error'];
 const HOOK_OUTCOMES: readonly unknown[] = ['continue', 'rewrite', 'refuse', 'replace', 'redact', 'withhold', 'failed'];
 // Hooks are configuration: more than this around one call is a mistake, and a trace is kept whole.
 const MAX_TRACE_HOOKS = 100;
 
-function areFrozenHooks(hooks: unknown): boolean {
-  return (
-    Array.isArray(hooks) &&
-    Object.isFrozen(hooks) &&
-    hooks.every((entry) => Object.isFrozen(entry) && (entry?.redactions === undefined || Object.isFrozen(entry.redactions)))
-  );
-}
-
-function checkTraceHooks(hooks: unknown, fail: (field: string, message: string) => never): readonly ToolExecutionTraceHook[] {
+/**
+ * Checks the hooks of a trace in one pass (a plain loop: the runtime records
+ * them on every execution that has hooks) and tells whether the list and
+ * every entry in it are frozen, so that the trace can be kept as given.
+ */
+function checkTraceHooks(hooks: unknown, fail: (field: string, message: string) => never): boolean {
   if (!Array.isArray(hooks) || hooks.length > MAX_TRACE_HOOKS) {
     fail(
       '.hooks',
       `expected a list of at most ${MAX_TRACE_HOOKS} { hook, stage, decision, durationMs, noted?, redactions?, reason? }, got ${describeType(hooks)}.`,
     );
   }
-  (hooks as unknown[]).forEach((entry, index) => {
-    const at = `.hooks[${index}]`;
-    const { hook, stage, decision, durationMs, noted, redactions, reason } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<
-      string,
-      unknown
-    >;
-    if (typeof hook !== 'string' || hook.length === 0) fail(`${at}.hook`, `expected the hook's name, got ${describeType(hook)}.`);
-    if (!HOOK_STAGES.includes(stage)) fail(`${at}.stage`, `expected 'before', 'after' or 'error', got ${describeType(stage)}.`);
-    if (!HOOK_OUTCOMES.includes(decision)) fail(`${at}.decision`, `expected one of ${HOOK_OUTCOMES.join(', ')}, got ${describeType(decision)}.`);
-    if (typeof durationMs !== 'number' || !Number.isFinite(durationMs) || durationMs < 0) {
-      fail(`${at}.durationMs`, `expected a finite number of milliseconds ≥ 0, got ${describeType(durationMs)}.`);
+  const list = hooks as unknown[];
+  let frozen = Object.isFrozen(list);
+  for (let index = 0; index < list.length; index++) {
+    const entry = list[index] as Record<string, unknown> | null;
+    if (typeof entry !== 'object' || entry === null) fail(`.hooks[${index}]`, `expected { hook, stage, decision, durationMs }, got ${describeType(entry)}.`);
+    // Read one by one, and the field's path built only for a failure: this runs on every execution that has hooks.
+    const record = entry as Record<string, unknown>;
+    const hook = record['hook'];
+    if (typeof hook !== 'string' || hook.length === 0) fail(`.hooks[${index}].hook`, `expected the hook's name, got ${describeType(hook)}.`);
+    const stage = record['stage'];
+    if (stage !== 'before' && stage !== 'after' && stage !== 'error')
+      fail(`.hooks[${index}].stage`, `expected 'before', 'after' or 'error', got ${describeType(stage)}.`);
+    const decision = record['decision'];
+    if (decision !== 'continue' && !HOOK_OUTCOMES.includes(decision)) {
+      fail(`.hooks[${index}].decision`, `expected one of ${HOOK_OUTCOMES.join(', ')}, got ${describeType(decision)}.`);
     }
-    if (noted !== undefined && typeof noted !== 'boolean') fail(`${at}.noted`, `expected true or false, got ${describeType(noted)}.`);
-    if (reason !== undefined && typeof reason !== 'string') fail(`${at}.reason`, `expected a string, got ${describeType(reason)}.`);
+    const durationMs = record['durationMs'];
+    if (typeof durationMs !== 'number' || !(durationMs >= 0) || durationMs === Infinity) {
+      fail(`.hooks[${index}].durationMs`, `expected a finite number of milliseconds ≥ 0, got ${describeType(durationMs)}.`);
+    }
+    const noted = record['noted'];
+    if (noted !== undefined && typeof noted !== 'boolean') fail(`.hooks[${index}].noted`, `expected true or false, got ${describeType(noted)}.`);
+    const reason = record['reason'];
+    if (reason !== undefined && typeof reason !== 'string') fail(`.hooks[${index}].reason`, `expected a string, got ${describeType(reason)}.`);
+    const redactions = record['redactions'];
     if (redactions !== undefined) {
-      const counts = typeof redactions === 'object' && redactions !== null && !Array.isArray(redactions) ? Object.entries(redactions) : undefined;
-      if (
-        counts === undefined ||
-        counts.length > MAX_TRACE_HOOKS ||
-        counts.some(([rule, count]) => rule.length === 0 || rule.length > MAX_LABEL_LENGTH || !(Number.isSafeInteger(count) && (count as number) >= 1))
-      ) {
-        fail(`${at}.redactions`, `expected { rule: count ≥ 1 } for at most ${MAX_TRACE_HOOKS} rules, got ${describeType(redactions)}.`);
+      if (!areRedactionCounts(redactions)) {
+        fail(`.hooks[${index}].redactions`, `expected { rule: count ≥ 1 } for at most ${MAX_TRACE_HOOKS} rules, got ${describeType(redactions)}.`);
       }
+      if (!Object.isFrozen(redactions)) frozen = false;
     }
-  });
-  return hooks as readonly ToolExecutionTraceHook[];
+    if (!Object.isFrozen(record)) frozen = false;
+  }
+  return frozen;
+}
+
+function areRedactionCounts(redactions: unknown): boolean {
+  if (typeof redactions !== 'object' || redactions === null || Array.isArray(redactions)) return false;
+  const counts = Object.entries(redactions);
+  return (
+    counts.length <= MAX_TRACE_HOOKS &&
+    counts.every(([rule, count]) => rule.length > 0 && rule.length <= MAX_LABEL_LENGTH && Number.isSafeInteger(count) && (count as number) >= 1)
+  );
 }
 
 function copyTraceHook(entry: ToolExecutionTraceHook): ToolExecutionTraceHook {

@@ -337,19 +337,25 @@ export class ToolHooks {
     state: S,
     apply: (entry: CompiledHook, decision: Decision, state: S) => S,
   ): S {
-    const decision = answer === undefined ? undefined : checkDecision(answer, stage);
+    if (answer === undefined) {
+      // The common answer, recorded without the checks a decision needs.
+      const extra = (execution.extra ??= {});
+      (extra.hooks ??= []).push(Object.freeze({ hook: entry.name, stage, decision: 'continue' as const, durationMs: this.monotonic() - started }));
+      return state;
+    }
+    const decision = checkDecision(answer, stage);
     if (typeof decision === 'string') throw this.failure(execution, entry, stage, 'invalid-decision', { detail: decision, started });
-    const outcome = (decision?.decision ?? 'continue') as ToolHookOutcome;
-    const note = decision?.note as string | undefined;
+    const outcome = decision.decision as ToolHookOutcome;
+    const note = decision.note as string | undefined;
     const durationMs = this.monotonic() - started;
     const record: { -readonly [K in keyof ToolExecutionTraceHook]: ToolExecutionTraceHook[K] } = { hook: entry.name, stage, decision: outcome, durationMs };
     if (note !== undefined) record.noted = true;
-    if (outcome === 'redact') record.redactions = Object.freeze({ ...(decision?.redactions as Record<string, number>) });
-    if (outcome === 'refuse' || outcome === 'withhold') record.reason = decision?.reason as string;
+    if (outcome === 'redact') record.redactions = Object.freeze({ ...(decision.redactions as Record<string, number>) });
+    if (outcome === 'refuse' || outcome === 'withhold') record.reason = decision.reason as string;
     const extra = extraOf(execution);
     // A refusal is recorded before it is thrown; any other decision once it is applied (a rewrite the schema refuses is recorded as failed).
     if (outcome === 'refuse') (extra.hooks ??= []).push(Object.freeze(record));
-    const next = decision === undefined ? state : apply(entry, decision, state);
+    const next = apply(entry, decision, state);
     (extra.hooks ??= []).push(Object.freeze(record));
     if (note !== undefined) {
       (extra.notes ??= []).push(
