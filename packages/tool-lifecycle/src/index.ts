@@ -42,6 +42,10 @@ export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './c
 export { TOOL_HOOK, DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_NOTE_LENGTH } from './hooks';
 export type { ToolHook, ToolHookContext, ToolBeforeDecision, ToolAfterDecision, ToolErrorDecision, ToolAfterCall, ToolFailedCall } from './hooks';
 
+// Output guardrails on the after-hook.
+export { createSecretRedactionHook, createInstructionCheckHook, INSTRUCTION_SIGNS } from './guardrails';
+export type { SecretRedactionOptions, InstructionCheckOptions, SecretRule, SecretAllowlist } from './guardrails';
+
 // Asking a person or a model.
 export { INTERACTION_HANDLER, SAMPLING_HANDLER } from './interaction';
 export type {
