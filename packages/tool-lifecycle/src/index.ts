@@ -42,6 +42,10 @@ export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './c
 export { TOOL_HOOK, DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_NOTE_LENGTH } from './hooks';
 export type { ToolHook, ToolHookContext, ToolBeforeDecision, ToolAfterDecision, ToolErrorDecision, ToolAfterCall, ToolFailedCall } from './hooks';
 
+// Pinned tool definitions.
+export { DEFINITION_PINS, MemoryDefinitionPins, pinDefinition, definitionDiff } from './pins';
+export type { DefinitionLock, DefinitionPins, PinnedDefinition, PinnedToolDefinition } from './pins';
+
 // Output guardrails on the after-hook.
 export { createSecretRedactionHook, createInstructionCheckHook, INSTRUCTION_SIGNS } from './guardrails';
 export type { SecretRedactionOptions, InstructionCheckOptions, SecretRule, SecretAllowlist } from './guardrails';
@@ -114,6 +118,7 @@ export {
   ToolInvalidArgumentError,
   ToolHookError,
   ToolHookRefusedError,
+  ToolDefinitionChangedError,
 } from './errors';
 export type {
   ToolRuntimeErrorCode,
@@ -141,6 +146,7 @@ export type {
   ToolHookErrorOptions,
   ToolHookFailure,
   ToolHookRefusedErrorOptions,
+  ToolDefinitionChangedErrorOptions,
 } from './errors';
 
 // Moved to @ca/sandbox; kept here for one release (loads @ca/sandbox on first call).

@@ -3,6 +3,7 @@ import { instanceCachingFactory, type DependencyContainer, type FactoryFunction 
 import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, approvalThroughInteraction } from './approval';
 import { ToolInvalidArgumentError } from './errors';
 import { TOOL_HOOK } from './hooks';
+import { DEFINITION_PINS } from './pins';
 import { INTERACTION_HANDLER } from './interaction';
 import { ToolLifecycleCache } from './plan';
 import { createConsoleLogger, systemClock } from './observability';
@@ -51,7 +52,8 @@ function approvalSettingsOf(resolver: Resolver): Pick<ToolRuntimeSettings, 'appr
  * (`approvalThroughInteraction`), so one handler answers every question the
  * runtime and its sources put to a person. `APPROVAL_STORE` and
  * `APPROVAL_KEY` are read when registered, and so is every `TOOL_HOOK`
- * (multi-registration; they run in the order they were registered).
+ * (multi-registration; they run in the order they were registered), and
+ * `DEFINITION_PINS`.
  *
  * Never touches tsyringe's global container unless you pass it.
  * @throws ToolInvalidArgumentError when `container` is not a tsyringe container.
@@ -87,6 +89,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           ...approvalSettingsOf(resolver),
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
           ...(resolver.isRegistered(TOOL_HOOK, true) ? { hooks: resolver.resolveAll(TOOL_HOOK) } : {}),
+          ...(resolver.isRegistered(DEFINITION_PINS, true) ? { pins: resolver.resolve(DEFINITION_PINS) } : {}),
         }),
     ),
   });

@@ -4,6 +4,7 @@ import { isTimeout } from './catalog';
 import type { ToolCallSettings } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import type { ToolHook } from './hooks';
+import type { DefinitionPins } from './pins';
 import type { ToolLifecycleCache, ToolLifecycleCacheOptions } from './plan';
 import type { PlanRegistry } from './plan-registry';
 import type { RuntimeClock, RuntimeLogger } from './observability';
@@ -77,6 +78,8 @@ export interface ToolRuntimeSettings {
   readonly planRegistry?: PlanRegistry;
   /** The service's checks around every call, in the order they run (see `ToolHook`); none by default. */
   readonly hooks?: readonly ToolHook[];
+  /** Pinned tool definitions (see `DefinitionPins`): a tool that no longer matches its pin is quarantined. None by default. */
+  readonly pins?: DefinitionPins;
 }
 
 /** How long one source's discovery may take by default, in ms. */

@@ -5,6 +5,7 @@ import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalo
 import { CallRunner, CallSettings, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import { HookPending, ToolHooks } from './hooks';
+import { createDefinitionLock, type DefinitionLock } from './pins';
 import { PlanCallRecords, ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
@@ -84,6 +85,7 @@ export class ToolRuntime {
       strictOutput: options.strictOutput ?? false,
       defaultTimeoutMs: options.defaultTimeoutMs,
       discoverTimeoutMs: options.discoverTimeoutMs ?? DEFAULT_DISCOVER_TIMEOUT_MS,
+      pins: settings.pins,
     });
   }
 
@@ -97,6 +99,17 @@ export class ToolRuntime {
    */
   discover(options: { readonly signal?: AbortSignal; readonly refresh?: boolean } = {}): Promise<DiscoveryResult> {
     return this.catalog.discover(options);
+  }
+
+  /**
+   * A lock of every tool's definition as the sources offer it now, quarantined
+   * tools included (what `agents tools lock` writes): give it to your
+   * `DefinitionPins` to accept the changes, then `discover({ refresh: true })`.
+   * A source that could not be listed keeps its pins from `previous`.
+   */
+  async lockDefinitions(options: { readonly previous?: DefinitionLock } = {}): Promise<DefinitionLock> {
+    const { bySource, failedSources } = await this.catalog.definitions();
+    return createDefinitionLock(bySource, options.previous, failedSources);
   }
 
   /** The usable tools (discovering first if needed), sorted by name. */

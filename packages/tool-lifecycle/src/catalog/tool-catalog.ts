@@ -1,6 +1,7 @@
 import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
 import { CompiledSchema, SchemaCompileError, SchemaValidator, isSchemaTrust, type SchemaTrust } from '@ca/schema';
-import { ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
+import { ToolDefinitionChangedError, ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
+import { definitionDiff, type DefinitionPins } from '../pins';
 import type { AppliedHooks } from '../hooks';
 import type { RuntimeLogger } from '../observability';
 import { closestNames, type ToolDescriptor, type ToolInstance, type ToolSource, type UnavailableTool } from '../tool';
@@ -48,12 +49,16 @@ export interface ToolCatalogSettings {
   readonly defaultTimeoutMs: number | undefined;
   /** How long one source's `discover` may take before it is reported in `sourceErrors`. */
   readonly discoverTimeoutMs: number;
+  /** Pinned definitions: a pinned source's tool that no longer matches its pin is quarantined. */
+  readonly pins?: DefinitionPins | undefined;
 }
 
 interface Snapshot {
   readonly tools: Map<string, RegisteredTool>;
   readonly unavailable: Map<string, UnavailableTool>;
   readonly result: DiscoveryResult;
+  /** Each listed source's valid tools as offered, quarantined ones included: what a lock pins. */
+  readonly definitions: Map<string, ToolDescriptor[]>;
 }
 
 /**
@@ -100,6 +105,12 @@ export class ToolCatalog {
   async discover(options: { readonly signal?: AbortSignal; readonly refresh?: boolean } = {}): Promise<DiscoveryResult> {
     if (options.refresh === true) this.snapshot = undefined;
     return (await this.load(options.signal)).result;
+  }
+
+  /** Each listed source's valid tools as offered now (quarantined ones included), and the sources that could not be listed. */
+  async definitions(): Promise<{ readonly bySource: ReadonlyMap<string, readonly ToolDescriptor[]>; readonly failedSources: readonly string[] }> {
+    const snapshot = await this.load();
+    return { bySource: snapshot.definitions, failedSources: snapshot.result.sourceErrors.map((item) => item.sourceId) };
   }
 
   /**
@@ -208,6 +219,7 @@ export class ToolCatalog {
     const sourceErrors: SourceError[] = [];
     const owners = new Map<string, string>();
     const duplicates = new Map<string, string[]>();
+    const definitions = new Map<string, ToolDescriptor[]>();
     for (const { source, descriptors, error } of listed) {
       if (error !== undefined) {
         this.settings.logger.error(`Tool source '${source.id}' could not be listed: ${error.message}`, { sourceId: source.id });
@@ -226,7 +238,15 @@ export class ToolCatalog {
         }
         if (typeof name === 'string') owners.set(name, source.id);
         const registered = this.register(source, raw);
-        if ('reason' in registered) unavailable.set(registered.name, registered);
+        if ('reason' in registered) {
+          unavailable.set(registered.name, registered);
+          continue;
+        }
+        let offered = definitions.get(source.id);
+        if (offered === undefined) definitions.set(source.id, (offered = []));
+        offered.push(registered.descriptor);
+        const quarantined = this.quarantine(source, registered.descriptor);
+        if (quarantined !== undefined) unavailable.set(quarantined.name, quarantined);
         else tools.set(registered.descriptor.name, registered);
       }
     }
@@ -239,7 +259,19 @@ export class ToolCatalog {
       unavailable: [...unavailable.values()],
       sourceErrors,
     };
-    return { tools, unavailable, result };
+    return { tools, unavailable, result, definitions };
+  }
+
+  /** The tool, unavailable with the diff, when its source is pinned and the tool does not match its pin. */
+  private quarantine(source: ToolSource, descriptor: ToolDescriptor): UnavailableTool | undefined {
+    const pinned = this.settings.pins?.pinned(source.id);
+    if (pinned === undefined) return undefined;
+    const pin = Object.hasOwn(pinned, descriptor.name) ? pinned[descriptor.name] : undefined;
+    const diff = pin === undefined ? [] : definitionDiff(pin, descriptor);
+    if (pin !== undefined && diff.length === 0) return undefined;
+    const error = new ToolDefinitionChangedError({ toolName: descriptor.name, sourceId: source.id, change: pin === undefined ? 'new' : 'changed', diff });
+    this.settings.logger.warn(error.message, { toolName: descriptor.name, sourceId: source.id, code: error.code });
+    return { name: descriptor.name, source: descriptor.source, reason: error.message, error };
   }
 
   /** One source's `discover`, within the deadline: a hung source must not hold up the others. */

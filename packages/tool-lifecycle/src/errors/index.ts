@@ -31,3 +31,5 @@ export { ToolHookError } from './tool-hook-error';
 export type { ToolHookErrorOptions, ToolHookFailure } from './tool-hook-error';
 export { ToolHookRefusedError } from './tool-hook-refused-error';
 export type { ToolHookRefusedErrorOptions } from './tool-hook-refused-error';
+export { ToolDefinitionChangedError } from './tool-definition-changed-error';
+export type { ToolDefinitionChangedErrorOptions } from './tool-definition-changed-error';
