@@ -38,6 +38,7 @@ import { classify, describeProgress, runPlanFile } from './plan-runner';
 import { parseInput } from './read-input';
 import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
+import { addToolsLockCommand } from './tools-lock-command';
 
 interface GlobalOptions {
   readonly config?: string;
@@ -486,6 +487,15 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         });
       },
     );
+
+  addToolsLockCommand(tools, {
+    io,
+    loadConfiguration,
+    createLogger: () => createCliLogger(io.stderr, verbose()),
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  });
 
   const plan = program.command('plan').description('check, run, list and cancel plans, and answer their approval requests');
   plan
