@@ -52,15 +52,30 @@ const httpServer = app.listen(0, '127.0.0.1', () => {
   const base = new URL(`http://127.0.0.1:${httpServer.address().port}`);
   const mcpUrl = new URL('/mcp', base);
   const limits = { rateLimit: false };
-  app.use(mcpAuthRouter({ provider, issuerUrl: base, resourceServerUrl: mcpUrl, authorizationOptions: limits, clientRegistrationOptions: limits, tokenOptions: limits, revocationOptions: limits }));
+  app.use(
+    mcpAuthRouter({
+      provider,
+      issuerUrl: base,
+      resourceServerUrl: mcpUrl,
+      authorizationOptions: limits,
+      clientRegistrationOptions: limits,
+      tokenOptions: limits,
+      revocationOptions: limits,
+    }),
+  );
   const guard = requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) });
   app.post('/mcp', guard, async (req, res) => {
     let transport = transports.get(req.headers['mcp-session-id']);
     if (!transport) {
       if (!isInitializeRequest(req.body)) return res.status(400).json({ jsonrpc: '2.0', error: { code: -32000, message: 'No valid session' }, id: null });
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => crypto.randomUUID(), onsessioninitialized: (id) => transports.set(id, transport) });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (id) => transports.set(id, transport),
+      });
       const server = new Server({ name: 'oauth-fixture', version: '1.0.0' }, { capabilities: { tools: {} } });
-      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] }));
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({
+        tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }],
+      }));
       server.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: `echo: ${request.params.arguments.text}` }] }));
       await server.connect(transport);
     }
