@@ -13,8 +13,20 @@ const layers = {
   'layer:sandbox': ['layer:domain', 'layer:context'],
   'layer:lifecycle': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox'],
   'layer:adapter': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle'],
-  'layer:app': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle', 'layer:adapter'],
-  'layer:tooling': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle', 'layer:adapter', 'layer:app', 'layer:tooling'],
+  // The front door (@ca/model-tools): above the lifecycle, beside the adapters, importing none of them.
+  'layer:front-door': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle'],
+  'layer:app': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle', 'layer:adapter', 'layer:front-door'],
+  'layer:tooling': [
+    'layer:domain',
+    'layer:schema',
+    'layer:context',
+    'layer:sandbox',
+    'layer:lifecycle',
+    'layer:adapter',
+    'layer:front-door',
+    'layer:app',
+    'layer:tooling',
+  ],
 };
 
 export default [

@@ -67,6 +67,16 @@ const output = {
   allowlist: allowlistOf(config.allowlist, 'global allowlist'),
   rules,
 };
-const target = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'tool-lifecycle', 'src', 'guardrails', 'gitleaks', 'gitleaks-rules.json');
+const target = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'packages',
+  'tool-lifecycle',
+  'src',
+  'guardrails',
+  'gitleaks',
+  'gitleaks-rules.json',
+);
 fs.writeFileSync(target, `${JSON.stringify(output, null, 1)}\n`);
 console.log(`${rules.length} rules of ${config.rules.length} written to ${path.relative(process.cwd(), target)}`);

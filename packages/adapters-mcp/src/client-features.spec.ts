@@ -152,6 +152,24 @@ describe('elicitation through the interaction handler', () => {
     }
   });
 
+  it.each<[string, InteractionResponse]>([
+    ['fills in one field', { action: 'accept', content: { name: 'Ada Lovelace' } }],
+    ['accepts without values', { action: 'accept' }],
+  ])('a form the person %s: the server gets the schema’s defaults for the fields left out (SEP-1034)', async (_case, answer) => {
+    const setup = everything({ interactionHandler: new ScriptedPerson(() => answer) });
+    try {
+      const result = await setup.runtime.runPlan({}, (ctx) => setup.runtime.execute('mcp.everything.trigger-elicitation-request', {}, ctx));
+      expect(result.ok).toBe(true);
+      const raw = JSON.parse(String(result.output).split('Raw result: ')[1] as string) as { action: string; content: Record<string, unknown> };
+      expect(raw.action).toBe('accept');
+      expect(raw.content).toMatchObject({ firstLine: 'It was a dark and stormy night.', integer: 42, number: 3.14 });
+      if (answer.action === 'accept' && answer.content !== undefined) expect(raw.content['name']).toBe('Ada Lovelace');
+      else expect(raw.content).not.toHaveProperty('name');
+    } finally {
+      await setup.close();
+    }
+  });
+
   it('a form the person declines: the server is told, and the decline is logged with the plan', async () => {
     const person = new ScriptedPerson(() => ({ action: 'decline' }));
     const setup = everything({ interactionHandler: person });
@@ -306,6 +324,9 @@ describe('a sampling handler that fails', () => {
         const result = await setup.runtime.execute('mcp.everything.trigger-sampling-request', { prompt: 'x', maxTokens: 5 }, ctx);
         expect(result.ok).toBe(false);
         expect(result.ok === false && result.error.message).toMatch(/Sampling failed: the client produced no message/);
+        // What the server was sent carries one "MCP error <code>: " prefix (its own), not two.
+        expect(result.ok === false && result.error.message).not.toMatch(/MCP error -?\d+: MCP error/);
+        expect(result.ok === false && result.error.message).not.toMatch(/\.\.$/);
         expect((await setup.runtime.execute('mcp.everything.get-sum', { a: 1, b: 2 }, ctx)).ok).toBe(true);
       });
       expect(setup.logger.at('warn').some((entry) => /the sampling handler returned no message/.test(entry.message))).toBe(true);
@@ -414,6 +435,11 @@ describe('resources and prompts inside a plan', () => {
         expect(JSON.stringify(prompt.output)).toMatch(/Lyon/);
         const unknown = await setup.runtime.execute('mcp.everything.resources.read', { uri: 'demo://no/such/thing' }, ctx);
         expect(unknown.ok === false && unknown.error).toMatchObject({ code: 'MCP_REQUEST_FAILED', mcpToolName: 'resources/read' });
+        // The server's JSON-RPC error, once: the SDK prefixes "MCP error <code>: " on both sides.
+        expect(unknown.ok === false && unknown.error.message).toMatch(/\(JSON-RPC error -?\d+\): (?!MCP error)/);
+        expect(unknown.ok === false && unknown.error.message).not.toMatch(/MCP error -?\d+: MCP error/);
+        const noPrompt = await setup.runtime.execute('mcp.everything.prompts.get', { name: 'no-such-prompt' }, ctx);
+        expect(noPrompt.ok === false && noPrompt.error.message).toMatch(/\(JSON-RPC error -?\d+\): (?!MCP error)/);
         const badInput = await setup.runtime.execute('mcp.everything.resources.read', {}, ctx);
         expect(badInput.ok === false && badInput.error.code).toBe('TOOL_SCHEMA_VALIDATION_FAILED');
         // A server tool is refused in the same plan: it writes (the server is not trusted).
@@ -425,6 +451,7 @@ describe('resources and prompts inside a plan', () => {
           ['mcp.everything.prompts.list', true],
           ['mcp.everything.prompts.get', true],
           ['mcp.everything.resources.read', false],
+          ['mcp.everything.prompts.get', false],
           ['mcp.everything.resources.read', false],
           ['mcp.everything.echo', false],
         ]);

@@ -8,8 +8,7 @@ import type {
   SamplingRequest,
   SamplingResult,
 } from '@ca/tool-lifecycle';
-import { ErrorCode, McpError, type CreateMessageResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpSession } from './mcp-session';
+import { ErrorCode, type CreateMessageResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { sanitizeText } from './sanitize-text';
 
 /** The sampling handler with the per-plan limit the source keeps. */
@@ -24,6 +23,18 @@ export interface SamplingGate {
 const ACTIONS = new Set(['accept', 'decline', 'cancel']);
 
 /**
+ * What answering a server's request needs of the session it came on: the
+ * server's name, whom the request belongs to (the plan and tool of the one
+ * call in flight), and holding the calls' timeouts while a person answers.
+ * The session passes itself; this module needs no more of it.
+ */
+export interface RequestingSession {
+  readonly server: { readonly name: string };
+  attribute(): { readonly planId?: string; readonly toolName?: string; readonly signal?: AbortSignal };
+  holdTimeouts(): () => void;
+}
+
+/**
  * Answers a server's `elicitation/create` through the service's interaction
  * handler: a form, or a page to open. A request that cannot be attributed to
  * one plan (a shared session serving several plans at once, or no call in
@@ -32,7 +43,7 @@ const ACTIONS = new Set(['accept', 'decline', 'cancel']);
  * @internal
  */
 export async function answerElicitation(
-  session: McpSession,
+  session: RequestingSession,
   handler: InteractionHandler,
   params: ElicitRequest['params'],
   signal: AbortSignal,
@@ -75,9 +86,8 @@ export async function answerElicitation(
     action: answer.action,
   });
   if (answer.action !== 'accept') return { action: answer.action };
-  return request.kind === 'form' && answer.content !== undefined
-    ? { action: 'accept', content: answer.content as ElicitResult['content'] }
-    : { action: 'accept' };
+  // An accepted form always carries its values (none, when the person filled in nothing): the SDK then adds the schema's defaults for the fields left out.
+  return request.kind === 'form' ? { action: 'accept', content: { ...(answer.content ?? {}) } as ElicitResult['content'] } : { action: 'accept' };
 }
 
 /**
@@ -89,7 +99,7 @@ export async function answerElicitation(
  * @internal
  */
 export async function answerSampling(
-  session: McpSession,
+  session: RequestingSession,
   gate: SamplingGate,
   params: Record<string, unknown> & { readonly messages: readonly unknown[]; readonly maxTokens: number },
   signal: AbortSignal,
@@ -101,11 +111,11 @@ export async function answerSampling(
   const during = describeOrigin(server, toolName, planId);
   if (planId === undefined) {
     logger.warn(`${during} asked for a sampled message outside any one plan's call; it was refused.`, fields);
-    throw new McpError(ErrorCode.InvalidRequest, 'Sampling refused: the request cannot be attributed to one plan (it came outside a tool call).');
+    throw refusal(ErrorCode.InvalidRequest, 'Sampling refused: the request cannot be attributed to one plan (it came outside a tool call).');
   }
   if (!gate.take(planId)) {
     logger.warn(`${during} asked for more than ${gate.maxRequestsPerPlan} sampled message(s) in plan '${planId}'; it was refused.`, fields);
-    throw new McpError(ErrorCode.InvalidRequest, `Sampling refused: the plan's limit of ${gate.maxRequestsPerPlan} sampling request(s) is reached.`);
+    throw refusal(ErrorCode.InvalidRequest, `Sampling refused: the plan's limit of ${gate.maxRequestsPerPlan} sampling request(s) is reached.`);
   }
   const request = toSamplingRequest(params);
   const started = performance.now();
@@ -121,13 +131,13 @@ export async function answerSampling(
     });
   } catch (error) {
     logger.warn(`${during}: the sampling handler failed: ${messageOf(error)}`, fields);
-    throw new McpError(ErrorCode.InternalError, `Sampling failed: ${messageOf(error)}`);
+    throw refusal(ErrorCode.InternalError, `Sampling failed: ${messageOf(error)}`);
   } finally {
     release();
   }
   if (typeof result !== 'object' || result === null || typeof result.model !== 'string' || result.content === undefined) {
     logger.warn(`${during}: the sampling handler returned no message (expected { role, content, model }).`, fields);
-    throw new McpError(ErrorCode.InternalError, 'Sampling failed: the client produced no message.');
+    throw refusal(ErrorCode.InternalError, 'Sampling failed: the client produced no message.');
   }
   const durationMs = Math.round(performance.now() - started);
   logger.info(
@@ -146,6 +156,16 @@ export async function answerSampling(
     model: result.model,
     ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
   } as CreateMessageResult;
+}
+
+/**
+ * The error a request handler throws to answer the server with a JSON-RPC
+ * error of `code` whose message is `message` as written: the SDK sends the
+ * thrown error's `message`, and an `McpError`'s starts with "MCP error
+ * <code>: ", which the server's SDK then prefixes again.
+ */
+function refusal(code: ErrorCode, message: string): Error & { readonly code: number } {
+  return Object.assign(new Error(message), { code });
 }
 
 /** Aborts when the server withdraws its request or the call it belongs to is cancelled. */

@@ -1,9 +1,22 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMcpAdapter } from './mcp-adapter';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_MS, loadMcpConfig, parseMcpConfig } from './mcp-config';
 import { McpConfigError } from './mcp-config-error';
 import { makeTempDir, rejectionOf, removeTempDir } from './mcp-fixtures.test-helper';
+
+/** A P-256 private key (PEM, PKCS#8), made for the tests. */
+const EC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+
+/** Stands for {@link EC_KEY} in the tables, so that test names do not print a key. */
+const KEY_PLACEHOLDER = '<an EC private key>';
+
+/** `value` with the placeholder replaced by the key. */
+function withKey(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  return JSON.parse(JSON.stringify(value).replaceAll(JSON.stringify(KEY_PLACEHOLDER), JSON.stringify(EC_KEY))) as unknown;
+}
 
 function failure(value: unknown): McpConfigError {
   try {
@@ -40,7 +53,7 @@ describe('parseMcpConfig', () => {
         connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
         callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
         maxTotalTimeoutMs: DEFAULT_CALL_TIMEOUT_MS * 10,
-        resetTimeoutOnProgress: true,
+        resetTimeoutOnProgress: undefined, // unset: a progress token only for a caller that listens
         shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
         include: ['*'],
         exclude: [],
@@ -119,8 +132,77 @@ describe('parseMcpConfig', () => {
     [{ mcpServers: { a: { command: 'x', capabilities: { t: { writes: 'no' } } } } }, 'a', 'capabilities.t.writes', /true or false/],
     [{ mcpServers: { a: { command: 'x', inheritEnv: ['NOT-A-NAME'] } } }, 'a', 'inheritEnv', /not an environment variable name/],
     [{ mcpServers: { a: { command: 'x', disabled: 'yes' } } }, 'a', 'disabled', /true or false/],
+    [
+      { mcpServers: { a: { url: 'http://h/', oauth: { clientMetadataUrl: 'http://agents.example.com/client.json' } } } },
+      'a',
+      'oauth.clientMetadataUrl',
+      /https: URL with a path/,
+    ],
+    [
+      { mcpServers: { a: { url: 'http://h/', oauth: { clientMetadataUrl: 'https://agents.example.com/' } } } },
+      'a',
+      'oauth.clientMetadataUrl',
+      /https: URL with a path/,
+    ],
+    [
+      { mcpServers: { a: { url: 'http://h/', oauth: { clientMetadataUrl: 'https://agents.example.com/c.json', clientId: 'c' } } } },
+      'a',
+      'oauth.clientMetadataUrl',
+      /exclude each other/,
+    ],
+    [
+      {
+        mcpServers: {
+          a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', clientSecret: 's', clientMetadataUrl: 'https://a.example/c.json' } },
+        },
+      },
+      'a',
+      'oauth.clientMetadataUrl',
+      /authorization_code grant only/,
+    ],
+    [{ mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c' } } } }, 'a', 'oauth', /"clientSecret" or "privateKey"/],
+    [
+      { mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: 'not a key' } } } },
+      'a',
+      'oauth.privateKey',
+      /PEM/,
+    ],
+    [
+      { mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: KEY_PLACEHOLDER, clientSecret: 's' } } } },
+      'a',
+      'oauth.privateKey',
+      /exclude each other/,
+    ],
+    [
+      { mcpServers: { a: { url: 'http://h/', oauth: { clientId: 'c', privateKey: KEY_PLACEHOLDER } } } },
+      'a',
+      'oauth.privateKey',
+      /client_credentials grant only/,
+    ],
+    [
+      {
+        mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: KEY_PLACEHOLDER, signingAlgorithm: 'RS256' } } },
+      },
+      'a',
+      'oauth.signingAlgorithm',
+      /RS256 needs an RSA key/,
+    ],
+    [
+      {
+        mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: KEY_PLACEHOLDER, signingAlgorithm: 'HS256' } } },
+      },
+      'a',
+      'oauth.signingAlgorithm',
+      /expected one of RS256/,
+    ],
+    [
+      { mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', clientSecret: 's', signingAlgorithm: 'ES256' } } } },
+      'a',
+      'oauth.signingAlgorithm',
+      /"privateKey" only/,
+    ],
   ])('refuses %j, naming the server and the key', (value, server, key, message) => {
-    const error = failure(value);
+    const error = failure(withKey(value));
     expect(error.code).toBe('MCP_CONFIG_INVALID');
     expect(error.source).toBe('settings');
     expect(error.server).toBe(server);
@@ -128,6 +210,32 @@ describe('parseMcpConfig', () => {
     expect(error.message).toMatch(message);
     if (server !== undefined) expect(error.message).toContain(`MCP server '${server}'`);
     if (key !== undefined) expect(error.message).toContain(`key '${key}'`);
+  });
+});
+
+describe('parseMcpConfig: OAuth client authentication', () => {
+  const oauthOf = (oauth: unknown) => parseMcpConfig({ mcpServers: { a: { url: 'https://mcp.example.com/mcp', oauth } } }).servers[0]?.oauth;
+
+  it('takes a private key (PEM) and the JWS algorithm it implies, or the configured one', () => {
+    expect(oauthOf({ grant: 'client_credentials', clientId: 'c', privateKey: EC_KEY })).toMatchObject({ privateKey: EC_KEY, signingAlgorithm: 'ES256' });
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    expect(oauthOf({ grant: 'client_credentials', clientId: 'c', privateKey: rsa })).toMatchObject({ signingAlgorithm: 'RS256' });
+    expect(oauthOf({ grant: 'client_credentials', clientId: 'c', privateKey: rsa, signingAlgorithm: 'PS384' })).toMatchObject({ signingAlgorithm: 'PS384' });
+  });
+
+  it('takes a client metadata document URL for the authorization code grant', () => {
+    expect(oauthOf({ clientMetadataUrl: 'https://agents.example.com/oauth/client.json' })).toMatchObject({
+      grant: 'authorization_code',
+      clientMetadataUrl: 'https://agents.example.com/oauth/client.json',
+    });
+  });
+
+  it('never quotes a key it cannot read', () => {
+    const lines = EC_KEY.split('\n');
+    const broken = [lines[0], [...(lines[1] as string)].reverse().join(''), ...lines.slice(2)].join('\n');
+    const error = failure({ mcpServers: { a: { url: 'http://h/', oauth: { grant: 'client_credentials', clientId: 'c', privateKey: broken } } } });
+    expect(error.key).toBe('oauth.privateKey');
+    expect(error.message).not.toContain(broken.split('\n')[1] as string);
   });
 });
 

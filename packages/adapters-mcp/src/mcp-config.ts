@@ -1,4 +1,5 @@
 import { describeValue, messageOf, type ToolCapabilityInput } from '@ca/domain';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { resolveSandboxSettings, SandboxSettingsError, type SandboxMode } from '@ca/sandbox';
@@ -33,11 +34,14 @@ export interface McpServerExtensions {
   /** Deadline of one request however much progress it reports, in ms (default 10 × `callTimeoutMs`). */
   readonly maxTotalTimeoutMs?: number;
   /**
-   * `true` (default): every `tools/call` carries a progress token, so a tool
-   * that reports progress is not cut off by `callTimeoutMs` (only by
-   * `maxTotalTimeoutMs`). `false`: a token is sent only when the caller
-   * listens for progress, and `callTimeoutMs` is a hard limit; the server then
-   * has less to parse per call (see the package README, "Performance").
+   * Whether progress resets `callTimeoutMs`. Unset (default): a `tools/call`
+   * carries a progress token only when the caller listens for progress
+   * (`onProgress`), and then progress resets the timeout (up to
+   * `maxTotalTimeoutMs`); a call nobody listens to carries none, so
+   * `callTimeoutMs` is a hard limit for it and the server has nothing more to
+   * parse. `true`: every call carries a token, so progress resets the timeout
+   * even when nobody listens. `false`: a token only for a listener, and
+   * `callTimeoutMs` is a hard limit for every call.
    */
   readonly resetTimeoutOnProgress?: boolean;
   /** How long a closing stdio server may take after SIGTERM before SIGKILL, in ms (default 2,000). */
@@ -132,13 +136,34 @@ export interface McpOAuthConfig {
   /**
    * `authorization_code` (default): a person signs in in a browser (PKCE,
    * redirect to a loopback address); `client_credentials`: a service
-   * authenticates with `clientId` and `clientSecret`, no person involved.
+   * authenticates with `clientId` and `clientSecret` (or `privateKey`), no
+   * person involved.
    */
   readonly grant?: 'authorization_code' | 'client_credentials';
   /** A client registered beforehand; required for `client_credentials`. */
   readonly clientId?: string;
-  /** Its secret (confidential clients; required for `client_credentials`). */
+  /** Its secret (confidential clients; `client_credentials` needs it or `privateKey`). Never written to the token store. */
   readonly clientSecret?: string;
+  /**
+   * `client_credentials` only, instead of `clientSecret`: the client's
+   * private key (PEM, PKCS#8), with which it signs a JWT assertion for each
+   * token request (`private_key_jwt`, RFC 7523). Never written to the token store.
+   */
+  readonly privateKey?: string;
+  /**
+   * The JWS algorithm of the assertion (`RS256`, `ES256`, `PS256`, … with 384
+   * and 512 variants); default: `RS256` for an RSA key (`PS256` for RSA-PSS), `ES256`/`ES384`/`ES512`
+   * for an EC key of the matching curve.
+   */
+  readonly signingAlgorithm?: string;
+  /**
+   * `authorization_code` only, instead of `clientId`: the `https:` URL of the
+   * client's metadata document (SEP-991, OAuth client ID metadata
+   * documents). It is the client id wherever the authorization server
+   * advertises `client_id_metadata_document_supported`; elsewhere the client
+   * registers dynamically, as without it.
+   */
+  readonly clientMetadataUrl?: string;
   /** Scopes to ask for, space-separated (default: what the server advertises). */
   readonly scope?: string;
   /** Name shown on the consent page when registering dynamically (default `@ca/adapters-mcp`). */
@@ -173,7 +198,8 @@ export interface ParsedMcpServer {
   readonly connectTimeoutMs: number;
   readonly callTimeoutMs: number;
   readonly maxTotalTimeoutMs: number;
-  readonly resetTimeoutOnProgress: boolean;
+  /** As configured: `undefined` when the configuration does not say (see {@link McpServerConfig.resetTimeoutOnProgress}). */
+  readonly resetTimeoutOnProgress: boolean | undefined;
   readonly shutdownGraceMs: number;
   readonly include: readonly string[];
   readonly exclude: readonly string[];
@@ -189,6 +215,10 @@ export interface ParsedMcpOAuth {
   readonly grant: 'authorization_code' | 'client_credentials';
   readonly clientId?: string;
   readonly clientSecret?: string;
+  readonly privateKey?: string;
+  /** Set when `privateKey` is: the configured algorithm, or the one the key implies. */
+  readonly signingAlgorithm?: string;
+  readonly clientMetadataUrl?: string;
   readonly scope?: string;
   readonly clientName: string;
   readonly redirectPort: number;
@@ -233,7 +263,21 @@ const COMMON_KEYS = [
 ];
 // Protocol features and trust.
 const CLIENT_KEYS = ['trustAnnotations', 'roots'];
-const OAUTH_KEYS = new Set(['grant', 'clientId', 'clientSecret', 'scope', 'clientName', 'redirectPort']);
+const OAUTH_KEYS = new Set(['grant', 'clientId', 'clientSecret', 'privateKey', 'signingAlgorithm', 'clientMetadataUrl', 'scope', 'clientName', 'redirectPort']);
+/** JWS algorithms of a `private_key_jwt` assertion, by the key type they need. */
+const SIGNING_ALGORITHMS: Readonly<Record<string, 'rsa' | 'ec'>> = {
+  RS256: 'rsa',
+  RS384: 'rsa',
+  RS512: 'rsa',
+  PS256: 'rsa',
+  PS384: 'rsa',
+  PS512: 'rsa',
+  ES256: 'ec',
+  ES384: 'ec',
+  ES512: 'ec',
+};
+/** The JWS algorithm an EC key's curve implies. */
+const EC_ALGORITHMS: Readonly<Record<string, string>> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
 const STDIO_KEYS = new Set([...COMMON_KEYS, ...CLIENT_KEYS, 'command', 'args', 'env', 'cwd', 'inheritEnv', 'sandbox']);
 const HTTP_KEYS = new Set([...COMMON_KEYS, ...CLIENT_KEYS, 'url', 'headers', 'oauth']);
 
@@ -348,7 +392,7 @@ function parseServer(name: string, entry: unknown, fail: (message: string, key?:
     connectTimeoutMs: optionalTimeout(raw['connectTimeoutMs'], 'connectTimeoutMs', fail) ?? DEFAULT_CONNECT_TIMEOUT_MS,
     callTimeoutMs,
     maxTotalTimeoutMs: optionalTimeout(raw['maxTotalTimeoutMs'], 'maxTotalTimeoutMs', fail) ?? Math.min(callTimeoutMs * 10, MAX_TIMER_MS),
-    resetTimeoutOnProgress: (resetTimeoutOnProgress as boolean | undefined) ?? true,
+    resetTimeoutOnProgress: resetTimeoutOnProgress as boolean | undefined,
     shutdownGraceMs: optionalTimeout(raw['shutdownGraceMs'], 'shutdownGraceMs', fail) ?? DEFAULT_SHUTDOWN_GRACE_MS,
     include: optionalStrings(raw['include'], 'include', fail) ?? ['*'],
     exclude: optionalStrings(raw['exclude'], 'exclude', fail) ?? [],
@@ -456,12 +500,34 @@ function parseOAuth(value: unknown, fail: (message: string, key?: string) => nev
   };
   const clientId = text('clientId');
   const clientSecret = text('clientSecret');
+  const privateKey = text('privateKey');
   const scope = text('scope');
   const clientName = text('clientName') ?? '@ca/adapters-mcp';
-  if (grant === 'client_credentials' && (clientId === undefined || clientSecret === undefined)) {
-    fail('the client_credentials grant needs "clientId" and "clientSecret" (a client registered with the authorization server).', 'oauth');
+  const clientMetadataUrl = text('clientMetadataUrl');
+  if (grant === 'client_credentials' && (clientId === undefined || (clientSecret === undefined && privateKey === undefined))) {
+    fail('the client_credentials grant needs "clientId" and "clientSecret" or "privateKey" (a client registered with the authorization server).', 'oauth');
   }
   if (clientSecret !== undefined && clientId === undefined) fail('"clientSecret" needs the "clientId" it belongs to.', 'oauth.clientSecret');
+  if (privateKey !== undefined && clientSecret !== undefined) {
+    fail('"privateKey" and "clientSecret" exclude each other: the client authenticates with one of them.', 'oauth.privateKey');
+  }
+  if (privateKey !== undefined && grant !== 'client_credentials') {
+    fail('"privateKey" (private_key_jwt) is supported with the client_credentials grant only.', 'oauth.privateKey');
+  }
+  const signing = privateKey === undefined ? undefined : signingAlgorithmOf(privateKey, raw['signingAlgorithm'], fail);
+  if (privateKey === undefined && raw['signingAlgorithm'] !== undefined) fail('"signingAlgorithm" applies to "privateKey" only.', 'oauth.signingAlgorithm');
+  if (clientMetadataUrl !== undefined) {
+    if (grant !== 'authorization_code') fail('a client metadata document is for the authorization_code grant only.', 'oauth.clientMetadataUrl');
+    if (clientId !== undefined) {
+      fail(
+        '"clientMetadataUrl" and "clientId" exclude each other: the client id is either the document\'s URL or the registered one.',
+        'oauth.clientMetadataUrl',
+      );
+    }
+    if (!isDocumentUrl(clientMetadataUrl)) {
+      fail(`expected an https: URL with a path (the client's metadata document), got ${describeValue(clientMetadataUrl)}.`, 'oauth.clientMetadataUrl');
+    }
+  }
   const port = raw['redirectPort'] ?? 0;
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535) {
     fail(`expected a port number from 0 (any free port) to 65535, got ${describeValue(port)}.`, 'oauth.redirectPort');
@@ -471,11 +537,56 @@ function parseOAuth(value: unknown, fail: (message: string, key?: string) => nev
       grant: grant as ParsedMcpOAuth['grant'],
       ...(clientId === undefined ? {} : { clientId }),
       ...(clientSecret === undefined ? {} : { clientSecret }),
+      ...(privateKey === undefined ? {} : { privateKey, signingAlgorithm: signing as string }),
+      ...(clientMetadataUrl === undefined ? {} : { clientMetadataUrl }),
       ...(scope === undefined ? {} : { scope }),
       clientName,
       redirectPort: port as number,
     },
   };
+}
+
+/**
+ * The JWS algorithm for `privateKey`: the configured one when the key fits
+ * it, else the one the key implies. The key is parsed here so that a wrong
+ * one is a configuration error, not a failed sign-in later; no message
+ * quotes it.
+ */
+function signingAlgorithmOf(pem: string, configured: unknown, fail: (message: string, key?: string) => never): string {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pem);
+  } catch (error) {
+    return fail(`expected a private key in PEM (PKCS#8, "-----BEGIN PRIVATE KEY-----"); it could not be read (${messageOf(error)}).`, 'oauth.privateKey');
+  }
+  const type = key.asymmetricKeyType === 'rsa' || key.asymmetricKeyType === 'rsa-pss' ? 'rsa' : key.asymmetricKeyType === 'ec' ? 'ec' : undefined;
+  if (type === undefined) fail(`expected an RSA or EC private key, got a ${String(key.asymmetricKeyType)} key.`, 'oauth.privateKey');
+  if (configured !== undefined) {
+    if (typeof configured !== 'string' || SIGNING_ALGORITHMS[configured] === undefined) {
+      fail(`expected one of ${Object.keys(SIGNING_ALGORITHMS).join(', ')}, got ${describeValue(configured)}.`, 'oauth.signingAlgorithm');
+    }
+    if (SIGNING_ALGORITHMS[configured as string] !== type)
+      fail(
+        `${configured as string} needs ${SIGNING_ALGORITHMS[configured as string] === 'rsa' ? 'an RSA' : 'an EC'} key, and "privateKey" is ${type === 'rsa' ? 'an RSA' : 'an EC'} key.`,
+        'oauth.signingAlgorithm',
+      );
+    return configured as string;
+  }
+  if (type === 'rsa') return key.asymmetricKeyType === 'rsa-pss' ? 'PS256' : 'RS256';
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  const algorithm = curve === undefined ? undefined : EC_ALGORITHMS[curve];
+  if (algorithm === undefined) fail(`no JWS algorithm signs with the EC curve ${String(curve)}; use P-256, P-384 or P-521.`, 'oauth.privateKey');
+  return algorithm as string;
+}
+
+/** An `https:` URL with a path other than `/`, as SEP-991 wants a client id to be. */
+function isDocumentUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && url.pathname !== '/';
+  } catch {
+    return false;
+  }
 }
 
 function parseCapabilities(value: unknown, fail: (message: string, key?: string) => never): Record<string, McpCapabilityOverride> {

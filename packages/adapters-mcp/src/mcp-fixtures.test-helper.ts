@@ -2,6 +2,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { InteractionContext, InteractionHandler, InteractionRequest, InteractionResponse } from '@ca/tool-lifecycle';
 import type { McpServerConfig, McpStdioServerConfig } from './mcp-config';
 import type { McpSpawn } from './process-stdio-transport';
 
@@ -175,6 +176,23 @@ export async function followAuthorizationRedirect(url: string): Promise<number> 
   const callback = await fetch(location);
   await callback.text();
   return callback.status;
+}
+
+/** A person at a browser: approves every sign-in page (the test authorization servers consent at once), or says no. */
+export class PersonAtBrowser implements InteractionHandler {
+  readonly asked: { request: InteractionRequest; context: InteractionContext }[] = [];
+  constructor(private readonly approve = true) {}
+  async interact(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse> {
+    this.asked.push({ request, context });
+    if (!this.approve || request.kind !== 'url') return { action: 'decline' };
+    await followAuthorizationRedirect(request.url);
+    return { action: 'accept' };
+  }
+
+  /** The scopes each sign-in page asked for. */
+  scopes(): (string | null)[] {
+    return this.asked.map(({ request }) => new URL((request as { url: string }).url).searchParams.get('scope'));
+  }
 }
 
 /** The error `promise` rejects with; fails when it resolves. */

@@ -1,7 +1,13 @@
 import { messageOf } from '@ca/domain';
-import { randomBytes } from 'node:crypto';
+import { constants, createHash, createPrivateKey, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import type { InteractionHandler, RuntimeLogger } from '@ca/tool-lifecycle';
-import { auth, UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  auth,
+  UnauthorizedError,
+  type AddClientAuthentication,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -62,16 +68,71 @@ export const DEFAULT_AUTHORIZATION_TIMEOUT_MS = 300_000;
  */
 export function credentialsKey(server: ParsedMcpServer): string {
   const oauth = server.oauth as ParsedMcpOAuth;
-  return `${server.url} ${oauth.grant}${oauth.clientId === undefined ? '' : ` ${oauth.clientId}`}`;
+  const client = oauth.clientId ?? oauth.clientMetadataUrl;
+  return `${server.url} ${oauth.grant}${client === undefined ? '' : ` ${client}`}`;
+}
+
+/** How long a client assertion is valid, in seconds. */
+const ASSERTION_LIFETIME_S = 300;
+
+/**
+ * Client authentication with a JWT assertion signed by the client's private
+ * key (`private_key_jwt`, RFC 7523 section 2.2): issuer and subject are the
+ * client id, the audience the authorization server's issuer (its token
+ * endpoint when the metadata names none), a fresh `jti` each time. Signed
+ * with `node:crypto`, so no JOSE library has to load (the SDK's helper
+ * imports an ES module, which a CommonJS test runner cannot).
+ */
+function privateKeyJwt(clientId: string, pem: string, algorithm: string): AddClientAuthentication {
+  const key: KeyObject = createPrivateKey(pem);
+  const hash = `sha${algorithm.slice(2)}`;
+  const options = algorithm.startsWith('ES')
+    ? { key, dsaEncoding: 'ieee-p1363' as const }
+    : algorithm.startsWith('PS')
+      ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }
+      : { key };
+  const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return (_headers, params, url, metadata) => {
+    const now = Math.floor(Date.now() / 1000);
+    const audience = String(metadata?.issuer ?? url);
+    const claims = { iss: clientId, sub: clientId, aud: audience, iat: now, exp: now + ASSERTION_LIFETIME_S, jti: randomUUID() };
+    const signed = `${encode({ alg: algorithm, typ: 'JWT' })}.${encode(claims)}`;
+    const signature = sign(hash, Buffer.from(signed), options).toString('base64url');
+    params.set('client_assertion', `${signed}.${signature}`);
+    params.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+  };
+}
+
+/** How many authorization requests of one session are remembered, to find the one a sign-in completes. */
+const MAX_PENDING_AUTHORIZATIONS = 8;
+
+/** The PKCE S256 challenge of a verifier. */
+function challengeOf(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
 }
 
 /** The SDK's client provider, backed by a token store. */
 class StoredOAuthProvider implements OAuthClientProvider {
+  /** The last authorization the SDK wanted a person to grant, until a sign-in completes it. */
   authorizationUrl: URL | undefined;
+  /** Signs the client's JWT assertion (`private_key_jwt`); absent for clients with a secret, or none. */
+  readonly addClientAuthentication?: AddClientAuthentication;
   #state: string | undefined;
   #codeVerifier: string | undefined;
+  /**
+   * Verifiers by their challenge, and clients registered in this session by
+   * id: several requests refused at once each start an authorization (and,
+   * for a client not yet registered, a registration), so the sign-in picks
+   * the verifier and client of the authorization the person completes.
+   */
+  readonly #verifiers = new Map<string, string>();
+  readonly #registered = new Map<string, OAuthClientInformationMixed>();
   #discovery: OAuthDiscoveryState | undefined;
   #credentials: McpStoredCredentials;
+  /** The verifier and registered client of the authorization a sign-in is completing. */
+  #exchange: { readonly verifier?: string; readonly client?: OAuthClientInformationMixed } | undefined;
+  /** Set by a 403 `insufficient_scope`: the next authorization asks a person for the wider scope instead of refreshing. */
+  #widerScopeWanted = false;
 
   constructor(
     private readonly oauth: ParsedMcpOAuth,
@@ -81,10 +142,18 @@ class StoredOAuthProvider implements OAuthClientProvider {
     stored: McpStoredCredentials | undefined,
   ) {
     this.#credentials = stored ?? {};
+    if (oauth.privateKey !== undefined && oauth.clientId !== undefined) {
+      this.addClientAuthentication = privateKeyJwt(oauth.clientId, oauth.privateKey, oauth.signingAlgorithm ?? 'RS256');
+    }
   }
 
   get redirectUrl(): string | undefined {
     return this.redirect;
+  }
+
+  /** The client's metadata document (SEP-991): the SDK uses it as the client id where the authorization server accepts one. */
+  get clientMetadataUrl(): string | undefined {
+    return this.oauth.clientMetadataUrl;
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -94,13 +163,10 @@ class StoredOAuthProvider implements OAuthClientProvider {
       redirect_uris: this.redirect === undefined ? [] : [this.redirect],
       grant_types: interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
       response_types: interactive ? ['code'] : [],
-      token_endpoint_auth_method: this.oauth.clientSecret === undefined ? 'none' : 'client_secret_post',
+      token_endpoint_auth_method:
+        this.oauth.privateKey !== undefined ? 'private_key_jwt' : this.oauth.clientSecret === undefined ? 'none' : 'client_secret_post',
       ...(this.oauth.scope === undefined ? {} : { scope: this.oauth.scope }),
     };
-  }
-
-  get expectedState(): string | undefined {
-    return this.#state;
   }
 
   state(): string {
@@ -109,38 +175,77 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
+    const exchanging = this.#exchange?.client;
+    if (exchanging !== undefined) return exchanging;
     const stored = this.#credentials.clientInformation as OAuthClientInformationMixed | undefined;
     const configured = this.oauth.clientId;
     if (configured === undefined) return stored;
-    // The configured client, stamped with its issuer once an authorization server accepted it.
-    if (stored?.client_id === configured) return stored;
-    return { client_id: configured, ...(this.oauth.clientSecret === undefined ? {} : { client_secret: this.oauth.clientSecret }) };
+    const secret = this.oauth.clientSecret === undefined ? {} : { client_secret: this.oauth.clientSecret };
+    // The configured client, stamped with its issuer once an authorization server accepted it; its secret comes from the configuration only.
+    if (stored?.client_id === configured) return { ...stored, ...secret };
+    return { client_id: configured, ...secret };
   }
 
   async saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
-    await this.#save({ ...this.#credentials, clientInformation: { ...information } });
+    const kept: Record<string, unknown> = { ...information };
+    // A configured secret stays where the configuration keeps it (an environment variable, a secret store), never in the token store.
+    if (this.oauth.clientId !== undefined && kept['client_id'] === this.oauth.clientId) delete kept['client_secret'];
+    else this.#remember(this.#registered, information.client_id, information);
+    await this.#save({ ...this.#credentials, clientInformation: kept });
   }
 
   tokens(): OAuthTokens | undefined {
-    return this.#credentials.tokens as OAuthTokens | undefined;
+    const tokens = this.#credentials.tokens as OAuthTokens | undefined;
+    if (!this.#widerScopeWanted || tokens?.refresh_token === undefined) return tokens;
+    // A refreshed token has the scope of the old one: hidden, the refresh token makes the SDK start a new authorization.
+    const { refresh_token: _refresh, ...withoutRefresh } = tokens;
+    return withoutRefresh;
+  }
+
+  /** The server refused the token for want of scope (403 `insufficient_scope`): the next authorization must widen it. */
+  wantWiderScope(): void {
+    this.#widerScopeWanted = true;
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    await this.#save({ ...this.#credentials, tokens: { ...tokens } });
+    // Tokens from a sign-in belong to the client it was for, which another registration may have replaced meanwhile.
+    const client = this.#exchange?.client;
+    await this.#save({ ...this.#credentials, ...(client === undefined ? {} : { clientInformation: { ...client } }), tokens: { ...tokens } });
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
-    // The session takes the person there (through the interaction handler) once connect has given up.
+    // The session takes the person there (through the interaction handler) once the request has given up.
     this.authorizationUrl = authorizationUrl;
+    this.#widerScopeWanted = false;
   }
 
   saveCodeVerifier(codeVerifier: string): void {
     this.#codeVerifier = codeVerifier;
+    this.#remember(this.#verifiers, challengeOf(codeVerifier), codeVerifier);
+  }
+
+  /**
+   * Makes the authorization of `url` the one the next code exchange
+   * completes: its PKCE verifier, and the client it was asked for when that
+   * client was registered in this session. Returns the `state` it carries.
+   */
+  prepareExchange(url: URL): string | undefined {
+    // Pinned until endExchange: a concurrent request's authorization must not swap them meanwhile.
+    const verifier = this.#verifiers.get(url.searchParams.get('code_challenge') ?? '');
+    const client = this.#registered.get(url.searchParams.get('client_id') ?? '');
+    this.#exchange = { ...(verifier === undefined ? {} : { verifier }), ...(client === undefined ? {} : { client }) };
+    return url.searchParams.get('state') ?? this.#state;
+  }
+
+  /** Ends what {@link StoredOAuthProvider.prepareExchange} pinned. */
+  endExchange(): void {
+    this.#exchange = undefined;
   }
 
   codeVerifier(): string {
-    if (this.#codeVerifier === undefined) throw new Error('No authorization was started, so there is no PKCE code verifier.');
-    return this.#codeVerifier;
+    const verifier = this.#exchange?.verifier ?? this.#codeVerifier;
+    if (verifier === undefined) throw new Error('No authorization was started, so there is no PKCE code verifier.');
+    return verifier;
   }
 
   prepareTokenRequest(scope?: string): URLSearchParams | undefined {
@@ -175,6 +280,14 @@ class StoredOAuthProvider implements OAuthClientProvider {
   async #save(credentials: McpStoredCredentials): Promise<void> {
     this.#credentials = credentials;
     await this.store.save(this.key, credentials);
+  }
+
+  #remember<T>(map: Map<string, T>, key: string, value: T): void {
+    map.set(key, value);
+    for (const oldest of map.keys()) {
+      if (map.size <= MAX_PENDING_AUTHORIZATIONS) break;
+      map.delete(oldest);
+    }
   }
 }
 
@@ -230,9 +343,23 @@ export class OAuthSession {
    *   the person declines, or nobody signs in in time; `MCP_AUTH_FAILED` when
    *   the authorization server refuses.
    */
-  async signIn(signal: AbortSignal | undefined): Promise<void> {
-    const { server, interaction, logger } = this.options;
+  async signIn(signal: AbortSignal | undefined, attribution: { readonly planId?: string; readonly toolName?: string } = {}): Promise<void> {
     const url = this.provider.authorizationUrl as URL;
+    const state = this.provider.prepareExchange(url);
+    try {
+      await this.#completeAuthorization(url, state, signal, attribution);
+    } finally {
+      this.provider.endExchange();
+    }
+  }
+
+  async #completeAuthorization(
+    url: URL,
+    state: string | undefined,
+    signal: AbortSignal | undefined,
+    attribution: { readonly planId?: string; readonly toolName?: string },
+  ): Promise<void> {
+    const { server, interaction, logger } = this.options;
     const fail = (code: 'MCP_AUTH_REQUIRED' | 'MCP_AUTH_FAILED', reason: string, cause?: unknown): never => {
       this.failure = new McpServerError({
         code,
@@ -254,7 +381,7 @@ export class OAuthSession {
     // Listen before asking: the person may finish signing in before the handler returns.
     const withdraw = new AbortController();
     const waiting = (this.listener as RedirectListener).waitForCode(
-      this.provider.expectedState ?? '',
+      state ?? '',
       signal === undefined ? withdraw.signal : AbortSignal.any([signal, withdraw.signal]),
       this.options.timeoutMs ?? DEFAULT_AUTHORIZATION_TIMEOUT_MS,
     );
@@ -263,7 +390,13 @@ export class OAuthSession {
     try {
       answer = await (interaction as InteractionHandler).interact(
         { kind: 'url', purpose: 'authorization', url: url.href, message: `Sign in to allow access to MCP server '${server.name}' (${server.url}).` },
-        { source: 'mcp', origin: server.name, signal: signal ?? withdraw.signal },
+        {
+          source: 'mcp',
+          origin: server.name,
+          ...(attribution.planId === undefined ? {} : { planId: attribution.planId }),
+          ...(attribution.toolName === undefined ? {} : { toolName: attribution.toolName }),
+          signal: signal ?? withdraw.signal,
+        },
       );
     } catch (error) {
       withdraw.abort(error);
@@ -297,7 +430,22 @@ export class OAuthSession {
       if (McpServerError.isInstance(error)) throw error;
       fail('MCP_AUTH_FAILED', `the authorization server refused the code: ${describeOAuthError(error)}.`, error);
     }
+    // Done: a later refusal starts a new authorization, with a URL of its own.
+    this.provider.authorizationUrl = undefined;
     logger.info(`Signed in to MCP server '${server.name}'.`, { server: server.name });
+  }
+
+  /**
+   * `fetch` for the MCP transport, watching the server's answers: a 403
+   * `insufficient_scope` means the next authorization must ask for the
+   * wider scope (a refresh keeps the old one).
+   */
+  watchScopeRefusals(fetch: FetchLike): FetchLike {
+    return async (url, init) => {
+      const response = await fetch(url, init);
+      if (response.status === 403 && /insufficient_scope/.test(response.headers.get('www-authenticate') ?? '')) this.provider.wantWiderScope();
+      return response;
+    };
   }
 
   /** Stops listening for a redirect. */

@@ -64,6 +64,14 @@ const ROOTS_FETCH_WAIT_MS = 5_000;
 const ROOTS_SETTLE_MS = 100;
 /** Longest text of one server log message that reaches the logger. */
 const MAX_LOG_MESSAGE_CHARACTERS = 2_000;
+/**
+ * Most sign-ins one request may cause after the handshake: one for a
+ * missing or expired authorization (401), one to step up its scope (403
+ * `insufficient_scope`). A server that still refuses fails the request
+ * (`MCP_AUTH_FAILED`) instead of taking the person to the sign-in page again
+ * and again.
+ */
+export const MAX_SIGN_INS_PER_REQUEST = 2;
 
 /** Callbacks of one session into its source. */
 export interface SessionEvents {
@@ -71,7 +79,7 @@ export interface SessionEvents {
   readonly onListChanged?: (session: McpSession, list: 'tools' | 'resources' | 'prompts') => void;
   /** The server sent `notifications/resources/updated` for a subscribed resource. */
   readonly onResourceUpdated?: (session: McpSession, uri: string) => void;
-  /** The server fetched the roots (answered by the session). */
+  /** The server asked for the roots (called as the request is answered). */
   readonly onRootsFetched?: (session: McpSession) => void;
 }
 
@@ -156,11 +164,26 @@ export class McpSession {
   readonly tracksCalls: boolean;
   #holds = 0;
   #holdTimer: ReturnType<typeof setInterval> | undefined;
+  /** The OAuth state of an HTTP server with `oauth`, kept for sign-ins after the handshake. */
+  readonly #oauth: OAuthSession | undefined;
+  /** Set once the handshake is done: from then on a refused request may start a sign-in. */
+  #connected = false;
+  /** Sign-ins completed after the handshake; a request refused before one of them completed is sent again without asking. */
+  #signIns = 0;
+  #signingIn: Promise<void> | undefined;
+  /** Withdraws a sign-in in progress when the session closes. */
+  readonly #closed = new AbortController();
 
-  private constructor(options: SessionOptions, client: Client, transport: ProcessStdioTransport | StreamableHTTPClientTransport) {
+  private constructor(
+    options: SessionOptions,
+    client: Client,
+    transport: ProcessStdioTransport | StreamableHTTPClientTransport,
+    oauth: OAuthSession | undefined,
+  ) {
     this.server = options.server;
     this.client = client;
     this.#transport = transport;
+    this.#oauth = oauth;
     this.#logger = options.logger;
     this.#options = options;
     this.#roots = options.roots;
@@ -190,6 +213,7 @@ export class McpSession {
       ...(options.interaction === undefined ? {} : { interaction: options.interaction }),
       ...(options.authorizationTimeoutMs === undefined ? {} : { timeoutMs: options.authorizationTimeoutMs }),
     });
+    // The session keeps the OAuth state (and the redirect listener) until it closes: a request may want a sign-in later.
     try {
       try {
         return await McpSession.#connect(options, oauth, true);
@@ -199,8 +223,9 @@ export class McpSession {
       // The server wants a person to sign in: once they did, connect again with the tokens.
       await oauth.signIn(options.signal);
       return await McpSession.#connect(options, oauth, false);
-    } finally {
+    } catch (error) {
       await oauth.finish();
+      throw error;
     }
   }
 
@@ -208,7 +233,8 @@ export class McpSession {
     const { server, logger } = options;
     const capabilities: ClientCapabilities = {};
     if (options.roots !== undefined) capabilities.roots = { listChanged: true };
-    if (options.interaction !== undefined) capabilities.elicitation = { form: {}, url: {} };
+    // applyDefaults: the SDK fills in a form's schema defaults for the fields the person left out (SEP-1034).
+    if (options.interaction !== undefined) capabilities.elicitation = { form: { applyDefaults: true }, url: {} };
     if (options.sampling !== undefined) capabilities.sampling = {};
     const client = new Client({ ...CLIENT_INFO }, { capabilities, jsonSchemaValidator: ACCEPT_ALL });
     const transport =
@@ -232,16 +258,21 @@ export class McpSession {
         : new StreamableHTTPClientTransport(new URL(server.url as string), {
             requestInit: { headers: { ...server.headers } },
             reconnectionOptions: HTTP_RECONNECTION,
-            ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-            ...(oauth === undefined ? {} : { authProvider: oauth.provider }),
+            ...(oauth === undefined
+              ? options.fetch === undefined
+                ? {}
+                : { fetch: options.fetch }
+              : { fetch: oauth.watchScopeRefusals(options.fetch ?? fetch), authProvider: oauth.provider }),
           });
-    const session = new McpSession(options, client, transport);
+    const session = new McpSession(options, client, transport, oauth);
     session.#listen();
+    if (oauth !== undefined && transport instanceof StreamableHTTPClientTransport) session.#signInOnRefusal(transport, oauth);
     try {
       await client.connect(transport, {
         timeout: server.connectTimeoutMs,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
+      session.#connected = true;
     } catch (error) {
       session.#open = false;
       await session.#closeTransport();
@@ -392,7 +423,8 @@ export class McpSession {
       return [...pages.items];
     } catch (error) {
       if (signal?.aborted || McpServerError.isInstance(error)) throw error;
-      throw this.#listFailure(`${messageOf(error)}.`, error);
+      // Refused for want of an authorization: the documented auth codes, not a listing failure.
+      throw authFailure(this.server, error) ?? this.#listFailure(`${messageOf(error)}.`, error);
     }
   }
 
@@ -473,6 +505,7 @@ export class McpSession {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#open = false;
+      this.#closed.abort(new Error(`the session with MCP server '${this.server.name}' closed`));
       this.#wakeRootsWaiters();
       if (this.#holdTimer !== undefined) clearInterval(this.#holdTimer);
       const transport = this.#transport;
@@ -491,11 +524,67 @@ export class McpSession {
         this.#logger.debug(`MCP server '${this.server.name}': closing the client failed: ${messageOf(error)}`, { server: this.server.name });
       }
       await this.#closeTransport();
+      await this.#oauth?.finish();
     })();
     return this.#closing;
   }
 
   // ---------------------------------------------------------------------------
+
+  /**
+   * After the handshake, a request the server refuses because it wants an
+   * authorization it does not have — 401, or 403 `insufficient_scope` for a
+   * wider scope (step-up) — starts the same sign-in as at connect (the
+   * interaction handler takes the person to the page, the loopback listener
+   * takes the code), and the request is sent again with the new token. At
+   * most {@link MAX_SIGN_INS_PER_REQUEST} sign-ins per request; concurrent
+   * requests share one sign-in.
+   */
+  #signInOnRefusal(transport: StreamableHTTPClientTransport, oauth: OAuthSession): void {
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      let signIns = 0;
+      for (let attempt = 0; ; attempt++) {
+        const completedBefore = this.#signIns;
+        try {
+          return await send(message, options);
+        } catch (error) {
+          if (!this.#connected || !this.#open || !oauth.wantsSignIn(error)) throw error;
+          // Another request's sign-in completed while this one was refused: send it again with that token.
+          if (this.#signIns !== completedBefore && attempt <= MAX_SIGN_INS_PER_REQUEST) continue;
+          if (signIns >= MAX_SIGN_INS_PER_REQUEST) throw this.#refusedAfterSignIns(signIns, error);
+          signIns++;
+          await this.#signIn(oauth);
+        }
+      }
+    };
+  }
+
+  /** One sign-in at a time; the calls' no-progress timeouts are held while the person signs in. */
+  #signIn(oauth: OAuthSession): Promise<void> {
+    this.#signingIn ??= (async () => {
+      const release = this.holdTimeouts();
+      try {
+        const { planId, toolName } = this.attribute();
+        await oauth.signIn(this.#closed.signal, { ...(planId === undefined ? {} : { planId }), ...(toolName === undefined ? {} : { toolName }) });
+        this.#signIns++;
+      } finally {
+        release();
+        this.#signingIn = undefined;
+      }
+    })();
+    return this.#signingIn;
+  }
+
+  #refusedAfterSignIns(signIns: number, cause: unknown): McpServerError {
+    const server = this.server;
+    return new McpServerError({
+      code: 'MCP_AUTH_FAILED',
+      server: server.name,
+      cause,
+      message: `MCP server '${server.name}' at ${server.url} still refused a request after ${signIns} sign-ins in a row; it was not sent again. The account may lack a permission the server wants (a scope the authorization server does not grant): check the account, or "oauth.scope" in the server's configuration.`,
+    });
+  }
 
   #listen(): void {
     const { client } = this;
@@ -535,11 +624,11 @@ export class McpSession {
       client.setRequestHandler(ListRootsRequestSchema, () => {
         const roots = this.#roots ?? [];
         this.#rootsFetches++;
-        // Answered first, counted as fetched on the next turn: the server has the list by then.
-        setImmediate(() => {
-          this.#wakeRootsWaiters();
-          events.onRootsFetched?.(this);
-        });
+        // That the server uses roots is known now, before whatever arrived in the same read (its tools/list
+        // answer) lets a plan take this session over: that plan must then wait for its own roots.
+        events.onRootsFetched?.(this);
+        // Answered first, counted as fetched for the waiters on the next turn: the server has the list by then.
+        setImmediate(() => this.#wakeRootsWaiters());
         return { roots: roots.map((root) => ({ ...root })) };
       });
     }
@@ -717,12 +806,29 @@ export function authFailure(
   const where = describeCall(details);
   const ownFailure = oauth?.failure;
   if (ownFailure !== undefined) return ownFailure;
+  if (McpServerError.isInstance(error) && (error.code === 'MCP_AUTH_REQUIRED' || error.code === 'MCP_AUTH_FAILED')) {
+    // A sign-in after the handshake failed, inside the request: the same error, with the call it was for.
+    return details.toolName === undefined && details.planId === undefined
+      ? error
+      : new McpServerError({
+          code: error.code,
+          server: server.name,
+          ...(error.status === undefined ? {} : { status: error.status }),
+          ...details,
+          cause: error.cause,
+          message: error.message,
+        });
+  }
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
     const status = error.code;
+    // The SDK stepped the scope up once already and the server still wants more.
+    const afterStepUp = status === 403 && /upscoping/.test(error.message);
     const advice =
       server.oauth === undefined
         ? `Check the credentials in "headers" (a missing or expired token), or add "oauth" to the server's configuration if it uses OAuth.`
-        : `Its OAuth credentials were refused; sign in again, or check "oauth" in the server's configuration.`;
+        : afterStepUp
+          ? `It still wants a scope the authorization server did not grant after signing in again for it (insufficient_scope): check the account's permissions, or "oauth.scope" in the server's configuration.`
+          : `Its OAuth credentials were refused; sign in again, or check "oauth" in the server's configuration.`;
     return new McpServerError({
       code: 'MCP_AUTH_FAILED',
       server: server.name,

@@ -96,11 +96,12 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     const onProgress = options?.onProgress;
     const server = this.#server;
     // The SDK puts a progress token in the request when `onprogress` is given:
-    // always with resetTimeoutOnProgress, so that progress can reset the timeout.
+    // for a caller that listens, or for every call when the configuration asks
+    // progress to reset the timeout. A call nobody listens to carries none.
     const onprogress =
       onProgress !== undefined
         ? (progress: Progress) => this.#forwardProgress(onProgress, progress, planId)
-        : server.resetTimeoutOnProgress
+        : server.resetTimeoutOnProgress === true
           ? ignoreProgress
           : undefined;
     // Only a session whose server may ask something of the call needs to know which calls run.
@@ -111,7 +112,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
         signal: link.signal,
         timeout: server.callTimeoutMs,
         maxTotalTimeout: server.maxTotalTimeoutMs,
-        resetTimeoutOnProgress: server.resetTimeoutOnProgress,
+        resetTimeoutOnProgress: server.resetTimeoutOnProgress !== false,
         onprogress,
       })) as CallToolResult;
       return this.#toResult(result, planId);
@@ -330,8 +331,20 @@ export function toolError(subject: CallSubject, code: McpToolErrorCode, what: st
     planId,
     ...(cause === undefined ? {} : { cause }),
     ...(rpcCode === undefined ? {} : { rpcCode }),
-    message: `Tool '${toolName}' (MCP ${mcpToolName.includes('/') ? 'method' : 'tool'} '${mcpToolName}' of server '${server.name}') in plan '${planId}' ${what}.`,
+    message: `Tool '${toolName}' (MCP ${mcpToolName.includes('/') ? 'method' : 'tool'} '${mcpToolName}' of server '${server.name}') in plan '${planId}' ${what}${what.endsWith('.') ? '' : '.'}`,
   });
+}
+
+/**
+ * The server's own text of a JSON-RPC error. The SDK's `McpError` prefixes
+ * "MCP error <code>: " to the message it is given, and an SDK server sends
+ * its errors' messages with that prefix already: without this, a refusal
+ * reads "MCP error -32602: MCP error -32602: Resource … not found".
+ *
+ * @internal
+ */
+export function rpcMessageOf(error: McpError): string {
+  return error.message.replace(/^(?:MCP error -?\d+: )+/, '');
 }
 
 /** The coded failure of a request that did not get an answer it could use. @internal */
@@ -350,7 +363,7 @@ export function callFailure(error: unknown, subject: CallSubject): McpToolError 
         error.code,
       );
     }
-    return toolError(subject, 'MCP_REQUEST_FAILED', `was refused by the server (JSON-RPC error ${error.code}): ${error.message}`, error, error.code);
+    return toolError(subject, 'MCP_REQUEST_FAILED', `was refused by the server (JSON-RPC error ${error.code}): ${rpcMessageOf(error)}`, error, error.code);
   }
   const issues = zodIssuesOf(error);
   if (issues !== undefined) {

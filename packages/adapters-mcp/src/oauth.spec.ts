@@ -1,25 +1,14 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
-import { ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest, type InteractionResponse } from '@ca/tool-lifecycle';
+import { ToolRuntime, type InteractionContext, type InteractionHandler, type InteractionRequest } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import type { McpServerConfig } from './mcp-config';
 import { MemoryTokenStore, type McpStoredCredentials, type McpTokenStore } from './mcp-oauth';
 import { McpServerError } from './mcp-server-error';
-import { followAuthorizationRedirect, makeTempDir, readLines, removeTempDir, startFixtureHttp, type FixtureHttpServer } from './mcp-fixtures.test-helper';
+import { makeTempDir, PersonAtBrowser, readLines, rejectionOf, removeTempDir, startFixtureHttp, type FixtureHttpServer } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(60_000);
-
-/** A person at a browser: approves the sign-in page (the test authorization server consents at once), or says no. */
-class PersonAtBrowser implements InteractionHandler {
-  readonly asked: { request: InteractionRequest; context: InteractionContext }[] = [];
-  constructor(private readonly approve = true) {}
-  async interact(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse> {
-    this.asked.push({ request, context });
-    if (!this.approve || request.kind !== 'url') return { action: 'decline' };
-    await followAuthorizationRedirect(request.url);
-    return { action: 'accept' };
-  }
-}
 
 /** A token store that shows what it was given (like a file would). */
 class VisibleStore implements McpTokenStore {
@@ -145,17 +134,47 @@ describe('OAuth 2.1 against a real local authorization server (the SDK’s auth 
     }
   });
 
-  it('client credentials: a service authenticates with its own client, no person involved', async () => {
+  it('client credentials: a service authenticates with its own client, no person involved; the store never holds the secret', async () => {
     const nobody = new PersonAtBrowser(false);
+    const store = new VisibleStore();
     const { runtime } = runtimeFor(
       { oauth: { grant: 'client_credentials', clientId: 'reporting-service', clientSecret: 's3cret' } },
-      { interactionHandler: nobody },
+      { interactionHandler: nobody, tokenStore: store },
     );
     try {
       const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
       expect(result).toMatchObject({ ok: true, output: 'reporting-service' });
       expect(nobody.asked).toEqual([]);
       expect(await readLines(record)).toContain('token client_credentials');
+      // What the store keeps (a file, for the agents command): the tokens and the client's id, never its configured secret.
+      const [stored] = [...store.entries.values()] as [McpStoredCredentials];
+      expect(stored.tokens).toMatchObject({ access_token: expect.any(String) });
+      expect(stored.clientInformation).toMatchObject({ client_id: 'reporting-service' });
+      expect(JSON.stringify([...store.entries])).not.toContain('s3cret');
+    } finally {
+      await runtime.dispose();
+    }
+    // The next source, with the same store, still authenticates: the secret comes from its configuration.
+    const again = runtimeFor({ oauth: { grant: 'client_credentials', clientId: 'reporting-service', clientSecret: 's3cret' } }, { tokenStore: store });
+    try {
+      await store.delete([...store.entries.keys()][0] as string);
+      const result = await again.runtime.runPlan({}, (ctx) => again.runtime.execute('mcp.secured.whoami', {}, ctx));
+      expect(result).toMatchObject({ ok: true, output: 'reporting-service' });
+      expect(JSON.stringify([...store.entries])).not.toContain('s3cret');
+    } finally {
+      await again.runtime.dispose();
+    }
+  });
+
+  it('a tool of a server whose authentication failed at discovery: execute says so, naming the server (not TOOL_NOT_FOUND)', async () => {
+    const { runtime } = runtimeFor({ oauth: { grant: 'client_credentials', clientId: 'reporting-service', clientSecret: 'wrong' } });
+    try {
+      await runtime.discover();
+      const error = await rejectionOf(runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx)));
+      expect(error.code).not.toBe('TOOL_NOT_FOUND');
+      expect(error).toMatchObject({ code: 'TOOL_REGISTRATION_FAILED', problem: 'unavailable', toolName: 'mcp.secured.whoami' });
+      expect(error.message).toMatch(/^Tool 'mcp\.secured\.whoami' is unavailable: .*MCP server 'secured'.*refused.*invalid_client/);
+      expect(error.cause).toMatchObject({ code: 'MCP_AUTH_FAILED', server: 'secured' });
     } finally {
       await runtime.dispose();
     }
@@ -184,6 +203,111 @@ describe('OAuth 2.1 against a real local authorization server (the SDK’s auth 
       await source.forgetAuthorization('secured');
       expect(store.entries.size).toBe(0);
       await expect(source.authorize('nowhere')).rejects.toMatchObject({ code: 'MCP_CONFIG_INVALID' });
+    } finally {
+      await runtime.dispose();
+    }
+  });
+});
+
+describe('client ID metadata documents (SEP-991) and private_key_jwt', () => {
+  let dir: string;
+  const servers: FixtureHttpServer[] = [];
+  const DOCUMENT = 'https://agents.example.com/oauth/client.json';
+
+  beforeAll(async () => {
+    dir = await makeTempDir();
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.kill()));
+    await removeTempDir(dir);
+  });
+
+  async function start(name: string, env: Record<string, string>): Promise<{ url: string; record: string }> {
+    const record = join(dir, `${name}.txt`);
+    const server = await startFixtureHttp({ FIXTURE_AUTH: 'oauth', FIXTURE_RECORD_FILE: record, ...env });
+    servers.push(server);
+    return { url: server.url, record };
+  }
+
+  it.each([
+    ['advertises client_id_metadata_document_supported: the document URL is the client id, nothing is registered', '1'],
+    ['does not advertise it: the client registers dynamically, as without the setting', '0'],
+  ])('an authorization server that %s', async (_case, cimd) => {
+    const { url, record } = await start(`cimd-${cimd}`, { FIXTURE_CIMD: cimd });
+    const person = new PersonAtBrowser();
+    const store = new VisibleStore();
+    const source = createMcpAdapter({
+      servers: { mcpServers: { secured: { url, oauth: { clientMetadataUrl: DOCUMENT } } } },
+      logger: new RecordingLogger(),
+      interactionHandler: person,
+      tokenStore: store,
+    });
+    const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
+    try {
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
+      const clientId = new URL((person.asked[0]?.request as { url: string }).url).searchParams.get('client_id');
+      const seen = await readLines(record);
+      if (cimd === '1') {
+        expect(clientId).toBe(DOCUMENT);
+        expect(result).toMatchObject({ ok: true, output: DOCUMENT });
+        expect(seen.some((line) => line.startsWith('register '))).toBe(false);
+        expect([...store.entries.values()][0]?.clientInformation).toMatchObject({ client_id: DOCUMENT });
+      } else {
+        expect(clientId).not.toBe(DOCUMENT);
+        expect(result).toMatchObject({ ok: true, output: clientId });
+        expect(seen.filter((line) => line.startsWith('register '))).toHaveLength(1);
+      }
+      expect(person.asked).toHaveLength(1);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it('client credentials with private_key_jwt: each token request carries a JWT signed with the configured key, no secret; the store never holds the key', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const { url, record } = await start('jwt', {
+      FIXTURE_CLIENT_ID: 'signing-service',
+      FIXTURE_CLIENT_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    });
+    const store = new VisibleStore();
+    const source = createMcpAdapter({
+      servers: { mcpServers: { secured: { url, oauth: { grant: 'client_credentials', clientId: 'signing-service', privateKey: pem } } } },
+      logger: new RecordingLogger(),
+      tokenStore: store,
+    });
+    const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
+    try {
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
+      expect(result).toMatchObject({ ok: true, output: 'signing-service' });
+      expect(await readLines(record)).toContain('token client_credentials private_key_jwt without a secret');
+      const kept = JSON.stringify([...store.entries]);
+      expect(kept).toContain('access_token');
+      expect(kept).not.toContain('PRIVATE KEY');
+      expect(kept).not.toContain(pem.split('\n')[1] as string);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it('a key the authorization server does not know: MCP_AUTH_FAILED (invalid_client)', async () => {
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const { url } = await start('jwt-wrong', {
+      FIXTURE_CLIENT_ID: 'signing-service',
+      FIXTURE_CLIENT_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    });
+    const source = createMcpAdapter({
+      servers: { mcpServers: { secured: { url, oauth: { grant: 'client_credentials', clientId: 'signing-service', privateKey: other } } } },
+      logger: new RecordingLogger(),
+    });
+    const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
+    try {
+      const error = (await runtime.discover()).sourceErrors[0]?.error;
+      expect(error).toMatchObject({ code: 'MCP_AUTH_FAILED', server: 'secured' });
+      expect(error?.message).toMatch(/invalid_client/);
+      expect(error?.message).not.toContain('PRIVATE KEY');
     } finally {
       await runtime.dispose();
     }

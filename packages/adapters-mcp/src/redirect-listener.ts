@@ -79,6 +79,8 @@ export async function listenForRedirect(port: number): Promise<RedirectListener>
       resolve();
     });
   });
+  // A session keeps its listener while it is open: the listener alone must not keep the process alive (waiting for a code does).
+  server.unref();
   const { port: actual } = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
   return {

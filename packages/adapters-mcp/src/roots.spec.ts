@@ -8,6 +8,9 @@ import { createMcpAdapter } from './mcp-adapter';
 import type { McpAdapterSettings } from './mcp-adapter-settings';
 import { countingSpawn, EVERYTHING_SERVER, FILESYSTEM_SERVER, makeTempDir, removeTempDir, waitFor } from './mcp-fixtures.test-helper';
 
+/** A stdio proxy that writes the server's first roots/list request and its next answer in one chunk. */
+const ONE_CHUNK_PROXY = join(__dirname, '__fixtures__', 'one-chunk-proxy.js');
+
 jest.setTimeout(60_000);
 
 describe('the plan’s bound resources are the server’s roots', () => {
@@ -96,6 +99,24 @@ describe('the plan’s bound resources are the server’s roots', () => {
     });
     // One process: the discovery session became the plan's.
     expect(spawns.count()).toBe(1);
+  });
+
+  it('the server asks for its roots in the same read as its tools/list answer: a plan that takes over still waits for its own roots', async () => {
+    // The proxy writes the server's first roots/list and its tools/list answer in one chunk, as a busy machine delivers them.
+    const source = createMcpAdapter({
+      servers: { mcpServers: { files: { command: process.execPath, args: [ONE_CHUNK_PROXY, FILESYSTEM_SERVER] } } },
+      spawn: spawns.spawn,
+      logger: new RecordingLogger(),
+      discoverySessionReuseMs: 60_000,
+    });
+    runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
+    const local = runtime;
+    await local.discover();
+    // The plan's first call, at once: it must reach the server after the plan's roots, not before.
+    const result = await local.runPlan({ resources: [resourceFromPath({ id: 'first', path: first, access: 'read' })] }, (ctx) =>
+      readText(local, ctx, join(first, 'mine.txt')),
+    );
+    expect(result).toMatchObject({ ok: true, output: { content: 'first plan data\n' } });
   });
 
   it('server-everything lists the roots it was given: the plan’s file resources, named by id', async () => {

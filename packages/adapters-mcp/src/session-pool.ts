@@ -211,8 +211,10 @@ export class SessionPool {
     if (parked !== undefined) {
       this.#options.logger.debug(`MCP server '${server.name}': plan '${ctx.planId}' takes over the discovery session.`, { server: server.name });
       const fetched = parked.rootsFetches;
+      // The parked session's own count too: its server may have asked in the very read that ended discovery.
+      const usesRoots = this.#fetchesRoots || fetched > 0;
       await parked.assignPlan(ctx.planId, roots.roots);
-      if (this.#fetchesRoots && roots.roots !== undefined && roots.roots.length > 0) await parked.waitForRootsFetch(fetched);
+      if (usesRoots && roots.roots !== undefined && roots.roots.length > 0) await parked.waitForRootsFetch(fetched);
       return parked;
     }
     const link = linkToken(ctx.cancellationToken, { planId: ctx.planId });

@@ -120,6 +120,14 @@ describe('fromAiSdkTool (real `ai` package)', () => {
     execute: async ({ city }, { toolCallId }) => ({ city, celsius: 21, toolCallId }),
   });
 
+  it('takes an ai 7 tool whose description is a function of the call context: the description must then be given', () => {
+    const contextual = { description: () => 'Depends on the call.', inputSchema: jsonSchema({ type: 'object' }), execute: async () => 1 };
+    expect(() => fromAiSdkTool('ai.contextual', contextual, { capability: { writes: false } })).toThrow(
+      expect.objectContaining({ code: 'WRAP_FOREIGN_TOOL_INVALID' }),
+    );
+    expect(fromAiSdkTool('ai.contextual', contextual, { capability: { writes: false }, description: 'Fixed.' }).descriptor.description).toBe('Fixed.');
+  });
+
   it('converts a raw zod input schema and runs under a read-only plan', async () => {
     const tool = fromAiSdkTool('ai.weather', weather, { capability: { writes: false } });
     expect(tool.descriptor).toMatchObject({

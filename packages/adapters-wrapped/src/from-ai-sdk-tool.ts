@@ -19,7 +19,8 @@ export interface AiSdkToolExecutionOptions {
  * from `ai`), as far as this package needs it. Structural: `ai` is not imported.
  */
 export interface AiSdkToolLike {
-  readonly description?: string;
+  /** ai 7 also takes a function of the call's context: it is not called (pass `options.description`). */
+  readonly description?: string | ((options: never) => string);
   readonly title?: string;
   /** A zod schema, `jsonSchema(...)`, `zodSchema(...)`, a lazy schema, or a Standard Schema. */
   readonly inputSchema: unknown;
@@ -75,7 +76,7 @@ export function fromAiSdkTool(name: string, tool: AiSdkToolLike, options: FromAi
     kind: 'ai-sdk',
     library: 'AI SDK',
     name,
-    description: safe.description ?? tool.description,
+    description: safe.description ?? (typeof tool.description === 'string' ? tool.description : undefined),
     inputSchema,
     outputSchema,
     options: {

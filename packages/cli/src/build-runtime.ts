@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { BuiltinAdapterSettings } from '@ca/adapters-builtin';
-import type { McpConfigError, McpServersConfig, McpTokenStore } from '@ca/adapters-mcp';
+import type { McpConfigError, McpServersConfig, McpTokenStore, McpToolListCache } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
@@ -15,6 +15,7 @@ import {
   APPROVAL_KEY,
   APPROVAL_STORE,
   PLAN_REGISTRY,
+  RESULT_STORE,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
@@ -24,6 +25,7 @@ import {
   type ApprovalStore,
   type InteractionHandler,
   type PlanRegistry,
+  type ResultStore,
   type RuntimeLogger,
   type ToolDescriptor,
   type ToolRuleDefinition,
@@ -74,7 +76,11 @@ export interface BuildRuntimeOptions {
   readonly mcp?: {
     readonly interactionHandler?: InteractionHandler;
     readonly tokenStore?: McpTokenStore;
+    /** Where servers' tool lists are kept between commands: discovery then starts no server whose list is cached. */
+    readonly toolListCache?: McpToolListCache;
   };
+  /** Where outputs over `runtime.outputBudget` are kept (the runtime's memory store when none is given). */
+  readonly resultStore?: ResultStore;
   /** Where the runtime announces its plans (`agents plan run`); none by default. */
   readonly planRegistry?: PlanRegistry;
   /** `false`: do not read the lockfile (`agents tools lock` sees every tool as offered). */
@@ -117,6 +123,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   registerHooks(container, config);
   const lock = options.pins === false ? undefined : readLockfile(config);
   if (lock !== undefined) container.register(DEFINITION_PINS, { useValue: new MemoryDefinitionPins(lock) });
+  if (options.resultStore !== undefined) container.register(RESULT_STORE, { useValue: options.resultStore });
   registerToolRuntime(container, {
     ...config.runtime,
     ...(approval?.rules === undefined || approval.rules.length === 0 ? {} : { rules: approval.rules }),
@@ -143,6 +150,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
         shutdown: 'prompt',
         ...(options.mcp?.interactionHandler === undefined ? {} : { interactionHandler: options.mcp.interactionHandler }),
         ...(options.mcp?.tokenStore === undefined ? {} : { tokenStore: options.mcp.tokenStore }),
+        ...(options.mcp?.toolListCache === undefined ? {} : { toolListCache: options.mcp.toolListCache }),
       });
     } catch (error) {
       if (!mcp.McpConfigError.isInstance(error)) throw error;

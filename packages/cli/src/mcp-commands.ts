@@ -129,7 +129,7 @@ export function addMcpCommands(program: Command, context: McpCommandContext): vo
       const config = context.loadConfiguration();
       const logger = context.createLogger();
       const support = context.mcpSupport(logger);
-      const source = oauthSource(config, server, logger, support);
+      const source = oauthSource(config, server, logger, support, 'login');
       try {
         await source.authorize(server);
         io.stdout(
@@ -148,7 +148,7 @@ export function addMcpCommands(program: Command, context: McpCommandContext): vo
     .action(async (server: string) => {
       const config = context.loadConfiguration();
       const logger = context.createLogger();
-      const source = oauthSource(config, server, logger, context.mcpSupport(logger));
+      const source = oauthSource(config, server, logger, context.mcpSupport(logger), 'logout');
       try {
         await source.forgetAuthorization(server);
         io.stdout(`Forgot the sign-in to MCP server '${server}'.\n`);
@@ -203,13 +203,37 @@ async function runOperation(
   );
 }
 
-function oauthSource(config: AgentsConfig, server: string, logger: RuntimeLogger, support: ReturnType<McpCommandContext['mcpSupport']>) {
+function oauthSource(
+  config: AgentsConfig,
+  server: string,
+  logger: RuntimeLogger,
+  support: ReturnType<McpCommandContext['mcpSupport']>,
+  command: 'login' | 'logout',
+) {
   const entry = config.mcpServers?.[server];
   if (entry === undefined) {
     const servers = Object.keys(config.mcpServers ?? {});
     throw new CliError({
       code: 'CLI_USAGE',
       message: `No MCP server '${server}' is configured in ${config.file ?? 'the configuration (there is no configuration file)'}${servers.length > 0 ? `; its servers: ${servers.join(', ')}` : ''}.`,
+    });
+  }
+  // The configuration is fine: it is the command that does not apply to this server.
+  const usesOAuth = (item: Record<string, unknown>): boolean => item['url'] !== undefined && item['oauth'] !== undefined && item['oauth'] !== false;
+  const oauthServers = Object.entries(config.mcpServers ?? {})
+    .filter(([, item]) => usesOAuth(item))
+    .map(([name]) => name);
+  const those = oauthServers.length > 0 ? ` Servers that use OAuth: ${oauthServers.join(', ')}.` : '';
+  if (entry['command'] !== undefined && entry['url'] === undefined) {
+    throw new CliError({
+      code: 'CLI_USAGE',
+      message: `'agents mcp ${command}' does not apply to MCP server '${server}': it is a stdio server, which this command starts itself and which signs in to nothing. The command is for Streamable HTTP servers with "oauth".${those}`,
+    });
+  }
+  if (entry['url'] !== undefined && !usesOAuth(entry)) {
+    throw new CliError({
+      code: 'CLI_USAGE',
+      message: `'agents mcp ${command}' does not apply to MCP server '${server}': it does not use OAuth (its entry has no "oauth"; add "oauth": true if the server wants a sign-in).${those}`,
     });
   }
   const mcp = loadMcp();

@@ -18,11 +18,14 @@ describe('@ca/tool-context public API', () => {
       'openConfinedEntry',
       'openConfinedFile',
       'openConfinedParent',
+      'planAllowsNetwork',
       'resolveConfinementRoot',
       'resolveRealPath',
       'resourceFromPath',
       'resourcePath',
+      'sandboxWritesForPlan',
       'toTraceError',
+      'toTraceRepairs',
     ]);
   });
 

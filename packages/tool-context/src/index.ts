@@ -1,4 +1,6 @@
 export type { ApprovalCapability, PlanApprovalPolicy, PlanNetworkAccess, PlanPolicy } from './plan-policy';
+export type { SandboxWrites, SandboxWritesOptions } from './plan-sandbox';
+export { planAllowsNetwork, sandboxWritesForPlan } from './plan-sandbox';
 export type { BoundResource, ResourceAccess, ResourceFromPathOptions } from './bound-resource';
 export { resourceFromPath, resourcePath } from './bound-resource';
 export type { Change, ChangeInput, ChangeKind } from './change';
@@ -9,10 +11,12 @@ export type {
   ToolExecutionTraceApproval,
   ToolExecutionTraceError,
   ToolExecutionTraceHook,
+  ToolExecutionTraceRepair,
   ToolHookOutcome,
   ToolHookStage,
+  ToolInputRepairRule,
 } from './tool-execution-trace';
-export { toTraceError } from './tool-execution-trace';
+export { toTraceError, toTraceRepairs } from './tool-execution-trace';
 export type { CancellationCheckDetails, CancellationTokenChildOptions, CancellationTokenOptions } from './cancellation-token';
 export { CancellationToken } from './cancellation-token';
 export type { ToolCancelledErrorOptions } from './tool-cancelled-error';

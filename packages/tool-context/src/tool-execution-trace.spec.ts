@@ -1,5 +1,5 @@
 import { ToolCancelledError } from './tool-cancelled-error';
-import { toTraceError } from './tool-execution-trace';
+import { freezeTrace, toTraceError, toTraceRepairs } from './tool-execution-trace';
 
 describe('toTraceError', () => {
   it('returns undefined when there is no error', () => {
@@ -77,5 +77,51 @@ describe('toTraceError', () => {
 
   it('returns a frozen object', () => {
     expect(Object.isFrozen(toTraceError(new Error('x')))).toBe(true);
+  });
+});
+
+describe('repairs in a trace', () => {
+  const base = {
+    executionId: 'exec-1',
+    planId: 'p',
+    toolName: 't',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: '2026-01-01T00:00:00.001Z',
+    durationMs: 1,
+    resultSizeBytes: 0,
+    success: true,
+  };
+
+  it('toTraceRepairs keeps well-formed entries, capped and frozen, and never throws', () => {
+    const kept = toTraceRepairs([
+      { rule: 'single-to-array', pointer: `/${'a'.repeat(500)}`, from: 'string', to: 'array' },
+      { rule: 'made-up', pointer: '/x', from: 'a', to: 'b' },
+      'text',
+      {
+        get rule(): never {
+          throw new Error('hostile');
+        },
+      },
+    ]);
+    expect(kept).toHaveLength(1);
+    expect(kept![0]!.pointer.length).toBeLessThan(300);
+    expect(Object.isFrozen(kept)).toBe(true);
+    expect(Object.isFrozen(kept![0])).toBe(true);
+    expect(toTraceRepairs('nothing')).toBeUndefined();
+    expect(toTraceRepairs([])).toBeUndefined();
+  });
+
+  it('freezeTrace keeps a frozen trace with repairs from toTraceRepairs as given, and copies others', () => {
+    const repairs = toTraceRepairs([{ rule: 'json-string', pointer: '/a', from: 'string', to: 'object' }]);
+    const frozen = Object.freeze({ ...base, repairs });
+    expect(freezeTrace(frozen, 'p')).toBe(frozen);
+    const copied = freezeTrace({ ...base, repairs: [{ rule: 'json-string', pointer: '/a', from: 'string', to: 'object' }] }, 'p');
+    expect(copied.repairs).toEqual(repairs);
+    expect(Object.isFrozen(copied.repairs)).toBe(true);
+  });
+
+  it('freezeTrace refuses malformed repairs with the field named', () => {
+    expect(() => freezeTrace({ ...base, repairs: [{ rule: 'guess', pointer: '/a', from: 'x', to: 'y' }] }, 'p')).toThrow(/trace\.repairs/);
+    expect(() => freezeTrace({ ...base, repairs: 'none' }, 'p')).toThrow(/trace\.repairs/);
   });
 });

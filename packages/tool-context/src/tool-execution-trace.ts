@@ -76,6 +76,28 @@ export interface ToolExecutionTraceHook {
   readonly reason?: string;
 }
 
+/** The rules by which a model's arguments are repaired before the call (see `@ca/model-tools`). */
+export type ToolInputRepairRule = 'null-for-optional' | 'json-string' | 'single-to-array' | 'string-to-scalar';
+
+const REPAIR_RULES: readonly unknown[] = ['null-for-optional', 'json-string', 'single-to-array', 'string-to-scalar'];
+// A pointer names a place in the arguments; longer ones are not kept whole, nor more than this many repairs.
+const MAX_REPAIRS = 100;
+
+/**
+ * One repair made to a call's arguments before it ran: which rule, where
+ * (a JSON Pointer into the arguments), and the JSON type the value had and
+ * was given. Values themselves are never kept: arguments may hold secrets.
+ */
+export interface ToolExecutionTraceRepair {
+  readonly rule: ToolInputRepairRule;
+  /** JSON Pointer (RFC 6901) of the repaired value in the arguments; at most 200 characters. */
+  readonly pointer: string;
+  /** The JSON type the model sent (`string`, `null`, …). */
+  readonly from: string;
+  /** The JSON type the value was given (`number`, `array`, `absent` for a removed property, …). */
+  readonly to: string;
+}
+
 /**
  * One execution of one tool, successful or not. The runtime appends exactly
  * one per execution to the plan's context.
@@ -111,6 +133,37 @@ export interface ToolExecutionTrace {
   readonly replayedFrom?: string;
   /** The hooks that ran around the call, in the order they ran; absent when none did. */
   readonly hooks?: readonly ToolExecutionTraceHook[];
+  /**
+   * The call's idempotency key, when the tool read it — and so could send it:
+   * the HTTP tools' `Idempotency-Key` header, an MCP call's `_meta` — so a
+   * duplicate the remote side saw can be traced to the execution. At most 200
+   * characters.
+   */
+  readonly idempotencyKey?: string;
+  /** The repairs made to the arguments before the call, when a front door made any (see `ExecuteOptions.repairs`). */
+  readonly repairs?: readonly ToolExecutionTraceRepair[];
+}
+
+/**
+ * The repairs a caller reports, as a trace keeps them: well-formed entries
+ * only (a known rule, string fields), labels capped at 200 characters, at
+ * most 100 entries, frozen. Returns `undefined` when none is left.
+ * @throws Never.
+ */
+export function toTraceRepairs(repairs: unknown): readonly ToolExecutionTraceRepair[] | undefined {
+  if (!Array.isArray(repairs)) return undefined;
+  const kept: ToolExecutionTraceRepair[] = [];
+  const label = (text: string): string => safeMessage(text, MAX_LABEL_LENGTH);
+  for (const entry of repairs.slice(0, MAX_REPAIRS)) {
+    try {
+      const { rule, pointer, from, to } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+      if (!REPAIR_RULES.includes(rule) || typeof pointer !== 'string' || typeof from !== 'string' || typeof to !== 'string') continue;
+      kept.push(Object.freeze({ rule: rule as ToolInputRepairRule, pointer: label(pointer), from: label(from), to: label(to) }));
+    } catch {
+      // A throwing getter: not a repair.
+    }
+  }
+  return kept.length === 0 ? undefined : Object.freeze(kept);
 }
 
 /**
@@ -175,7 +228,8 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     fail('', `recordTrace expects { executionId, planId, toolName, startedAt, … }, got ${describeType(trace)}.`);
   }
   const record = trace as Record<string, unknown>;
-  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom, hooks } = record;
+  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom, repairs, hooks } = record;
+  const idempotencyKey = record['idempotencyKey'];
   if (typeof executionId !== 'string' || executionId.length === 0) {
     fail('.executionId', `expected the id of the execution, got ${describeType(executionId)}.`);
   }
@@ -206,11 +260,31 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (replayedFrom !== undefined && (typeof replayedFrom !== 'string' || replayedFrom.length === 0)) {
     fail('.replayedFrom', `expected the id of the execution whose result was returned, got ${describeType(replayedFrom)}.`);
   }
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > MAX_LABEL_LENGTH)) {
+    fail('.idempotencyKey', `expected the call's idempotency key (1–${MAX_LABEL_LENGTH} characters), got ${describeType(idempotencyKey)}.`);
+  }
   // A frozen trace (the runtime records those) cannot change after this
   // check, so it is kept as given: copying it on every execution would cost
   // more than the rest of recording.
+  const keptRepairs = repairs === undefined ? undefined : toTraceRepairs(repairs);
+  if (repairs !== undefined && (keptRepairs === undefined || keptRepairs.length !== (repairs as unknown[]).length)) {
+    fail('.repairs', 'expected a list of { rule, pointer, from, to }; build it with toTraceRepairs().');
+  }
+  // Repairs made by toTraceRepairs (as the runtime passes them) are frozen, entries too.
+  const repairsFrozen =
+    repairs === undefined ||
+    (Object.isFrozen(repairs) &&
+      (repairs as ToolExecutionTraceRepair[]).every(
+        (entry, index) => Object.isFrozen(entry) && sameRepair(entry, (keptRepairs as ToolExecutionTraceRepair[])[index]),
+      ));
   const hooksFrozen = hooks === undefined || checkTraceHooks(hooks, fail);
-  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error)) && (approval === undefined || Object.isFrozen(approval)) && hooksFrozen) {
+  if (
+    Object.isFrozen(record) &&
+    (error === undefined || Object.isFrozen(error)) &&
+    (approval === undefined || Object.isFrozen(approval)) &&
+    repairsFrozen &&
+    hooksFrozen
+  ) {
     if (error !== undefined) checkTraceError(error, fail);
     if (approval !== undefined) checkTraceApproval(approval, fail);
     return record as unknown as ToolExecutionTrace;
@@ -232,6 +306,8 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (approval !== undefined) copy.approval = copyTraceApproval(checkTraceApproval(approval, fail));
   if (attempts !== undefined) copy.attempts = attempts as number;
   if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
+  if (idempotencyKey !== undefined) copy.idempotencyKey = idempotencyKey as string;
+  if (keptRepairs !== undefined) copy.repairs = keptRepairs;
   if (hooks !== undefined) copy.hooks = Object.freeze((hooks as ToolExecutionTraceHook[]).map(copyTraceHook));
   return Object.freeze(copy);
 }
@@ -309,6 +385,10 @@ function copyTraceHook(entry: ToolExecutionTraceHook): ToolExecutionTraceHook {
   // A reason written by a hook is kept like an error message: redacted and capped.
   if (entry.reason !== undefined) copy.reason = safeMessage(entry.reason);
   return Object.freeze(copy);
+}
+
+function sameRepair(given: ToolExecutionTraceRepair, kept: ToolExecutionTraceRepair | undefined): boolean {
+  return kept !== undefined && given.rule === kept.rule && given.pointer === kept.pointer && given.from === kept.from && given.to === kept.to;
 }
 
 const APPROVAL_OUTCOMES: readonly unknown[] = ['approved', 'denied', 'withdrawn'];

@@ -1,10 +1,10 @@
 import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
-import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, approvalThroughInteraction } from './approval';
+import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE } from './approval';
 import { ToolInvalidArgumentError } from './errors';
 import { TOOL_HOOK } from './hooks';
 import { DEFINITION_PINS } from './pins';
-import { INTERACTION_HANDLER } from './interaction';
+import { INTERACTION_HANDLER, approvalThroughInteraction } from './interaction';
 import { ToolLifecycleCache } from './plan';
 import { createConsoleLogger, systemClock } from './observability';
 import {
@@ -18,6 +18,8 @@ import {
   TOOL_SOURCE,
 } from './tokens';
 import { cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './runtime-options';
+import { RESULT_STORE } from './results';
+import { TOOL_SEARCH_RERANKER } from './search';
 import { ToolRuntime } from './tool-runtime';
 
 type Resolver = Parameters<FactoryFunction<unknown>>[0];
@@ -54,6 +56,8 @@ function approvalSettingsOf(resolver: Resolver): Pick<ToolRuntimeSettings, 'appr
  * `APPROVAL_KEY` are read when registered, and so is every `TOOL_HOOK`
  * (multi-registration; they run in the order they were registered), and
  * `DEFINITION_PINS`.
+ * `APPROVAL_KEY` are read when registered, and so is `RESULT_STORE` (where
+ * outputs over `outputBudget` are kept).
  *
  * Never touches tsyringe's global container unless you pass it.
  * @throws ToolInvalidArgumentError when `container` is not a tsyringe container.
@@ -90,6 +94,8 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
           ...(resolver.isRegistered(TOOL_HOOK, true) ? { hooks: resolver.resolveAll(TOOL_HOOK) } : {}),
           ...(resolver.isRegistered(DEFINITION_PINS, true) ? { pins: resolver.resolve(DEFINITION_PINS) } : {}),
+          ...(resolver.isRegistered(TOOL_SEARCH_RERANKER, true) ? { searchReranker: resolver.resolve(TOOL_SEARCH_RERANKER) } : {}),
+          ...(resolver.isRegistered(RESULT_STORE, true) ? { resultStore: resolver.resolve(RESULT_STORE) } : {}),
         }),
     ),
   });

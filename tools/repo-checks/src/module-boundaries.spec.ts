@@ -45,6 +45,10 @@ describe('layering is enforced by lint', () => {
     ['packages/sandbox/src/violation.ts', "export { ToolRuntime } from '@ca/tool-lifecycle';", 'sandbox → lifecycle'],
     ['packages/sandbox/src/violation.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';", 'sandbox → adapter'],
     ['packages/tool-context/src/violation.ts', "export { runProcess } from '@ca/sandbox';", 'context → sandbox'],
+    ['packages/model-tools/src/violation.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';", 'front door → adapter'],
+    ['packages/model-tools/src/violation.ts', "export { main } from '@ca/cli';", 'front door → app'],
+    ['packages/tool-lifecycle/src/violation.ts', "export { ModelTools } from '@ca/model-tools';", 'lifecycle → front door'],
+    ['packages/adapters-mcp/src/violation.ts', "export { ModelTools } from '@ca/model-tools';", 'adapter → front door'],
   ])('refuses %s importing upward (%s)', async (filePath, code) => {
     const errors = await boundaryErrors(filePath, code);
     expect(errors.length).toBeGreaterThan(0);
@@ -83,6 +87,8 @@ describe('layering is enforced by lint', () => {
     ['packages/adapters-mcp/src/allowed.ts', "export { startProcess } from '@ca/sandbox';"],
     ['packages/sandbox/src/allowed.ts', "export { confinePath } from '@ca/tool-context';"],
     ['packages/cli/src/allowed.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';"],
+    ['packages/cli/src/allowed.ts', "export { ModelTools } from '@ca/model-tools';"],
+    ['packages/model-tools/src/allowed.ts', "export { ToolRuntime } from '@ca/tool-lifecycle';"],
   ])('allows %s importing downward', async (filePath, code) => {
     expect(await boundaryErrors(filePath, code)).toEqual([]);
   });

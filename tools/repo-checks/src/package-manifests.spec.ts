@@ -73,6 +73,7 @@ describe('package manifests', () => {
         'adapters-skills',
         'adapters-wrapped',
         'cli',
+        'model-tools',
       ]),
     );
   });

@@ -10,6 +10,14 @@
 //   FIXTURE_TOKEN_TTL_S     lifetime of access tokens in seconds (default 3600)
 //   FIXTURE_RECORD_FILE     where to append what the server saw (grants, registrations, calls)
 //   FIXTURE_RESUMABLE       "0": no event store, so a broken stream cannot be resumed
+//   FIXTURE_GUARD           oauth mode: "after-handshake" lets initialize and notifications through
+//                           without a token (every other request needs one)
+//   FIXTURE_CALL_SCOPE      oauth mode: a scope tools/call needs besides mcp:tools (403 insufficient_scope
+//                           without it); "mcp:admin" is one the authorization server never grants
+//   FIXTURE_REJECT_TOKENS   "1": the MCP server refuses every token (401) and no refresh token is issued
+//   FIXTURE_CIMD            "1": the authorization server accepts an https: URL as a client id (SEP-991)
+//   FIXTURE_CLIENT_PUBLIC_KEY  the pre-registered client authenticates with a JWT signed by the private key
+//                           of this public key (PEM; private_key_jwt) instead of its secret
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const express = require('express');
@@ -31,6 +39,8 @@ function record(line) {
 
 // --- The authorization server's provider: clients, codes and tokens in memory. ---
 const clients = new Map();
+/** Scopes the authorization server never grants, whatever a client asks for. */
+const NEVER_GRANTED = new Set(['mcp:admin']);
 if (env.FIXTURE_CLIENT_ID) {
   clients.set(env.FIXTURE_CLIENT_ID, {
     client_id: env.FIXTURE_CLIENT_ID,
@@ -58,7 +68,15 @@ function issue(clientId, scopes, withRefresh) {
 
 const provider = {
   clientsStore: {
-    getClient: async (id) => clients.get(id),
+    getClient: async (id) => {
+      // A client id metadata document (SEP-991): the server accepts the URL as it is (it does not fetch it),
+      // with a loopback redirect (any port, RFC 8252).
+      if (env.FIXTURE_CIMD === '1' && /^https:\/\//.test(id) && !clients.has(id)) {
+        record(`cimd ${id}`);
+        clients.set(id, { client_id: id, redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' });
+      }
+      return clients.get(id);
+    },
     registerClient: async (client) => {
       clients.set(client.client_id, client);
       record(`register ${client.client_id} ${client.client_name || ''}`);
@@ -72,7 +90,7 @@ const provider = {
     const target = new URL(params.redirectUri);
     target.searchParams.set('code', code);
     if (params.state !== undefined) target.searchParams.set('state', params.state);
-    record(`authorize ${client.client_id}`);
+    record(`authorize ${client.client_id} ${(params.scopes || []).join(',')}`);
     res.redirect(target.href);
   },
   async challengeForAuthorizationCode(_client, code) {
@@ -85,7 +103,11 @@ const provider = {
     if (!entry || entry.client.client_id !== client.client_id) throw new InvalidGrantError('unknown authorization code');
     codes.delete(code);
     record('token authorization_code');
-    return issue(client.client_id, entry.params.scopes || [], true);
+    return issue(
+      client.client_id,
+      (entry.params.scopes || []).filter((scope) => !NEVER_GRANTED.has(scope)),
+      env.FIXTURE_REJECT_TOKENS !== '1',
+    );
   },
   async exchangeRefreshToken(client, refreshToken) {
     const entry = refreshTokens.get(refreshToken);
@@ -95,11 +117,37 @@ const provider = {
     return issue(client.client_id, entry.scopes, true);
   },
   async verifyAccessToken(token) {
+    if (env.FIXTURE_REJECT_TOKENS === '1') throw new InvalidTokenError('this server accepts no token');
     const entry = accessTokens.get(token);
     if (!entry || entry.expiresAt <= Date.now()) throw new InvalidTokenError('the token is unknown or expired');
     return { token, clientId: entry.clientId, scopes: entry.scopes, expiresAt: Math.floor(entry.expiresAt / 1000) };
   },
 };
+
+/**
+ * The client id of a valid private_key_jwt assertion (RFC 7523: signed with
+ * the client's key, issued by and about the client, for this authorization
+ * server, not expired), or undefined.
+ */
+function verifyAssertion(body, issuer) {
+  if (body.client_assertion_type !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' || typeof body.client_assertion !== 'string') return undefined;
+  const [header, payload, signature] = body.client_assertion.split('.');
+  if (signature === undefined) return undefined;
+  const { alg } = JSON.parse(Buffer.from(header, 'base64url').toString());
+  const hash = { ES256: 'sha256', RS256: 'sha256' }[alg];
+  if (hash === undefined) return undefined;
+  const valid = crypto.verify(
+    hash,
+    Buffer.from(`${header}.${payload}`),
+    { key: env.FIXTURE_CLIENT_PUBLIC_KEY, ...(alg.startsWith('ES') ? { dsaEncoding: 'ieee-p1363' } : {}) },
+    Buffer.from(signature, 'base64url'),
+  );
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  const audience = [issuer, issuer.replace(/\/$/, '')];
+  if (!valid || claims.iss !== env.FIXTURE_CLIENT_ID || claims.sub !== env.FIXTURE_CLIENT_ID) return undefined;
+  if (!audience.includes(claims.aud) || !(claims.exp * 1000 > Date.now())) return undefined;
+  return claims.iss;
+}
 
 // --- The MCP server: one Server and transport per session. ---
 const tools = [
@@ -141,6 +189,15 @@ const httpServer = app.listen(0, '127.0.0.1', () => {
     // The SDK's token handler knows no client_credentials grant: this route takes it, the router the rest.
     app.post('/token', express.urlencoded({ extended: false }), (req, res, next) => {
       if (req.body.grant_type !== 'client_credentials') return next();
+      if (env.FIXTURE_CLIENT_PUBLIC_KEY) {
+        const id = verifyAssertion(req.body, base.href);
+        if (id === undefined) {
+          record('token client_credentials private_key_jwt refused');
+          return res.status(401).json({ error: 'invalid_client', error_description: 'the client assertion is missing or invalid' });
+        }
+        record(`token client_credentials private_key_jwt ${req.body.client_secret === undefined ? 'without' : 'with'} a secret`);
+        return res.json(issue(id, (req.body.scope || '').split(' ').filter(Boolean), false));
+      }
       const basic = (req.headers.authorization || '').startsWith('Basic ')
         ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString().split(':').map(decodeURIComponent)
         : [];
@@ -154,6 +211,14 @@ const httpServer = app.listen(0, '127.0.0.1', () => {
       record('token client_credentials');
       res.json(issue(id, (req.body.scope || '').split(' ').filter(Boolean), false));
     });
+    if (env.FIXTURE_CIMD === '1') {
+      // The router's metadata, plus the flag that says URL client ids are accepted.
+      app.get('/.well-known/oauth-authorization-server', (req, res, next) => {
+        const json = res.json.bind(res);
+        res.json = (body) => json({ ...body, client_id_metadata_document_supported: true });
+        next();
+      });
+    }
     app.use(
       mcpAuthRouter({
         provider,
@@ -166,7 +231,26 @@ const httpServer = app.listen(0, '127.0.0.1', () => {
         revocationOptions: { rateLimit: false },
       }),
     );
-    guards.push(requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) }));
+    const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(mcpUrl);
+    const bearer = requireBearerAuth({ verifier: provider, resourceMetadataUrl });
+    guards.push((req, res, next) => {
+      const method = req.method === 'POST' && req.body ? req.body.method : undefined;
+      if (env.FIXTURE_GUARD === 'after-handshake' && (method === 'initialize' || (typeof method === 'string' && method.startsWith('notifications/')))) {
+        return next();
+      }
+      bearer(req, res, (error) => {
+        if (error) return next(error);
+        const wanted = env.FIXTURE_CALL_SCOPE;
+        if (method === 'tools/call' && wanted && !req.auth.scopes.includes(wanted)) {
+          record(`insufficient_scope ${method}`);
+          return res
+            .status(403)
+            .set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="mcp:tools ${wanted}", resource_metadata="${resourceMetadataUrl}"`)
+            .json({ error: 'insufficient_scope', error_description: `tools/call needs the scope ${wanted}` });
+        }
+        next();
+      });
+    });
   }
   app.post('/mcp', ...guards, async (req, res) => {
     const sessionId = req.headers['mcp-session-id'];

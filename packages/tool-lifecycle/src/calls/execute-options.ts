@@ -1,3 +1,4 @@
+import type { ToolExecutionTraceRepair } from '@ca/tool-context';
 import type { ToolProgress } from '../tool';
 
 /** Options of one `execute` call. */
@@ -15,4 +16,6 @@ export interface ExecuteOptions {
    * again (the trace says `replayedFrom`).
    */
   readonly step?: string;
+  /** The repairs a front door made to the arguments before this call (`@ca/model-tools`), kept in the call's trace. */
+  readonly repairs?: readonly ToolExecutionTraceRepair[];
 }

@@ -42,6 +42,48 @@ describe('ToolRuntime discovery deadline', () => {
   });
 });
 
+/** A source with one part that could not be listed (as an MCP source reports a server: `mcp.<server>`), and maybe no tools at all. */
+function sourceWithFailedPart(everyPartFailed: boolean): ToolSource {
+  const failure = Object.assign(new Error("MCP server 'remote' refused the request: HTTP 401"), { code: 'MCP_AUTH_FAILED', server: 'remote' });
+  const working = new InMemoryToolSource([new TestTool({ name: 'mcp.local.echo' })]);
+  return {
+    kind: 'mcp',
+    id: 'mcp:remote,local',
+    discover: async () => {
+      if (everyPartFailed) throw failure;
+      return working.discover();
+    },
+    get: (name: string) => working.get(name),
+    unavailable: () => [{ name: 'mcp.remote', source: 'mcp', reason: failure.message, error: failure }],
+  };
+}
+
+describe('a tool whose group is unavailable', () => {
+  it.each([
+    ['another part of the source was listed', false],
+    ['the whole source failed', true],
+  ])('is reported with the group’s reason and error, not as unknown (%s)', async (_case, everyPartFailed) => {
+    const runtime = new ToolRuntime({ sources: [sourceWithFailedPart(everyPartFailed)], logger: new RecordingLogger() });
+    const error = await runtime
+      .runPlan({}, (ctx) => runtime.execute('mcp.remote.search', {}, ctx))
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown as Error & { code?: string; problem?: string; cause?: unknown },
+      );
+    expect(error).toMatchObject({ code: 'TOOL_REGISTRATION_FAILED', problem: 'unavailable', toolName: 'mcp.remote.search' });
+    expect(error?.message).toBe("Tool 'mcp.remote.search' is unavailable: MCP server 'remote' refused the request: HTTP 401");
+    expect(error?.cause).toMatchObject({ code: 'MCP_AUTH_FAILED', server: 'remote' });
+    // The group's name alone, a prefix that is not a dotted one, and other names are still unknown tools.
+    for (const name of ['mcp.remotely.search', 'mcp.other.search']) {
+      await expect(runtime.runPlan({}, (ctx) => runtime.execute(name, {}, ctx))).rejects.toMatchObject({ code: 'TOOL_NOT_FOUND' });
+    }
+    // A failed source stays one source error; its parts are not listed twice.
+    const discovery = await runtime.discover();
+    expect(discovery.unavailable.map((item) => item.name)).toEqual(everyPartFailed ? [] : ['mcp.remote']);
+    expect(discovery.sourceErrors).toHaveLength(everyPartFailed ? 1 : 0);
+  });
+});
+
 describe('ToolRuntime activation deadline', () => {
   it('fails an activation that misses the deadline, and deactivates it if it succeeds later', async () => {
     let finishActivation: () => void = () => undefined;

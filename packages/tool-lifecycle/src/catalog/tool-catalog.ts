@@ -1,8 +1,6 @@
 import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
 import { CompiledSchema, SchemaCompileError, SchemaValidator, isSchemaTrust, type SchemaTrust } from '@ca/schema';
-import { ToolDefinitionChangedError, ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
-import { definitionDiff, type DefinitionPins } from '../pins';
-import type { AppliedHooks } from '../hooks';
+import { ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
 import type { RuntimeLogger } from '../observability';
 import { closestNames, type ToolDescriptor, type ToolInstance, type ToolSource, type UnavailableTool } from '../tool';
 
@@ -34,8 +32,8 @@ export interface RegisteredTool {
   instancePromise: Promise<ToolInstance> | undefined;
   /** Whether a rule of the runtime names this tool, once the runtime has asked (its rules never change). */
   ruled: boolean | undefined;
-  /** The runtime's hooks that run around this tool's calls, once the runtime has asked. */
-  hooks: AppliedHooks | undefined;
+  /** What `hooks/` keeps for this tool's calls (the runtime's hooks that match it), once it has asked; opaque here. */
+  hooks: object | undefined;
 }
 
 /** Settings of a {@link ToolCatalog}. */
@@ -49,13 +47,22 @@ export interface ToolCatalogSettings {
   readonly defaultTimeoutMs: number | undefined;
   /** How long one source's `discover` may take before it is reported in `sourceErrors`. */
   readonly discoverTimeoutMs: number;
-  /** Pinned definitions: a pinned source's tool that no longer matches its pin is quarantined. */
-  readonly pins?: DefinitionPins | undefined;
+  /**
+   * Checks each valid tool of a source as discovered (the pinned definitions of
+   * `pins/`): a tool it returns an entry for is quarantined, unavailable with it.
+   */
+  readonly quarantine?: ((sourceId: string, descriptor: ToolDescriptor) => UnavailableTool | undefined) | undefined;
 }
 
 interface Snapshot {
   readonly tools: Map<string, RegisteredTool>;
   readonly unavailable: Map<string, UnavailableTool>;
+  /**
+   * What every source reports unavailable, sources that could not be listed
+   * included: an entry may stand for a group of tools (`mcp.<server>`, a
+   * server that could not be listed), which explains a missing name under it.
+   */
+  readonly unavailableGroups: readonly UnavailableTool[];
   readonly result: DiscoveryResult;
   /** Each listed source's valid tools as offered, quarantined ones included: what a lock pins. */
   readonly definitions: Map<string, ToolDescriptor[]>;
@@ -126,7 +133,8 @@ export class ToolCatalog {
     const snapshot = await this.load();
     const entry = snapshot.tools.get(name);
     if (entry !== undefined) return entry;
-    const unavailable = snapshot.unavailable.get(name);
+    // Not a typo either when its group is unavailable (an MCP server that could not be listed): say why, with the group's error.
+    const unavailable = snapshot.unavailable.get(name) ?? groupOf(snapshot.unavailableGroups, name);
     if (unavailable !== undefined) {
       throw new ToolRegistrationError({
         problem: 'unavailable',
@@ -220,13 +228,19 @@ export class ToolCatalog {
     const owners = new Map<string, string>();
     const duplicates = new Map<string, string[]>();
     const definitions = new Map<string, ToolDescriptor[]>();
+    const unavailableGroups: UnavailableTool[] = [];
     for (const { source, descriptors, error } of listed) {
       if (error !== undefined) {
         this.settings.logger.error(`Tool source '${source.id}' could not be listed: ${error.message}`, { sourceId: source.id });
         sourceErrors.push({ sourceId: source.id, error });
+        // Its parts that failed (an MCP server) still explain a missing name, though the source is reported as a whole.
+        unavailableGroups.push(...this.reportedUnavailable(source));
         continue;
       }
-      for (const item of source.unavailable?.() ?? []) unavailable.set(item.name, item);
+      for (const item of source.unavailable?.() ?? []) {
+        unavailable.set(item.name, item);
+        unavailableGroups.push(item);
+      }
       for (const raw of Array.isArray(descriptors) ? descriptors : []) {
         const name = (raw as { name?: unknown })?.name;
         const owner = typeof name === 'string' ? owners.get(name) : undefined;
@@ -245,9 +259,11 @@ export class ToolCatalog {
         let offered = definitions.get(source.id);
         if (offered === undefined) definitions.set(source.id, (offered = []));
         offered.push(registered.descriptor);
-        const quarantined = this.quarantine(source, registered.descriptor);
-        if (quarantined !== undefined) unavailable.set(quarantined.name, quarantined);
-        else tools.set(registered.descriptor.name, registered);
+        const quarantined = this.settings.quarantine?.(source.id, registered.descriptor);
+        if (quarantined !== undefined) {
+          this.settings.logger.warn(quarantined.reason, { toolName: quarantined.name, sourceId: source.id, code: quarantined.error?.code });
+          unavailable.set(quarantined.name, quarantined);
+        } else tools.set(registered.descriptor.name, registered);
       }
     }
     if (duplicates.size > 0) {
@@ -259,19 +275,17 @@ export class ToolCatalog {
       unavailable: [...unavailable.values()],
       sourceErrors,
     };
-    return { tools, unavailable, result, definitions };
+    return { tools, unavailable, unavailableGroups, result, definitions };
   }
 
-  /** The tool, unavailable with the diff, when its source is pinned and the tool does not match its pin. */
-  private quarantine(source: ToolSource, descriptor: ToolDescriptor): UnavailableTool | undefined {
-    const pinned = this.settings.pins?.pinned(source.id);
-    if (pinned === undefined) return undefined;
-    const pin = Object.hasOwn(pinned, descriptor.name) ? pinned[descriptor.name] : undefined;
-    const diff = pin === undefined ? [] : definitionDiff(pin, descriptor);
-    if (pin !== undefined && diff.length === 0) return undefined;
-    const error = new ToolDefinitionChangedError({ toolName: descriptor.name, sourceId: source.id, change: pin === undefined ? 'new' : 'changed', diff });
-    this.settings.logger.warn(error.message, { toolName: descriptor.name, sourceId: source.id, code: error.code });
-    return { name: descriptor.name, source: descriptor.source, reason: error.message, error };
+  /** What a source that could not be listed reports unavailable; one that throws here too reports nothing. */
+  private reportedUnavailable(source: ToolSource): readonly UnavailableTool[] {
+    try {
+      const reported = source.unavailable?.() ?? [];
+      return Array.isArray(reported) ? reported.filter((item) => typeof item?.name === 'string' && item.name.length > 0) : [];
+    } catch {
+      return [];
+    }
   }
 
   /** One source's `discover`, within the deadline: a hung source must not hold up the others. */
@@ -325,6 +339,11 @@ export class ToolCatalog {
     if (candidate.timeoutMs !== undefined && !isTimeout(candidate.timeoutMs)) {
       return unavailable(`its timeoutMs ${describeValue(candidate.timeoutMs)} is not a positive number of milliseconds.`);
     }
+    const sandboxed = candidate.sandboxed;
+    if (sandboxed !== undefined && (typeof sandboxed !== 'object' || sandboxed === null || typeof sandboxed.overlay !== 'boolean')) {
+      // Read loosely it would loosen the tool's capability in read-only and checkpoint plans: refused instead.
+      return unavailable(`its sandboxed ${describeValue(sandboxed)} is not { overlay: true } or { overlay: false }.`);
+    }
     let input: CompiledSchema | undefined;
     let output: CompiledSchema | undefined;
     const trust = schemaTrustOf(source);
@@ -342,6 +361,7 @@ export class ToolCatalog {
       description: typeof candidate.description === 'string' ? candidate.description : '',
       source: candidate.source,
       capability: normalizeCapability(candidate.capability),
+      ...(sandboxed === undefined ? {} : { sandboxed: Object.freeze({ overlay: sandboxed.overlay }) }),
     }) as ToolDescriptor;
     return {
       descriptor,
@@ -373,4 +393,13 @@ export function schemaTrustOf(source: ToolSource): SchemaTrust {
 /** @internal A deadline in ms that `setTimeout` can hold. */
 export function isTimeout(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= 2_147_483_647;
+}
+
+/** The unavailable entry whose name is the longest dotted prefix of `name` (`mcp.files` for `mcp.files.read`), if any. */
+function groupOf(entries: readonly UnavailableTool[], name: string): UnavailableTool | undefined {
+  let found: UnavailableTool | undefined;
+  for (const entry of entries) {
+    if (name.startsWith(`${entry.name}.`) && (found === undefined || entry.name.length > found.name.length)) found = entry;
+  }
+  return found;
 }

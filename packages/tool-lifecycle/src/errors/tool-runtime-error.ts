@@ -17,7 +17,11 @@ export type ToolRuntimeErrorCode =
   | 'TOOL_INVALID_ARGUMENT'
   | 'TOOL_HOOK_FAILED'
   | 'TOOL_HOOK_REFUSED'
-  | 'TOOL_DEFINITION_CHANGED';
+  | 'TOOL_DEFINITION_CHANGED'
+  | 'TOOL_SEARCH_FAILED'
+  | 'TOOL_RESULT_NOT_FOUND'
+  | 'TOOL_RESULT_READ_INVALID'
+  | 'TOOL_RESULT_STORE_FAILED';
 
 /** The tool and plan an error of the hierarchy is about, and its cause. */
 export interface ToolRuntimeErrorOptions extends CaErrorOptions {

@@ -1,6 +1,6 @@
 import { InMemoryToolSource, RecordingLogger, TestTool } from '../testing/index';
 // The package entry first: it loads reflect-metadata, which tsyringe needs.
-import { ToolHookRefusedError, ToolInvalidArgumentError, ToolRuntime, type ToolHook } from '../index';
+import { MemoryResultStore, ToolHookRefusedError, ToolInvalidArgumentError, ToolRuntime, type ToolHook } from '../index';
 import { GITLEAKS_RULES } from './gitleaks-rules';
 import { SecretScanner, createInstructionCheckHook, createSecretRedactionHook, shannonEntropy } from './index';
 
@@ -94,6 +94,36 @@ describe('createSecretRedactionHook', () => {
     );
     // The original object is not changed.
     expect(output.files[0]!.text).toContain(AWS_KEY);
+  });
+
+  it('redacts before the output budget: the full output kept behind a handle holds no secret either', async () => {
+    // 3,000 lines with a Stripe key in line 1500 (in words the store's own redaction does not look at): over a
+    // 4 KiB budget, so the output is stored and the caller gets a handle.
+    const stripeKey = ['sk', 'live', '4eC39HqLyjWDarjtT1zdp7dc'].join('_');
+    const log = Array.from({ length: 3000 }, (_, index) => (index === 1499 ? `charged with ${stripeKey} today` : `line ${index + 1}`)).join('\n');
+    const store = new MemoryResultStore();
+    const tool = new TestTool({ name: 'logs.dump', execute: () => ({ ok: true, output: log }) as never });
+    const runtime = new ToolRuntime({
+      sources: [new InMemoryToolSource([tool])],
+      // Only on logs.*: the read back below is not redacted again, so it shows what the store holds.
+      hooks: [createSecretRedactionHook({ tools: 'logs.*' })],
+      resultStore: store,
+      options: { outputBudget: { bytes: 4_096 } },
+      logger: new RecordingLogger(),
+    });
+    await runtime.runPlan({ planId: 'budgeted' }, async (ctx) => {
+      const result = await runtime.execute('logs.dump', {}, ctx);
+      expect(result.ok).toBe(true);
+      expect(result.handle).toBeDefined();
+      expect(result.trace.hooks).toEqual([expect.objectContaining({ decision: 'redact', redactions: { 'stripe-access-token': 1 } })]);
+      const read = await runtime.execute('results.read', { handle: result.handle!.handle, lines: { from: 1499, to: 1501 } }, ctx);
+      expect(read.trace.hooks).toBeUndefined();
+      expect(read.ok && (read.output as { text: string }).text).toBe('line 1499\ncharged with [REDACTED stripe-access-token] today\nline 1501\n');
+      const stored = await store.get('budgeted', result.handle!.handle);
+      const full = Buffer.from(await store.read('budgeted', result.handle!.handle, 0, stored!.bytes)).toString('utf8');
+      expect(full).not.toContain(stripeKey);
+      expect(full).toContain('line 3000');
+    });
   });
 
   it('sees a secret whose name is the property of structured output (gitleaks generic rule)', async () => {

@@ -5,8 +5,12 @@ import { SecretScanner, type SecretAllowlist, type SecretRule, type SecretRuleSe
 
 /** How long one slice of scanning may hold the event loop, in ms. */
 const SCAN_SLICE_MS = 10;
-/** How long the scan of one output may take by default, in ms (within the hook's own 10 s deadline). */
-export const DEFAULT_SCAN_TIMEOUT_MS = 5_000;
+/**
+ * How long the scan of one output may take by default, in ms: an output of
+ * megabytes (one the output budget keeps behind a handle) is scanned whole,
+ * at about 1 MB/s where a generic rule's keyword is on every line.
+ */
+export const DEFAULT_SCAN_TIMEOUT_MS = 20_000;
 
 /** Options of {@link createSecretRedactionHook}. */
 export interface SecretRedactionOptions {
@@ -23,13 +27,13 @@ export interface SecretRedactionOptions {
   /** What stands for a redacted secret (default `[REDACTED <rule id>]`). */
   readonly marker?: (ruleId: string) => string;
   /**
-   * Most characters of an output (its JSON) scanned, default 1,048,576 (1 Mi).
+   * Most characters of an output (its JSON) scanned, default 8,388,608 (8 Mi).
    * A larger output is withheld: it cannot be scanned in a time the service
    * would accept, and giving it unscanned would let a secret through.
    */
   readonly maxScanChars?: number;
   /**
-   * How long the scan of one output may take, in ms (default 5,000). The scan
+   * How long the scan of one output may take, in ms (default 20,000). The scan
    * runs in slices of 10 ms, letting the event loop go on between them; an
    * output whose scan is not done in time is withheld.
    */
@@ -37,7 +41,7 @@ export interface SecretRedactionOptions {
 }
 
 /** Most characters of an output the guardrail scans by default. */
-export const DEFAULT_MAX_SCAN_CHARS = 1024 * 1024;
+export const DEFAULT_MAX_SCAN_CHARS = 8 * 1024 * 1024;
 
 let gitleaks: SecretRuleSet | undefined;
 function gitleaksRules(): SecretRuleSet {
@@ -100,6 +104,8 @@ export function createSecretRedactionHook(options: SecretRedactionOptions = {}):
   return {
     name,
     ...(tools === undefined ? {} : { tools }),
+    // Its own deadline is the scan's: past it the output is withheld (a clear reason) before the hook would time out.
+    timeoutMs: scanTimeoutMs + 5_000,
     after({ output, content }): ToolAfterDecision | undefined | Promise<ToolAfterDecision | undefined> {
       let json: string | undefined;
       try {

@@ -1,5 +1,5 @@
 import type { BoundResource, Change, PlanPolicy, ToolHookStage } from '@ca/tool-context';
-import type { Execution } from '../calls';
+import type { Execution } from '../observability';
 import type { ToolDescriptor } from '../tool';
 import type { ToolHookContext } from './tool-hook';
 

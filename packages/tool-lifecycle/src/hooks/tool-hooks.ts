@@ -3,9 +3,8 @@ import { ToolSchemaValidationError } from '@ca/schema';
 import { ToolCancelledError, type ToolExecutionTraceHook, type ToolHookOutcome, type ToolHookStage } from '@ca/tool-context';
 import { compileToolPattern, type PatternMatcher } from '../approval';
 import type { RegisteredTool } from '../catalog';
-import { extraOf, type Execution } from '../calls';
 import { ToolHookError, ToolHookRefusedError, ToolInvalidArgumentError, type ToolHookFailure } from '../errors';
-import { codedError } from '../observability';
+import { codedError, extraOf, type Execution } from '../observability';
 import type { ToolContent, ToolFailure, ToolResult } from '../tool';
 import { HookCallContext } from './hook-context';
 import type { ToolHook } from './tool-hook';
@@ -125,7 +124,7 @@ export class ToolHooks {
 
   /** The hooks of each stage that match the tool, worked out once per registered tool. */
   appliedTo(tool: RegisteredTool): AppliedHooks {
-    if (tool.hooks !== undefined) return tool.hooks;
+    if (tool.hooks !== undefined) return tool.hooks as AppliedHooks;
     const name = tool.descriptor.name;
     const matching = this.hooks.filter((entry) => entry.matches === undefined || entry.matches(name));
     const applied =
@@ -274,11 +273,11 @@ export class ToolHooks {
    * What a thrown failure of the execution becomes once the error hooks have
    * seen it: the same error, or the hook's own failure.
    */
-  async afterThrow(execution: Execution, input: unknown, thrown: unknown): Promise<unknown> {
-    if (execution.tool === undefined) return thrown;
+  async afterThrow(execution: Execution, tool: RegisteredTool | undefined, input: unknown, thrown: unknown): Promise<unknown> {
+    if (tool === undefined) return thrown;
     const error = codedError(execution, thrown);
     try {
-      await this.onError(execution, execution.tool, input, error)?.promise;
+      await this.onError(execution, tool, input, error)?.promise;
     } catch (error) {
       return error;
     }

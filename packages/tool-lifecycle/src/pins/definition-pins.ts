@@ -1,7 +1,7 @@
 import type { InjectionToken } from 'tsyringe';
 import { canonicalJson, digest, fingerprintTool } from '../approval';
-import { ToolInvalidArgumentError } from '../errors';
-import type { ToolDescriptor } from '../tool';
+import { ToolDefinitionChangedError, ToolInvalidArgumentError } from '../errors';
+import type { ToolDescriptor, UnavailableTool } from '../tool';
 
 /** What a pin keeps of a tool's definition: enough to show what changed. */
 export interface PinnedToolDefinition {
@@ -133,6 +133,23 @@ function shown(value: string): string {
 
 function cut(value: string): string {
   return value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value;
+}
+
+/**
+ * The check the catalog runs on each tool it discovers: the tool, unavailable
+ * with `ToolDefinitionChangedError` and the diff, when its source is pinned
+ * and the tool does not match its pin (or has none); `undefined` otherwise.
+ */
+export function quarantineCheck(pins: DefinitionPins): (sourceId: string, descriptor: ToolDescriptor) => UnavailableTool | undefined {
+  return (sourceId, descriptor) => {
+    const pinned = pins.pinned(sourceId);
+    if (pinned === undefined) return undefined;
+    const pin = Object.hasOwn(pinned, descriptor.name) ? pinned[descriptor.name] : undefined;
+    const diff = pin === undefined ? [] : definitionDiff(pin, descriptor);
+    if (pin !== undefined && diff.length === 0) return undefined;
+    const error = new ToolDefinitionChangedError({ toolName: descriptor.name, sourceId, change: pin === undefined ? 'new' : 'changed', diff });
+    return { name: descriptor.name, source: descriptor.source, reason: error.message, error };
+  };
 }
 
 /** Builds a lock from what each source offers now; sources in `keep` keep their pins from `previous` (they could not be listed). */

@@ -1,4 +1,8 @@
-import type { ApprovalScope } from '../approval';
+import type { ApprovalScope, PendingApprovalSummary } from '../approval';
+
+export type { PendingApprovalSummary } from '../approval';
+// Declared with the plan's options (a plan does not depend on the registry); named here too.
+export type { PlanRegistryOptions } from '../plan';
 
 /**
  * A plan as the runtime announces it to a {@link PlanRegistry}: who it is,
@@ -24,16 +28,6 @@ export interface PlanRegistration {
    * from its registry (`registryApprovals`); absent or empty when none waits.
    */
   readonly pendingApprovals?: readonly PendingApprovalSummary[];
-}
-
-/** An approval request waiting for an answer, as a plan's registration lists it. */
-export interface PendingApprovalSummary {
-  /** The request's id in its plan (`1`, `2`, …): what an answer names. */
-  readonly requestId: string;
-  /** The tool whose call waits. */
-  readonly toolName: string;
-  /** When the request was asked (ISO-8601). */
-  readonly askedAt: string;
 }
 
 /** What a heartbeat refreshes. */
@@ -170,12 +164,6 @@ export interface PlanRegistry {
   send(message: PlanControlMessage): Promise<PlanSendResult>;
   /** Withdraws this process's plans and releases connections. Idempotent. */
   close(): Promise<void>;
-}
-
-/** Options of one plan's registration, given to `runtime.createPlan` / `runPlan` as `registry`. */
-export interface PlanRegistryOptions {
-  /** Shown with the plan by `list()`: at most 20 labels, keys of 1–64 characters, values of at most 1,000. */
-  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** How many tool names a registration lists. */

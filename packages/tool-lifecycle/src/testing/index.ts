@@ -5,3 +5,4 @@ export { RecordingLogger } from './recording-logger';
 export type { LogEntry } from './recording-logger';
 export { isProcessAlive, waitUntilProcessesGone, sandboxAvailableForTests } from '../deprecated/process-testing';
 export { InMemoryPlanRegistry } from './in-memory-plan-registry';
+export { PlainBm25 } from '../search';

@@ -1,0 +1,125 @@
+import type { PlanContext } from '@ca/tool-context';
+import type { ToolSet } from 'ai' with { 'resolution-mode': 'import' };
+import type { FrameworkApprovals } from '../approval/framework-approvals';
+import { checkPlan, describeFor, inputSchemaOf, type ModelTools } from '../calls/model-tools';
+import { nameRulesOf } from '../names/provider-names';
+import type { RenderedResult } from '../render/render-result';
+import { ModelToolCallError } from './model-tool-call-error';
+
+export { ModelToolCallError } from './model-tool-call-error';
+
+/** Settings of {@link createAiSdkTools}. */
+export interface AiSdkToolsOptions {
+  /**
+   * The runtime's approval handler, when it is this bridge: each tool's
+   * `needsApproval` then says whether the runtime will ask, so the AI SDK
+   * emits its `tool-approval-request` part, and its approval response
+   * answers the runtime. Without it, approval is the runtime's own handler's.
+   */
+  readonly approvals?: FrameworkApprovals;
+  /**
+   * Cancel the plan when the AI SDK aborts a tool's execution (its
+   * `abortSignal`): a plan is the unit the runtime stops. Default `true`.
+   */
+  readonly cancelPlanOnAbort?: boolean;
+}
+
+/** The marker that makes a plain object an AI SDK schema (what `jsonSchema()` of `ai` returns; the same in ai 5, 6 and 7). */
+const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema');
+
+/**
+ * The plan's tools as an AI SDK `ToolSet` (ai 7; ai 6 takes the same
+ * objects), keyed by OpenAI-safe names. Each tool's `execute` runs the call
+ * through `runtime.execute` in the plan — arguments repaired first (recorded
+ * in the trace) — and resolves with the tool's output; a failure or refusal
+ * rejects with a {@link ModelToolCallError} whose message is the text for the
+ * model (the AI SDK hands it on as the tool error). `toModelOutput` renders
+ * the result within the budget. The input schema is the tool's own, given
+ * without a validator: the runtime validates, after the repair. Loads
+ * nothing of `ai`.
+ * @throws ModelToolsError when `plan` is not a plan.
+ */
+export async function createAiSdkTools(modelTools: ModelTools, plan: PlanContext, options: AiSdkToolsOptions = {}): Promise<ToolSet> {
+  checkPlan(plan);
+  const approvals = options.approvals;
+  const cancelPlanOnAbort = options.cancelPlanOnAbort ?? true;
+  const rendered = new Map<string, RenderedResult>();
+  const tools: Record<string, unknown> = {};
+  for (const tool of await modelTools.tools(plan, nameRulesOf('openai-chat'))) {
+    const { name, providerName, descriptor } = tool;
+    const needsApproval =
+      approvals === undefined
+        ? undefined
+        : async (input: unknown): Promise<boolean> => {
+            const prepared = await modelTools.prepare(name, { value: input });
+            return prepared !== undefined && (await approvals.needsApproval(descriptor, prepared.value, plan));
+          };
+    tools[providerName] = {
+      type: 'function',
+      description: describeFor(tool),
+      inputSchema: { [AI_SDK_SCHEMA]: true, _type: undefined, jsonSchema: inputSchemaOf(descriptor), validate: undefined },
+      ...(needsApproval === undefined ? {} : { needsApproval }),
+      execute: async (input: unknown, execution: { toolCallId: string; abortSignal?: AbortSignal; messages?: readonly unknown[] }) => {
+        const signal = execution?.abortSignal;
+        const onAbort = (): void => plan.cancellationToken.cancel('the AI SDK aborted the run');
+        if (cancelPlanOnAbort && signal !== undefined) {
+          if (signal.aborted) onAbort();
+          else signal.addEventListener('abort', onAbort, { once: true });
+        }
+        try {
+          const outcome = await modelTools.run(
+            plan,
+            name,
+            { value: input },
+            {
+              callId: execution?.toolCallId,
+              providerName,
+              // Granted only when the messages the AI SDK ran the call with hold the approval response for this very call.
+              ...(approvals === undefined
+                ? {}
+                : {
+                    beforeExecute: (value: unknown) =>
+                      approvedInMessages(execution?.messages, execution?.toolCallId)
+                        ? approvals.grant(plan, name, value, { scope: 'once', decidedBy: 'AI SDK approval response' })
+                        : undefined,
+                  }),
+            },
+          );
+          if (!outcome.ok) throw new ModelToolCallError(outcome);
+          if (execution?.toolCallId !== undefined) rendered.set(execution.toolCallId, outcome.rendered);
+          return outcome.result?.output;
+        } finally {
+          signal?.removeEventListener('abort', onAbort);
+        }
+      },
+      toModelOutput: ({ toolCallId, output }: { toolCallId: string; output: unknown }) => {
+        const kept = rendered.get(toolCallId);
+        rendered.delete(toolCallId);
+        return { type: 'text', value: (kept ?? modelTools.renderOutput(output)).text };
+      },
+    };
+  }
+  return tools as ToolSet;
+}
+
+/**
+ * Whether the messages the AI SDK ran the call with approve it: a
+ * `tool-approval-request` of an assistant message for this tool call id,
+ * answered by a `tool-approval-response` with `approved: true`.
+ */
+function approvedInMessages(messages: readonly unknown[] | undefined, toolCallId: string | undefined): boolean {
+  if (!Array.isArray(messages) || typeof toolCallId !== 'string') return false;
+  const requested = new Set<string>();
+  const approved = new Set<string>();
+  for (const message of messages) {
+    const content = (message as { content?: unknown })?.content;
+    if (!Array.isArray(content)) continue;
+    for (const part of content as Record<string, unknown>[]) {
+      if (part?.['type'] === 'tool-approval-request' && part['toolCallId'] === toolCallId && typeof part['approvalId'] === 'string')
+        requested.add(part['approvalId']);
+      if (part?.['type'] === 'tool-approval-response' && part['approved'] === true && typeof part['approvalId'] === 'string') approved.add(part['approvalId']);
+    }
+  }
+  for (const approvalId of requested) if (approved.has(approvalId)) return true;
+  return false;
+}

@@ -1,0 +1,176 @@
+'use strict';
+// Tool search (`ToolSearchIndex`, what runtime.searchTools runs) against a
+// plain BM25 (`PlainBm25` of @ca/tool-lifecycle/testing: one bag of words per
+// tool, no stemming, k1 1.2, b 0.75), both in this run:
+// - recall@1/5/10 on BFCL non-live (769 tools, 1,000 questions; a question
+//   counts at k when all its expected tools are in the top k), whole set and
+//   the held-out half (odd positions; the ranking was tuned on the even ones);
+// - at 10,000 tools (the BFCL catalog replicated with renamed copies): p99
+//   time per query (each question's median over the rounds, so that a
+//   preempted round on a shared machine does not count as the query's cost),
+//   index build (read every tool, lay out the postings) and heap held.
+const fs = require('node:fs');
+const path = require('node:path');
+const { performance } = require('node:perf_hooks');
+const { ToolSearchIndex } = require('../../packages/tool-lifecycle/dist/index.js');
+const { PlainBm25 } = require('../../packages/tool-lifecycle/dist/testing/index.js');
+const { SMOKE, scaled, median, heapAfterGc, runWhenMain } = require('./harness');
+
+const FIXTURES = path.join(__dirname, '..', '..', 'packages', 'tool-lifecycle', 'src', 'search', '__fixtures__', 'bfcl-nonlive');
+const TOOLS = scaled(10_000, 1_000);
+const ROUNDS = scaled(7, 1);
+const BUILDS = scaled(7, 1);
+
+function load() {
+  const catalog = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'catalog.json'), 'utf8')).map((entry) => ({
+    ...entry,
+    source: 'custom',
+    capability: { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false },
+  }));
+  const questions = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'queries.json'), 'utf8'));
+  return { catalog, questions: SMOKE ? questions.slice(0, 60) : questions };
+}
+
+/** The catalog replicated to `count` tools: copy n of a tool is `replica<n>.<name>`. */
+function replicate(catalog, count) {
+  const tools = [];
+  for (let copy = 0; tools.length < count; copy++) {
+    for (const tool of catalog) {
+      if (tools.length >= count) break;
+      tools.push(copy === 0 ? tool : { ...tool, name: `replica${copy}.${tool.name}` });
+    }
+  }
+  return tools;
+}
+
+async function recall(search, questions) {
+  const found = { 1: 0, 5: 0, 10: 0 };
+  for (const question of questions) {
+    const top = await search(question.query);
+    for (const k of [1, 5, 10]) if (question.expected.every((name) => top.slice(0, k).includes(name))) found[k]++;
+  }
+  return [1, 5, 10].map((k) => (100 * found[k]) / questions.length);
+}
+
+/** Each question's median time over the rounds (ns), then the 50th and 99th percentiles over the questions. */
+async function percentiles(search, questions) {
+  const times = questions.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let at = 0; at < questions.length; at++) {
+      const started = performance.now();
+      await search(questions[at].query);
+      times[at].push((performance.now() - started) * 1e6);
+    }
+  }
+  const perQuestion = times.map(median).sort((a, b) => a - b);
+  const pick = (share) => perQuestion[Math.min(perQuestion.length - 1, Math.floor(share * perQuestion.length))];
+  return { p50: pick(0.5), p99: pick(0.99) };
+}
+
+/** Median time (ns) to build an index of `tools` and answer one query (the postings are laid out on the first search). */
+async function buildTimes(build) {
+  const times = [];
+  for (let round = 0; round < BUILDS; round++) {
+    const started = performance.now();
+    await build();
+    times.push((performance.now() - started) * 1e6);
+  }
+  return { median: median(times), first: times[0] };
+}
+
+function heapOf(build) {
+  const before = heapAfterGc();
+  const kept = build();
+  const after = heapAfterGc();
+  // Keep the index alive until after the measurement.
+  if (kept === undefined) throw new Error('nothing built');
+  return after - before;
+}
+
+async function run() {
+  const { catalog, questions } = load();
+  const heldOut = questions.filter((_, position) => position % 2 === 1);
+
+  const index = new ToolSearchIndex();
+  index.update(catalog);
+  const plain = new PlainBm25(catalog);
+  const ours = async (query) => (await index.search(query, { k: 10 })).map((hit) => hit.name);
+  const baseline = async (query) => plain.search(query, 10);
+  const recallRows = [];
+  for (const [label, set] of [
+    ['whole set', questions],
+    ['held-out half', heldOut],
+  ]) {
+    const subject = await recall(ours, set);
+    const base = await recall(baseline, set);
+    const format = (values) => values.map((value) => `${value.toFixed(1)}%`).join(' / ');
+    recallRows.push({
+      name: `tool search recall@1/5/10, BFCL non-live, ${label} (${set.length} questions, ${catalog.length} tools)`,
+      baseline: 'plain BM25 (no stemming, k1 1.2, b 0.75)',
+      baselineValue: format(base),
+      subjectValue: format(subject),
+      target: 'report (floors in recall.spec.ts)',
+      pass: true,
+      note: `at 5: +${(subject[1] - base[1]).toFixed(1)} points`,
+    });
+  }
+
+  const tools = replicate(catalog, TOOLS);
+  const big = new ToolSearchIndex();
+  big.update(tools);
+  const bigPlain = new PlainBm25(tools);
+  const speedQuestions = SMOKE ? questions.slice(0, 20) : questions;
+  // The plain baseline scans every tool per query: a fifth of the questions tell its time well enough.
+  const plainQuestions = speedQuestions.filter((_, position) => position % 5 === 0);
+  await percentiles((query) => big.search(query, { k: 10 }), speedQuestions.slice(0, 50));
+  const subject = await percentiles((query) => big.search(query, { k: 10 }), speedQuestions);
+  const base = await percentiles(async (query) => bigPlain.search(query, 10), plainQuestions);
+  const build = await buildTimes(async () => {
+    const fresh = new ToolSearchIndex();
+    fresh.update(tools);
+    await fresh.search('warm', { k: 1 });
+  });
+  const plainBuild = await buildTimes(async () => new PlainBm25(tools));
+  const heap = heapOf(() => {
+    const fresh = new ToolSearchIndex();
+    fresh.update(tools);
+    fresh.search('warm', { k: 1 });
+    return fresh;
+  });
+  const plainHeap = heapOf(() => new PlainBm25(tools));
+  const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+  return [
+    ...recallRows,
+    {
+      name: `tool search at ${TOOLS.toLocaleString('en-US')} tools: p99 time per query (k = 10, ${speedQuestions.length} BFCL questions)`,
+      baseline: `plain BM25, same tools (${plainQuestions.length} questions)`,
+      baselineNs: base.p99,
+      subjectNs: subject.p99,
+      target: '≤ 1 ms',
+      pass: subject.p99 <= 1e6,
+      note: `p50 ${(subject.p50 / 1e3).toFixed(0)} µs (plain ${(base.p50 / 1e3).toFixed(0)} µs); each question's median of ${ROUNDS} rounds`,
+    },
+    {
+      name: `tool search at ${TOOLS.toLocaleString('en-US')} tools: index build (read every tool, lay out the postings)`,
+      baseline: 'plain BM25, same tools',
+      baselineNs: plainBuild.median,
+      subjectNs: build.median,
+      target: '≤ 200 ms',
+      pass: build.median <= 200e6,
+      note: `median of ${BUILDS}; the first, with the process's stem cache cold, ${(build.first / 1e6).toFixed(0)} ms`,
+    },
+    {
+      name: `tool search at ${TOOLS.toLocaleString('en-US')} tools: heap held by the index (after GC)`,
+      baseline: 'plain BM25, same tools',
+      baselineValue: mb(plainHeap),
+      subjectValue: mb(heap),
+      target: '≤ 30 MB',
+      pass: heap <= 30 * 1024 * 1024,
+      note: 'the descriptors themselves not counted (the catalog holds them)',
+    },
+  ];
+}
+
+module.exports = { run };
+runWhenMain(module, run);
