@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
-// smol-toml comes with nx in this workspace; re2js is the linear-time engine the guardrail runs the rules on.
+// smol-toml is a root devDependency (the TOML parser nx uses too); re2js is the linear-time engine the guardrail runs the rules on.
 const { parse } = require('smol-toml');
 const { RE2JS } = require('re2js');
 
