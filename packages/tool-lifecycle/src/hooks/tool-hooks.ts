@@ -7,7 +7,7 @@ import { ToolHookError, ToolHookRefusedError, ToolInvalidArgumentError, type Too
 import { codedError, extraOf, type Execution } from '../observability';
 import type { ToolContent, ToolFailure, ToolResult } from '../tool';
 import { HookCallContext } from './hook-context';
-import type { ToolHook } from './tool-hook';
+import type { ToolFailedCall, ToolHook } from './tool-hook';
 
 /** How long a hook's promise may take by default, in ms. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
@@ -28,6 +28,18 @@ export interface AppliedHooks {
   readonly before: readonly CompiledHook[];
   readonly after: readonly CompiledHook[];
   readonly error: readonly CompiledHook[];
+}
+
+/**
+ * One stage's part in running hooks: how a hook is asked (`input` is what the
+ * stage passes through: the call's input, or the failed call) and what its
+ * decision does to the state. One object per stage, made once: the hooks
+ * step makes no closure per call.
+ */
+interface Step<S> {
+  readonly call: (entry: CompiledHook, state: S, context: HookCallContext, input: unknown) => unknown;
+  readonly apply: (self: ToolHooks, entry: CompiledHook, decision: Decision, state: S, execution: Execution, tool: RegisteredTool) => S;
+  readonly stop?: (state: S) => boolean;
 }
 
 const NONE: AppliedHooks = Object.freeze({ before: [], after: [], error: [] });
@@ -148,34 +160,31 @@ export class ToolHooks {
   before(execution: Execution, tool: RegisteredTool, input: unknown): unknown {
     const hooks = this.appliedTo(tool).before;
     if (hooks.length === 0) return input;
-    return this.run(
-      hooks,
-      0,
-      execution,
-      tool,
-      'before',
-      input,
-      (entry, current, context) => entry.hook.before?.(current, context),
-      (entry, decision, current) => {
-        if (decision.decision === 'refuse') {
-          throw new ToolHookRefusedError({
-            hook: entry.name,
-            stage: 'before',
-            toolName: execution.toolName,
-            planId: execution.ctx.planId,
-            reason: decision.reason as string,
-          });
-        }
-        if (decision.decision !== 'rewrite') return current;
-        const check = tool.input?.validate(decision.input);
-        if (check !== undefined && !check.valid) {
-          const cause = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: execution.toolName, planId: execution.ctx.planId });
-          throw this.failure(execution, entry, 'before', 'invalid-input', { cause });
-        }
-        return decision.input;
-      },
-    );
+    return this.run(hooks, 0, execution, tool, 'before', input, undefined, ToolHooks.beforeStep);
   }
+
+  /** What a hook before the call is asked, and what its decision does (made once: no closure per call). */
+  private static readonly beforeStep: Step<unknown> = {
+    call: (entry, current, context) => entry.hook.before?.(current, context),
+    apply: (self, entry, decision, current, execution, tool) => {
+      if (decision.decision === 'refuse') {
+        throw new ToolHookRefusedError({
+          hook: entry.name,
+          stage: 'before',
+          toolName: execution.toolName,
+          planId: execution.ctx.planId,
+          reason: decision.reason as string,
+        });
+      }
+      if (decision.decision !== 'rewrite') return current;
+      const check = tool.input?.validate(decision.input);
+      if (check !== undefined && !check.valid) {
+        const cause = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: execution.toolName, planId: execution.ctx.planId });
+        throw self.failure(execution, entry, 'before', 'invalid-input', { cause });
+      }
+      return decision.input;
+    },
+  };
 
   /**
    * After the call, on what the tool returned: on a success, each hook in turn
@@ -195,54 +204,57 @@ export class ToolHooks {
     if (result.ok !== true) return raw;
     const hooks = this.appliedTo(tool).after;
     if (hooks.length === 0) return raw;
-    return this.run<ToolResult>(
-      hooks,
-      0,
-      execution,
-      tool,
-      'after',
-      result,
-      (entry, current, context) =>
-        entry.hook.after?.(
-          current.content === undefined
-            ? { input, output: current.ok ? current.output : undefined }
-            : { input, output: current.ok ? current.output : undefined, content: current.content },
-          context,
-        ),
-      (entry, decision, current) => {
-        if (decision.decision === 'withhold') {
-          const error = new ToolHookRefusedError({
-            hook: entry.name,
-            stage: 'after',
-            toolName: execution.toolName,
-            planId: execution.ctx.planId,
-            reason: decision.reason as string,
-          });
-          const failure: { -readonly [K in keyof ToolFailure]: ToolFailure[K] } = { ok: false, error };
-          if (current.changes !== undefined) failure.changes = current.changes;
-          return failure;
-        }
-        if (decision.decision !== 'replace' && decision.decision !== 'redact') return current;
-        const check = tool.output?.validate(decision.output);
-        if (check !== undefined && !check.valid) {
-          const cause = new ToolSchemaValidationError({
-            direction: 'output',
-            issues: check.issues,
-            toolName: execution.toolName,
-            planId: execution.ctx.planId,
-          });
-          throw this.failure(execution, entry, 'after', 'invalid-output', { cause });
-        }
-        return {
-          ...current,
-          output: decision.output,
-          ...(decision.content === undefined ? {} : { content: decision.content as readonly ToolContent[] }),
-        } as ToolResult;
-      },
-      // A withheld output ends the step: the hooks after it have nothing to look at.
-      (current) => !current.ok,
-    );
+    return this.run<ToolResult>(hooks, 0, execution, tool, 'after', result, input, ToolHooks.afterStep);
   }
+
+  /** What a hook on a failed call is asked (the failed call comes as `input`); it only notes. */
+  private static readonly errorStep: Step<undefined> = {
+    call: (entry, _current, context, failed) => entry.hook.onError?.(failed as ToolFailedCall, context),
+    apply: () => undefined,
+  };
+
+  /** What a hook after the call is asked, and what its decision does. */
+  private static readonly afterStep: Step<ToolResult> = {
+    call: (entry, current, context, input) =>
+      entry.hook.after?.(
+        current.content === undefined
+          ? { input, output: current.ok ? current.output : undefined }
+          : { input, output: current.ok ? current.output : undefined, content: current.content },
+        context,
+      ),
+    apply: (self, entry, decision, current, execution, tool) => {
+      if (decision.decision === 'withhold') {
+        const error = new ToolHookRefusedError({
+          hook: entry.name,
+          stage: 'after',
+          toolName: execution.toolName,
+          planId: execution.ctx.planId,
+          reason: decision.reason as string,
+        });
+        const failure: { -readonly [K in keyof ToolFailure]: ToolFailure[K] } = { ok: false, error };
+        if (current.changes !== undefined) failure.changes = current.changes;
+        return failure;
+      }
+      if (decision.decision !== 'replace' && decision.decision !== 'redact') return current;
+      const check = tool.output?.validate(decision.output);
+      if (check !== undefined && !check.valid) {
+        const cause = new ToolSchemaValidationError({
+          direction: 'output',
+          issues: check.issues,
+          toolName: execution.toolName,
+          planId: execution.ctx.planId,
+        });
+        throw self.failure(execution, entry, 'after', 'invalid-output', { cause });
+      }
+      return {
+        ...current,
+        output: decision.output,
+        ...(decision.content === undefined ? {} : { content: decision.content as readonly ToolContent[] }),
+      } as ToolResult;
+    },
+    // A withheld output ends the step: the hooks after it have nothing to look at.
+    stop: (current) => !current.ok,
+  };
 
   /**
    * On a failure of the call (a failed result or a thrown error, but not a
@@ -256,16 +268,7 @@ export class ToolHooks {
     const hooks = this.appliedTo(tool).error;
     if (hooks.length === 0) return undefined;
     const call = output === undefined ? { input, error } : { input, error, output };
-    const done = this.run(
-      hooks,
-      0,
-      execution,
-      tool,
-      'error',
-      undefined,
-      (entry, _current, context) => entry.hook.onError?.(call, context),
-      () => undefined,
-    );
+    const done = this.run(hooks, 0, execution, tool, 'error', undefined, call, ToolHooks.errorStep);
     return done instanceof HookPending ? done : undefined;
   }
 
@@ -295,19 +298,18 @@ export class ToolHooks {
     tool: RegisteredTool,
     stage: ToolHookStage,
     state: S,
-    call: (entry: CompiledHook, state: S, context: HookCallContext) => unknown,
-    apply: (entry: CompiledHook, decision: Decision, state: S) => S,
-    stop?: (state: S) => boolean,
+    input: unknown,
+    step: Step<S>,
   ): S | HookPending<S> {
     let current = state;
     for (let at = index; at < hooks.length; at++) {
-      if (stop?.(current) === true) return current;
+      if (step.stop?.(current) === true) return current;
       const entry = hooks[at] as CompiledHook;
       const context = new HookCallContext(execution, tool.descriptor, stage);
       const started = this.monotonic();
       let answer: unknown;
       try {
-        answer = call(entry, current, context);
+        answer = step.call(entry, current, context, input);
       } catch (error) {
         throw this.failure(execution, entry, stage, 'threw', { cause: error, started });
       }
@@ -315,13 +317,13 @@ export class ToolHooks {
         const next = at + 1;
         return new HookPending(
           this.settle(answer, entry, execution, stage, context, started).then((settled) => {
-            const updated = this.decide(entry, settled, execution, stage, started, current, apply);
-            const rest = this.run(hooks, next, execution, tool, stage, updated, call, apply, stop);
+            const updated = this.decide(entry, settled, execution, tool, stage, started, current, step);
+            const rest = this.run(hooks, next, execution, tool, stage, updated, input, step);
             return rest instanceof HookPending ? rest.promise : rest;
           }),
         );
       }
-      current = this.decide(entry, answer, execution, stage, started, current, apply);
+      current = this.decide(entry, answer, execution, tool, stage, started, current, step);
     }
     return current;
   }
@@ -331,10 +333,11 @@ export class ToolHooks {
     entry: CompiledHook,
     answer: unknown,
     execution: Execution,
+    tool: RegisteredTool,
     stage: ToolHookStage,
     started: number,
     state: S,
-    apply: (entry: CompiledHook, decision: Decision, state: S) => S,
+    step: Step<S>,
   ): S {
     if (answer === undefined) {
       // The common answer, recorded without the checks a decision needs.
@@ -354,7 +357,7 @@ export class ToolHooks {
     const extra = extraOf(execution);
     // A refusal is recorded before it is thrown; any other decision once it is applied (a rewrite the schema refuses is recorded as failed).
     if (outcome === 'refuse') (extra.hooks ??= []).push(Object.freeze(record));
-    const next = apply(entry, decision, state);
+    const next = step.apply(this, entry, decision, state, execution, tool);
     (extra.hooks ??= []).push(Object.freeze(record));
     if (note !== undefined) {
       (extra.notes ??= []).push(
