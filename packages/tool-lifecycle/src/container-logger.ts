@@ -1,6 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
-import { createConsoleLogger, type RuntimeLogger } from './observability';
 import { RUNTIME_LOGGER } from './tokens';
+import { createConsoleLogger, type RuntimeLogger } from './observability';
 
 /**
  * The logger of an adapter registered in `container`: the container's

@@ -1,8 +1,6 @@
 import type { ApprovalScope, PendingApprovalSummary } from '../approval';
 
 export type { PendingApprovalSummary } from '../approval';
-// Declared with the plan's options (a plan does not depend on the registry); named here too.
-export type { PlanRegistryOptions } from '../plan';
 
 /**
  * A plan as the runtime announces it to a {@link PlanRegistry}: who it is,
@@ -164,6 +162,12 @@ export interface PlanRegistry {
   send(message: PlanControlMessage): Promise<PlanSendResult>;
   /** Withdraws this process's plans and releases connections. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Options of one plan's registration, given to `runtime.createPlan` / `runPlan` as `registry`. */
+export interface PlanRegistryOptions {
+  /** Shown with the plan by `list()`: at most 20 labels, keys of 1–64 characters, values of at most 1,000. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** How many tool names a registration lists. */

@@ -1,10 +1,5 @@
 import { CancellationToken, createExecutionContext, type PlanContext, type ToolExecutionContextOptions } from '@ca/tool-context';
-
-/** Options of one plan's registration, given to `runtime.createPlan` / `runPlan` as `registry`. */
-export interface PlanRegistryOptions {
-  /** Shown with the plan by `list()`: at most 20 labels, keys of 1–64 characters, values of at most 1,000. */
-  readonly labels?: Readonly<Record<string, string>>;
-}
+import type { PlanRegistryOptions } from '../plan-registry';
 
 /** Options of a plan: those of its context plus a deadline for the whole plan. */
 export interface PlanOptions extends ToolExecutionContextOptions {
