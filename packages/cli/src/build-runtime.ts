@@ -5,6 +5,12 @@ import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
 import {
+  DEFINITION_PINS,
+  MemoryDefinitionPins,
+  TOOL_HOOK,
+  createInstructionCheckHook,
+  createSecretRedactionHook,
+  type SecretRedactionOptions,
   APPROVAL_HANDLER,
   APPROVAL_KEY,
   APPROVAL_STORE,
@@ -32,6 +38,8 @@ import { container as rootContainer } from 'tsyringe';
 import { CliError } from './cli-error';
 import type { AgentsConfig, WrappedEntry } from './config';
 import { isPartial, selectSources, type SourceSelection } from './config-sources';
+import { createCommandHook } from './command-hook';
+import { readLockfile } from './definition-lock-file';
 import { didYouMean } from './suggest';
 
 /** The runtime built from a configuration, with what the CLI needs besides. */
@@ -75,6 +83,8 @@ export interface BuildRuntimeOptions {
   readonly resultStore?: ResultStore;
   /** Where the runtime announces its plans (`agents plan run`); none by default. */
   readonly planRegistry?: PlanRegistry;
+  /** `false`: do not read the lockfile (`agents tools lock` sees every tool as offered). */
+  readonly pins?: boolean;
 }
 
 /**
@@ -110,6 +120,9 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   if (approval?.store !== undefined) container.register(APPROVAL_STORE, { useValue: approval.store });
   if (approval?.key !== undefined) container.register(APPROVAL_KEY, { useValue: approval.key });
   if (options.planRegistry !== undefined) container.register(PLAN_REGISTRY, { useValue: options.planRegistry });
+  registerHooks(container, config);
+  const lock = options.pins === false ? undefined : readLockfile(config);
+  if (lock !== undefined) container.register(DEFINITION_PINS, { useValue: new MemoryDefinitionPins(lock) });
   if (options.resultStore !== undefined) container.register(RESULT_STORE, { useValue: options.resultStore });
   registerToolRuntime(container, {
     ...config.runtime,
@@ -166,6 +179,36 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
       container.clearInstances();
     },
   };
+}
+
+/**
+ * The hooks of a configuration, in the order they run: the command hooks of
+ * `hooks`, then the output guardrails — secrets redacted (unless
+ * `guardrails.secrets` is false), instructions checked (when
+ * `guardrails.instructions` says so) — so that what a command hook gives
+ * back is scanned too.
+ * @throws CliError (CLI_CONFIG_INVALID) for a secret rule that does not compile.
+ */
+function registerHooks(container: ReturnType<typeof rootContainer.createChildContainer>, config: AgentsConfig): void {
+  for (const entry of config.hooks ?? []) {
+    container.register(TOOL_HOOK, {
+      useValue: createCommandHook(entry, { cwd: config.baseDir, ...(config.sandbox === undefined ? {} : { sandbox: config.sandbox }) }),
+    });
+  }
+  const secrets = config.guardrails?.secrets ?? true;
+  if (secrets !== false) {
+    try {
+      container.register(TOOL_HOOK, { useValue: createSecretRedactionHook(secrets === true ? {} : (secrets as SecretRedactionOptions)) });
+    } catch (error) {
+      throw new CliError({
+        code: 'CLI_CONFIG_INVALID',
+        message: `Configuration ${config.file ?? '(none)'} is invalid at /guardrails/secrets: ${(error as Error).message}`,
+        cause: error,
+      });
+    }
+  }
+  const instructions = config.guardrails?.instructions ?? false;
+  if (instructions !== false) container.register(TOOL_HOOK, { useValue: createInstructionCheckHook({ action: instructions }) });
 }
 
 /** The built-in adapter's settings: the `builtin` entry, with the configuration's `sandbox` as the command tool's. */

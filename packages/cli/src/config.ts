@@ -5,6 +5,7 @@ import { resourceFromPath } from '@ca/tool-context';
 import type { ToolRuleDefinition, ToolRuntimeOptions } from '@ca/tool-lifecycle';
 import type { SandboxSetting } from '@ca/sandbox';
 import { CliError } from './cli-error';
+import type { CommandHookEntry } from './command-hook';
 import { expandVariables } from './expand-variables';
 import { readDocument } from './read-document';
 import { validateDocument } from './validate-document';
@@ -72,6 +73,25 @@ export interface AgentsConfigFile {
   readonly mcpServers?: Record<string, Record<string, unknown>>;
   readonly skills?: Record<string, unknown> & { readonly roots?: readonly string[] };
   readonly wrapped?: readonly WrappedEntry[];
+  /** Programs run before, after or on the failure of tool calls (see `CommandHookEntry`). */
+  readonly hooks?: readonly CommandHookEntry[];
+  /** Output guardrails: secrets redacted (on by default), instructions aimed at the model noted or withheld (off by default). */
+  readonly guardrails?: GuardrailsConfig;
+  /** The lockfile of pinned tool definitions, relative to this file (default `agents.lock.json` beside it). */
+  readonly lockfile?: string;
+}
+
+/** The `guardrails` key. */
+export interface GuardrailsConfig {
+  /** `false` turns the secret redaction off; an object adds rules (gitleaks' shape, RE2 syntax) and an allowlist. Default on. */
+  readonly secrets?:
+    | boolean
+    | {
+        readonly rules?: readonly { readonly id: string; readonly regex: string; readonly keywords?: readonly string[] }[];
+        readonly allowlist?: { readonly regexes?: readonly string[]; readonly stopwords?: readonly string[] };
+      };
+  /** The heuristic check for instructions aimed at the model in tool outputs: `'note'`, `'withhold'`, or `false` (default). */
+  readonly instructions?: false | 'note' | 'withhold';
 }
 
 /** A configuration ready to build a runtime from: paths absolute, resources bound. */

@@ -45,6 +45,7 @@ import { parseInput } from './read-input';
 import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
 import { addToolsExportCommand } from './tools-export-command';
+import { addToolsLockCommand } from './tools-lock-command';
 import { addToolsSearchCommand } from './tools-search-command';
 
 interface GlobalOptions {
@@ -527,6 +528,15 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
         });
       },
     );
+
+  addToolsLockCommand(tools, {
+    io,
+    loadConfiguration,
+    createLogger: () => createCliLogger(io.stderr, verbose()),
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  });
 
   const plan = program.command('plan').description('check, run, list and cancel plans, and answer their approval requests');
   plan

@@ -6,6 +6,7 @@ import { ToolCancelledError, type ToolExecutionContext, type ToolExecutionTrace 
 import {
   ToolAccessDeniedError,
   ToolApprovalDeniedError,
+  ToolHookRefusedError,
   ToolCheckpointRequiredError,
   ToolActivationError,
   ToolNotFoundError,
@@ -83,7 +84,9 @@ export function classify(
   }
   const { code, message } = explainError(error, context);
   if (ToolCancelledError.isInstance(error)) return { outcome: planCancelled ? 'cancelled' : 'failed', code, message };
-  if (ToolAccessDeniedError.isInstance(error) || ToolCheckpointRequiredError.isInstance(error) || ToolApprovalDeniedError.isInstance(error)) {
+  // A hook's refusal before the call is a refusal like the policy's (a withheld output, after the call, is a failure).
+  const hookRefused = ToolHookRefusedError.isInstance(error) && error.stage === 'before';
+  if (ToolAccessDeniedError.isInstance(error) || ToolCheckpointRequiredError.isInstance(error) || ToolApprovalDeniedError.isInstance(error) || hookRefused) {
     return { outcome: 'refused', code, message };
   }
   if (ToolNotFoundError.isInstance(error) || ToolRegistrationError.isInstance(error)) return { outcome: 'not-found', code, message };

@@ -311,6 +311,21 @@ describe('ToolExecutionContext records', () => {
     ],
     ['zero attempts', { attempts: 0 }, 'trace.attempts'],
     ['an empty replayedFrom', { replayedFrom: '' }, 'trace.replayedFrom'],
+    ['hooks that are not a list', { hooks: 'all' as never }, 'trace.hooks'],
+    ['a hook without a name', { hooks: [{ hook: '', stage: 'before', decision: 'continue', durationMs: 0 }] }, 'trace.hooks[0].hook'],
+    ['a hook at an unknown stage', { hooks: [{ hook: 'h', stage: 'during' as never, decision: 'continue', durationMs: 0 }] }, 'trace.hooks[0].stage'],
+    ['a hook with an unknown decision', { hooks: [{ hook: 'h', stage: 'after', decision: 'maybe' as never, durationMs: 0 }] }, 'trace.hooks[0].decision'],
+    ['a hook with a negative time', { hooks: [{ hook: 'h', stage: 'after', decision: 'continue', durationMs: -1 }] }, 'trace.hooks[0].durationMs'],
+    [
+      'a hook with a redaction count of zero',
+      { hooks: [{ hook: 'h', stage: 'after', decision: 'redact', durationMs: 0, redactions: { 'aws-access-token': 0 } }] },
+      'trace.hooks[0].redactions',
+    ],
+    [
+      'a hook whose reason is not a string',
+      { hooks: [{ hook: 'h', stage: 'before', decision: 'refuse', durationMs: 0, reason: 1 as never }] },
+      'trace.hooks[0].reason',
+    ],
     ['an idempotency key that is not a string', { idempotencyKey: 42 as never }, 'trace.idempotencyKey'],
     ['an idempotency key of 201 characters', { idempotencyKey: 'k'.repeat(201) }, 'trace.idempotencyKey'],
   ])('refuses a trace with %s', (_label, overrides, field) => {
@@ -341,6 +356,30 @@ describe('ToolExecutionContext records', () => {
     const frozen = Object.freeze({
       ...trace({ executionId: 'exec-2' }),
       approval: Object.freeze({ decision: 'approved' as const, decidedBy: 'rule:docs', scope: 'once' as const, waitedMs: 0 }),
+    });
+    ctx.recordTrace(frozen);
+    expect(ctx.traces[1]).toBe(frozen);
+  });
+
+  it('keeps the hooks of a trace; copies and makes safe hooks that are not frozen', () => {
+    const ctx = createExecutionContext({ planId: 'plan-1' });
+    const hooks = [
+      { hook: 'audit', stage: 'before' as const, decision: 'refuse' as const, durationMs: 0.25, reason: 'token=abcd1234efgh was asked for', extra: 'dropped' },
+      { hook: 'secrets', stage: 'after' as const, decision: 'redact' as const, durationMs: 1, noted: true, redactions: { 'aws-access-token': 2 } },
+    ];
+    ctx.recordTrace(trace({ hooks }));
+    const recorded = ctx.traces[0]!;
+    expect(recorded.hooks).toEqual([
+      { hook: 'audit', stage: 'before', decision: 'refuse', durationMs: 0.25, reason: 'token=*** was asked for' },
+      { hook: 'secrets', stage: 'after', decision: 'redact', durationMs: 1, noted: true, redactions: { 'aws-access-token': 2 } },
+    ]);
+    expect(Object.isFrozen(recorded.hooks)).toBe(true);
+    expect(Object.isFrozen(recorded.hooks![1]!.redactions)).toBe(true);
+
+    // Frozen all the way down (what the runtime records): kept as it is.
+    const frozen = Object.freeze({
+      ...trace({ executionId: 'exec-2' }),
+      hooks: Object.freeze([Object.freeze({ hook: 'h', stage: 'error' as const, decision: 'continue' as const, durationMs: 0, noted: true })]),
     });
     ctx.recordTrace(frozen);
     expect(ctx.traces[1]).toBe(frozen);

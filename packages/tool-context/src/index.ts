@@ -10,7 +10,10 @@ export type {
   ToolExecutionTrace,
   ToolExecutionTraceApproval,
   ToolExecutionTraceError,
+  ToolExecutionTraceHook,
   ToolExecutionTraceRepair,
+  ToolHookOutcome,
+  ToolHookStage,
   ToolInputRepairRule,
 } from './tool-execution-trace';
 export { toTraceError, toTraceRepairs } from './tool-execution-trace';

@@ -49,6 +49,33 @@ export interface ToolExecutionTraceApproval {
   readonly reason?: string;
 }
 
+/** Where in a call a hook ran: before it (after input validation), after it (on a successful result), or on its failure. */
+export type ToolHookStage = 'before' | 'after' | 'error';
+
+/**
+ * What a hook decided: `continue` (nothing changed), `rewrite` (the input, before
+ * the call), `refuse` (the call, before it), `replace` or `redact` (the output,
+ * after it), `withhold` (the output, after it: the result fails), `failed`
+ * (the hook threw, timed out or answered something invalid: the call failed closed).
+ */
+export type ToolHookOutcome = 'continue' | 'rewrite' | 'refuse' | 'replace' | 'redact' | 'withhold' | 'failed';
+
+/** One hook's part in an execution: which hook, where, what it decided and how long it took. */
+export interface ToolExecutionTraceHook {
+  /** The hook's name (at most 200 characters). */
+  readonly hook: string;
+  readonly stage: ToolHookStage;
+  readonly decision: ToolHookOutcome;
+  /** How long the hook took, in milliseconds. */
+  readonly durationMs: number;
+  /** True when the hook added a note for the model. */
+  readonly noted?: boolean;
+  /** For `redact`: how many values were redacted, by rule (rule ids of at most 200 characters, at most 100 of them). */
+  readonly redactions?: Readonly<Record<string, number>>;
+  /** For `refuse`, `withhold` and `failed`: why, made safe to keep like an error message. */
+  readonly reason?: string;
+}
+
 /** The rules by which a model's arguments are repaired before the call (see `@ca/model-tools`). */
 export type ToolInputRepairRule = 'null-for-optional' | 'json-string' | 'single-to-array' | 'string-to-scalar';
 
@@ -104,6 +131,8 @@ export interface ToolExecutionTrace {
    * result was returned.
    */
   readonly replayedFrom?: string;
+  /** The hooks that ran around the call, in the order they ran; absent when none did. */
+  readonly hooks?: readonly ToolExecutionTraceHook[];
   /**
    * The call's idempotency key, when the tool read it — and so could send it:
    * the HTTP tools' `Idempotency-Key` header, an MCP call's `_meta` — so a
@@ -199,7 +228,7 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     fail('', `recordTrace expects { executionId, planId, toolName, startedAt, … }, got ${describeType(trace)}.`);
   }
   const record = trace as Record<string, unknown>;
-  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom, repairs } = record;
+  const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom, repairs, hooks } = record;
   const idempotencyKey = record['idempotencyKey'];
   if (typeof executionId !== 'string' || executionId.length === 0) {
     fail('.executionId', `expected the id of the execution, got ${describeType(executionId)}.`);
@@ -248,7 +277,14 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
       (repairs as ToolExecutionTraceRepair[]).every(
         (entry, index) => Object.isFrozen(entry) && sameRepair(entry, (keptRepairs as ToolExecutionTraceRepair[])[index]),
       ));
-  if (Object.isFrozen(record) && (error === undefined || Object.isFrozen(error)) && (approval === undefined || Object.isFrozen(approval)) && repairsFrozen) {
+  const hooksFrozen = hooks === undefined || checkTraceHooks(hooks, fail);
+  if (
+    Object.isFrozen(record) &&
+    (error === undefined || Object.isFrozen(error)) &&
+    (approval === undefined || Object.isFrozen(approval)) &&
+    repairsFrozen &&
+    hooksFrozen
+  ) {
     if (error !== undefined) checkTraceError(error, fail);
     if (approval !== undefined) checkTraceApproval(approval, fail);
     return record as unknown as ToolExecutionTrace;
@@ -272,6 +308,82 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
   if (idempotencyKey !== undefined) copy.idempotencyKey = idempotencyKey as string;
   if (keptRepairs !== undefined) copy.repairs = keptRepairs;
+  if (hooks !== undefined) copy.hooks = Object.freeze((hooks as ToolExecutionTraceHook[]).map(copyTraceHook));
+  return Object.freeze(copy);
+}
+
+const HOOK_OUTCOMES: readonly unknown[] = ['continue', 'rewrite', 'refuse', 'replace', 'redact', 'withhold', 'failed'];
+// Hooks are configuration: more than this around one call is a mistake, and a trace is kept whole.
+const MAX_TRACE_HOOKS = 100;
+
+/**
+ * Checks the hooks of a trace in one pass (a plain loop: the runtime records
+ * them on every execution that has hooks) and tells whether the list and
+ * every entry in it are frozen, so that the trace can be kept as given.
+ */
+function checkTraceHooks(hooks: unknown, fail: (field: string, message: string) => never): boolean {
+  if (!Array.isArray(hooks) || hooks.length > MAX_TRACE_HOOKS) {
+    fail(
+      '.hooks',
+      `expected a list of at most ${MAX_TRACE_HOOKS} { hook, stage, decision, durationMs, noted?, redactions?, reason? }, got ${describeType(hooks)}.`,
+    );
+  }
+  const list = hooks as unknown[];
+  let frozen = Object.isFrozen(list);
+  for (let index = 0; index < list.length; index++) {
+    const entry = list[index] as Record<string, unknown> | null;
+    if (typeof entry !== 'object' || entry === null) fail(`.hooks[${index}]`, `expected { hook, stage, decision, durationMs }, got ${describeType(entry)}.`);
+    // Read one by one, and the field's path built only for a failure: this runs on every execution that has hooks.
+    const record = entry as Record<string, unknown>;
+    const hook = record['hook'];
+    if (typeof hook !== 'string' || hook.length === 0) fail(`.hooks[${index}].hook`, `expected the hook's name, got ${describeType(hook)}.`);
+    const stage = record['stage'];
+    if (stage !== 'before' && stage !== 'after' && stage !== 'error')
+      fail(`.hooks[${index}].stage`, `expected 'before', 'after' or 'error', got ${describeType(stage)}.`);
+    const decision = record['decision'];
+    if (decision !== 'continue' && !HOOK_OUTCOMES.includes(decision)) {
+      fail(`.hooks[${index}].decision`, `expected one of ${HOOK_OUTCOMES.join(', ')}, got ${describeType(decision)}.`);
+    }
+    const durationMs = record['durationMs'];
+    if (typeof durationMs !== 'number' || !(durationMs >= 0) || durationMs === Infinity) {
+      fail(`.hooks[${index}].durationMs`, `expected a finite number of milliseconds ≥ 0, got ${describeType(durationMs)}.`);
+    }
+    const noted = record['noted'];
+    if (noted !== undefined && typeof noted !== 'boolean') fail(`.hooks[${index}].noted`, `expected true or false, got ${describeType(noted)}.`);
+    const reason = record['reason'];
+    if (reason !== undefined && typeof reason !== 'string') fail(`.hooks[${index}].reason`, `expected a string, got ${describeType(reason)}.`);
+    const redactions = record['redactions'];
+    if (redactions !== undefined) {
+      if (!areRedactionCounts(redactions)) {
+        fail(`.hooks[${index}].redactions`, `expected { rule: count ≥ 1 } for at most ${MAX_TRACE_HOOKS} rules, got ${describeType(redactions)}.`);
+      }
+      if (!Object.isFrozen(redactions)) frozen = false;
+    }
+    if (!Object.isFrozen(record)) frozen = false;
+  }
+  return frozen;
+}
+
+function areRedactionCounts(redactions: unknown): boolean {
+  if (typeof redactions !== 'object' || redactions === null || Array.isArray(redactions)) return false;
+  const counts = Object.entries(redactions);
+  return (
+    counts.length <= MAX_TRACE_HOOKS &&
+    counts.every(([rule, count]) => rule.length > 0 && rule.length <= MAX_LABEL_LENGTH && Number.isSafeInteger(count) && (count as number) >= 1)
+  );
+}
+
+function copyTraceHook(entry: ToolExecutionTraceHook): ToolExecutionTraceHook {
+  const copy: { -readonly [K in keyof ToolExecutionTraceHook]: ToolExecutionTraceHook[K] } = {
+    hook: safeMessage(entry.hook, MAX_LABEL_LENGTH),
+    stage: entry.stage,
+    decision: entry.decision,
+    durationMs: entry.durationMs,
+  };
+  if (entry.noted === true) copy.noted = true;
+  if (entry.redactions !== undefined) copy.redactions = Object.freeze({ ...entry.redactions });
+  // A reason written by a hook is kept like an error message: redacted and capped.
+  if (entry.reason !== undefined) copy.reason = safeMessage(entry.reason);
   return Object.freeze(copy);
 }
 

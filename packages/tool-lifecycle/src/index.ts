@@ -3,7 +3,7 @@ import 'reflect-metadata';
 
 // What a tool and a source are.
 export type { ToolDescriptor, ToolSandboxing, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
-export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ResultHandle, ToolSetSettings } from './tool';
+export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ExecutionNote, ResultHandle, ToolSetSettings } from './tool';
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
 // The runtime, its options and its registration.
@@ -74,6 +74,18 @@ export { compileToolRules, compileToolPattern, canonicalJson, fingerprintTool } 
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict, PatternMatcher } from './approval';
 export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls';
 
+// Hooks around every call.
+export { TOOL_HOOK, DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_NOTE_LENGTH } from './hooks';
+export type { ToolHook, ToolHookContext, ToolBeforeDecision, ToolAfterDecision, ToolErrorDecision, ToolAfterCall, ToolFailedCall } from './hooks';
+
+// Pinned tool definitions.
+export { DEFINITION_PINS, MemoryDefinitionPins, pinDefinition, definitionDiff } from './pins';
+export type { DefinitionLock, DefinitionPins, PinnedDefinition, PinnedToolDefinition } from './pins';
+
+// Output guardrails on the after-hook.
+export { createSecretRedactionHook, createInstructionCheckHook, INSTRUCTION_SIGNS } from './guardrails';
+export type { SecretRedactionOptions, InstructionCheckOptions, SecretRule, SecretAllowlist } from './guardrails';
+
 // Asking a person or a model.
 export { INTERACTION_HANDLER, SAMPLING_HANDLER, approvalThroughInteraction } from './interaction';
 export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './interaction';
@@ -141,6 +153,9 @@ export {
   ToolRegistrationError,
   ToolPlanEndedError,
   ToolInvalidArgumentError,
+  ToolHookError,
+  ToolHookRefusedError,
+  ToolDefinitionChangedError,
 } from './errors';
 export type {
   ToolRuntimeErrorCode,
@@ -165,6 +180,10 @@ export type {
   DuplicateToolName,
   ToolPlanEndedErrorOptions,
   ToolInvalidArgumentErrorOptions,
+  ToolHookErrorOptions,
+  ToolHookFailure,
+  ToolHookRefusedErrorOptions,
+  ToolDefinitionChangedErrorOptions,
 } from './errors';
 
 // Moved to @ca/sandbox; kept here for one release (loads @ca/sandbox on first call).

@@ -2,6 +2,8 @@ import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
 import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE } from './approval';
 import { ToolInvalidArgumentError } from './errors';
+import { TOOL_HOOK } from './hooks';
+import { DEFINITION_PINS } from './pins';
 import { INTERACTION_HANDLER, approvalThroughInteraction } from './interaction';
 import { ToolLifecycleCache } from './plan';
 import { createConsoleLogger, systemClock } from './observability';
@@ -51,6 +53,9 @@ function approvalSettingsOf(resolver: Resolver): Pick<ToolRuntimeSettings, 'appr
  * MCP elicitation), requests are asked through that one, as a form
  * (`approvalThroughInteraction`), so one handler answers every question the
  * runtime and its sources put to a person. `APPROVAL_STORE` and
+ * `APPROVAL_KEY` are read when registered, and so is every `TOOL_HOOK`
+ * (multi-registration; they run in the order they were registered), and
+ * `DEFINITION_PINS`.
  * `APPROVAL_KEY` are read when registered, and so is `RESULT_STORE` (where
  * outputs over `outputBudget` are kept).
  *
@@ -87,6 +92,8 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           options: resolver.resolve(TOOL_RUNTIME_OPTIONS),
           ...approvalSettingsOf(resolver),
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
+          ...(resolver.isRegistered(TOOL_HOOK, true) ? { hooks: resolver.resolveAll(TOOL_HOOK) } : {}),
+          ...(resolver.isRegistered(DEFINITION_PINS, true) ? { pins: resolver.resolve(DEFINITION_PINS) } : {}),
           ...(resolver.isRegistered(TOOL_SEARCH_RERANKER, true) ? { searchReranker: resolver.resolve(TOOL_SEARCH_RERANKER) } : {}),
           ...(resolver.isRegistered(RESULT_STORE, true) ? { resultStore: resolver.resolve(RESULT_STORE) } : {}),
         }),

@@ -3,6 +3,8 @@ import type { ApprovalHandler, ApprovalStore, ToolRuleDefinition } from './appro
 import { isTimeout } from './catalog';
 import type { ToolCallSettings } from './calls';
 import { ToolInvalidArgumentError } from './errors';
+import type { ToolHook } from './hooks';
+import type { DefinitionPins } from './pins';
 import type { ToolLifecycleCache, ToolLifecycleCacheOptions } from './plan';
 import type { PlanRegistry } from './plan-registry';
 import type { OutputBudgetOptions, ResultStore } from './results';
@@ -89,6 +91,10 @@ export interface ToolRuntimeSettings {
   readonly approvalKey?: string | Uint8Array;
   /** Where the runtime announces its plans (see `PlanRegistry`); none by default. */
   readonly planRegistry?: PlanRegistry;
+  /** The service's checks around every call, in the order they run (see `ToolHook`); none by default. */
+  readonly hooks?: readonly ToolHook[];
+  /** Pinned tool definitions (see `DefinitionPins`): a tool that no longer matches its pin is quarantined. None by default. */
+  readonly pins?: DefinitionPins;
   /** A scorer of the service's own applied after the lexical ranking of `searchTools` (see `ToolSearchReranker`); none by default. */
   readonly searchReranker?: ToolSearchReranker;
   /** Where outputs over `options.outputBudget` are kept, per plan; default a `MemoryResultStore` (used only with a budget). */

@@ -4,6 +4,8 @@ import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
 import { CallRunner, CallSettings, PlanCallRecords, recordStep, reserveStep, untilCancelled, type ExecuteOptions } from './calls';
 import { ToolInvalidArgumentError } from './errors';
+import { HookPending, ToolHooks } from './hooks';
+import { createDefinitionLock, quarantineCheck, type DefinitionLock } from './pins';
 import { ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { PlanRegistryLink, checkRegistryOption, type PlanRegistry } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
@@ -40,6 +42,7 @@ export type { ToolRuntimeOptions, ToolRuntimeSettings } from './runtime-options'
  *
  * Each step is a call into the folder of its concern: `catalog/` (the tools),
  * `plan/` (activations, the plan's records, the policy), `approval/`,
+ * `hooks/` (the service's checks before and after the call),
  * `calls/` (the call, retries, limits, steps, the outcome), `observability/`
  * (traces and spans), `plan-registry/`.
  */
@@ -54,6 +57,8 @@ export class ToolRuntime {
   private readonly plans = new PlanCallRecords();
   private readonly calls: CallRunner;
   private readonly registryLink: PlanRegistryLink | undefined;
+  /** The service's hooks; undefined when it has none, so that no call pays for the step. */
+  private readonly hooks: ToolHooks | undefined;
   private readonly toolSearch: CatalogSearch;
   /** Outputs over the budget, behind handles (with `options.outputBudget`). */
   private readonly results: ResultHandles | undefined;
@@ -80,6 +85,7 @@ export class ToolRuntime {
       now: () => runtimeClock.now(),
       ...(registryApprovals ? { onPendingChange: (ctx: PlanContext) => this.registryLink?.refresh(ctx.planId) } : {}),
     });
+    this.hooks = ToolHooks.create(settings.hooks, () => runtimeClock.monotonic());
     const callSettings = options.calls === undefined ? undefined : new CallSettings(options.calls);
     this.calls = new CallRunner(this.cache, this.logger, clock, this.plans, this.recorder, callSettings?.empty === false ? callSettings : undefined);
     this.registryLink = settings.planRegistry === undefined ? undefined : this.linkToRegistry(settings.planRegistry, registryApprovals);
@@ -93,6 +99,7 @@ export class ToolRuntime {
       strictOutput: options.strictOutput ?? false,
       defaultTimeoutMs: options.defaultTimeoutMs,
       discoverTimeoutMs: options.discoverTimeoutMs ?? DEFAULT_DISCOVER_TIMEOUT_MS,
+      quarantine: settings.pins === undefined ? undefined : quarantineCheck(settings.pins),
     });
     this.toolSearch = new CatalogSearch(this.catalog, settings.searchReranker);
   }
@@ -107,6 +114,17 @@ export class ToolRuntime {
    */
   discover(options: { readonly signal?: AbortSignal; readonly refresh?: boolean } = {}): Promise<DiscoveryResult> {
     return this.catalog.discover(options);
+  }
+
+  /**
+   * A lock of every tool's definition as the sources offer it now, quarantined
+   * tools included (what `agents tools lock` writes): give it to your
+   * `DefinitionPins` to accept the changes, then `discover({ refresh: true })`.
+   * A source that could not be listed keeps its pins from `previous`.
+   */
+  async lockDefinitions(options: { readonly previous?: DefinitionLock } = {}): Promise<DefinitionLock> {
+    const { bySource, failedSources } = await this.catalog.definitions();
+    return createDefinitionLock(bySource, options.previous, failedSources);
   }
 
   /** The usable tools (discovering first if needed), sorted by name. */
@@ -203,11 +221,12 @@ export class ToolRuntime {
     const planId = ctx.planId;
     const execution = this.recorder.start(name, ctx);
     if (options?.repairs !== undefined) extraOf(execution).repairs = toTraceRepairs(options.repairs);
+    let tool: RegisteredTool | undefined;
     try {
       // 1. A cancelled plan runs nothing.
       if (ctx.cancellationToken.isCancelled) ctx.cancellationToken.check({ toolName: name, planId });
       // 2. The tool, from the catalog, activated once per (plan, tool).
-      const tool = this.catalog.loaded(name) ?? (await this.catalog.lookup(name, planId));
+      tool = this.catalog.loaded(name) ?? (await this.catalog.lookup(name, planId));
       this.recorder.found(execution, tool);
       const instance = tool.instance ?? (await this.catalog.instanceOf(tool, planId));
       const activation = this.autoActivate ? this.cache.ensureActive(name, instance, ctx) : this.cache.requireActive(name, ctx);
@@ -218,7 +237,13 @@ export class ToolRuntime {
       const check = tool.input?.validate(input);
       if (check !== undefined && !check.valid) {
         const error = new ToolSchemaValidationError({ direction: 'input', issues: check.issues, toolName: name, planId });
+        if (this.hooks !== undefined) await this.hooks.onError(execution, tool, input, error)?.promise;
         return this.recorder.complete(execution, { ok: false, error }, 0);
+      }
+      // 4¼. The service's hooks before the call: the input rewritten (and checked again), or the call refused.
+      if (this.hooks !== undefined) {
+        const hooked = this.hooks.before(execution, tool, input);
+        input = hooked instanceof HookPending ? await hooked.promise : hooked;
       }
       // A call with the caller's step id may have been made before in this plan.
       if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options);
@@ -226,12 +251,17 @@ export class ToolRuntime {
       const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
-      const result = await this.calls.dispatch(execution, tool, instance, input, options);
+      let result = await this.calls.dispatch(execution, tool, instance, input, options);
+      // 5½. The service's hooks after the call: the output redacted, replaced (and checked again) or withheld — before the budget, so a stored output is redacted too.
+      if (this.hooks !== undefined) {
+        const hooked = this.hooks.after(execution, tool, input, result);
+        result = hooked instanceof HookPending ? await hooked.promise : hooked;
+      }
       // 6. and 7. The output checked, the changes recorded, the execution traced; 6½. an output over the budget kept behind a handle.
       const finished = this.calls.finish(execution, tool, result);
       return this.results === undefined ? finished : this.results.limit(finished, ctx);
     } catch (thrown) {
-      throw this.recorder.fail(execution, thrown);
+      throw this.recorder.fail(execution, this.hooks === undefined ? thrown : await this.hooks.afterThrow(execution, tool, input, thrown));
     }
   }
 
@@ -343,7 +373,11 @@ export class ToolRuntime {
     try {
       const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
-      const result = await this.calls.dispatch(execution, tool, instance, input, options);
+      let result = await this.calls.dispatch(execution, tool, instance, input, options);
+      if (this.hooks !== undefined) {
+        const hooked = this.hooks.after(execution, tool, input, result);
+        result = hooked instanceof HookPending ? await hooked.promise : hooked;
+      }
       const outcome = this.calls.finish(execution, tool, result);
       const finished = this.results === undefined ? outcome : this.results.limit(outcome, execution.ctx);
       if (finished.ok) recordStep(this.plans, execution, finished);

@@ -32,6 +32,8 @@ export interface RegisteredTool {
   instancePromise: Promise<ToolInstance> | undefined;
   /** Whether a rule of the runtime names this tool, once the runtime has asked (its rules never change). */
   ruled: boolean | undefined;
+  /** What `hooks/` keeps for this tool's calls (the runtime's hooks that match it), once it has asked; opaque here. */
+  hooks: object | undefined;
 }
 
 /** Settings of a {@link ToolCatalog}. */
@@ -45,6 +47,11 @@ export interface ToolCatalogSettings {
   readonly defaultTimeoutMs: number | undefined;
   /** How long one source's `discover` may take before it is reported in `sourceErrors`. */
   readonly discoverTimeoutMs: number;
+  /**
+   * Checks each valid tool of a source as discovered (the pinned definitions of
+   * `pins/`): a tool it returns an entry for is quarantined, unavailable with it.
+   */
+  readonly quarantine?: ((sourceId: string, descriptor: ToolDescriptor) => UnavailableTool | undefined) | undefined;
 }
 
 interface Snapshot {
@@ -57,6 +64,8 @@ interface Snapshot {
    */
   readonly unavailableGroups: readonly UnavailableTool[];
   readonly result: DiscoveryResult;
+  /** Each listed source's valid tools as offered, quarantined ones included: what a lock pins. */
+  readonly definitions: Map<string, ToolDescriptor[]>;
 }
 
 /**
@@ -103,6 +112,12 @@ export class ToolCatalog {
   async discover(options: { readonly signal?: AbortSignal; readonly refresh?: boolean } = {}): Promise<DiscoveryResult> {
     if (options.refresh === true) this.snapshot = undefined;
     return (await this.load(options.signal)).result;
+  }
+
+  /** Each listed source's valid tools as offered now (quarantined ones included), and the sources that could not be listed. */
+  async definitions(): Promise<{ readonly bySource: ReadonlyMap<string, readonly ToolDescriptor[]>; readonly failedSources: readonly string[] }> {
+    const snapshot = await this.load();
+    return { bySource: snapshot.definitions, failedSources: snapshot.result.sourceErrors.map((item) => item.sourceId) };
   }
 
   /**
@@ -212,6 +227,7 @@ export class ToolCatalog {
     const sourceErrors: SourceError[] = [];
     const owners = new Map<string, string>();
     const duplicates = new Map<string, string[]>();
+    const definitions = new Map<string, ToolDescriptor[]>();
     const unavailableGroups: UnavailableTool[] = [];
     for (const { source, descriptors, error } of listed) {
       if (error !== undefined) {
@@ -236,8 +252,18 @@ export class ToolCatalog {
         }
         if (typeof name === 'string') owners.set(name, source.id);
         const registered = this.register(source, raw);
-        if ('reason' in registered) unavailable.set(registered.name, registered);
-        else tools.set(registered.descriptor.name, registered);
+        if ('reason' in registered) {
+          unavailable.set(registered.name, registered);
+          continue;
+        }
+        let offered = definitions.get(source.id);
+        if (offered === undefined) definitions.set(source.id, (offered = []));
+        offered.push(registered.descriptor);
+        const quarantined = this.settings.quarantine?.(source.id, registered.descriptor);
+        if (quarantined !== undefined) {
+          this.settings.logger.warn(quarantined.reason, { toolName: quarantined.name, sourceId: source.id, code: quarantined.error?.code });
+          unavailable.set(quarantined.name, quarantined);
+        } else tools.set(registered.descriptor.name, registered);
       }
     }
     if (duplicates.size > 0) {
@@ -249,7 +275,7 @@ export class ToolCatalog {
       unavailable: [...unavailable.values()],
       sourceErrors,
     };
-    return { tools, unavailable, unavailableGroups, result };
+    return { tools, unavailable, unavailableGroups, result, definitions };
   }
 
   /** What a source that could not be listed reports unavailable; one that throws here too reports nothing. */
@@ -347,6 +373,7 @@ export class ToolCatalog {
       instance: undefined,
       instancePromise: undefined,
       ruled: undefined,
+      hooks: undefined,
     };
   }
 }

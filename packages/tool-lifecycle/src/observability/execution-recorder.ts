@@ -46,19 +46,19 @@ export class ExecutionRecorder {
     const error = result.ok ? undefined : result.error;
     const trace = this.recordTrace(execution, resultSizeBytes, error);
     if (execution.span !== undefined) endToolSpan(execution.span, error === undefined ? undefined : errorType(error), error?.message);
-    return withExecution(result, execution.executionId, execution.toolName, trace);
+    const done = withExecution(result, execution.executionId, execution.toolName, trace);
+    if (execution.extra?.notes !== undefined) (done as { notes?: unknown }).notes = Object.freeze(execution.extra.notes);
+    return done;
   }
 
   /** A thrown outcome: coded, traced, and carrying its trace. */
   fail(execution: Execution, thrown: unknown): Error & { code?: string } {
-    const { toolName, ctx } = execution;
-    const error: Error & { code?: string } =
-      ToolRuntimeError.isInstance(thrown) || ToolCancelledError.isInstance(thrown)
-        ? thrown
-        : new ToolExecutionError({ toolName, planId: ctx.planId, cause: thrown });
+    const error = codedError(execution, thrown);
     const trace = this.recordTrace(execution, 0, error);
     if (execution.span !== undefined) endToolSpan(execution.span, errorType(error), error.message);
     Object.defineProperty(error, 'trace', { value: trace, configurable: true, writable: true, enumerable: false });
+    const notes = execution.extra?.notes;
+    if (notes !== undefined) Object.defineProperty(error, 'notes', { value: Object.freeze(notes), configurable: true, writable: true, enumerable: false });
     return error;
   }
 
@@ -89,6 +89,7 @@ export class ExecutionRecorder {
         trace.idempotencyKey = extra.idempotencyKey;
         execution.span?.setAttribute('ca.tool.call.idempotency_key', extra.idempotencyKey);
       }
+      if (extra.hooks !== undefined) trace.hooks = Object.freeze(extra.hooks);
     }
     // Frozen, the context records this very object instead of a copy.
     Object.freeze(trace);
@@ -102,6 +103,13 @@ export class ExecutionRecorder {
     }
     return trace;
   }
+}
+
+/** A thrown failure as the caller gets it: the runtime's coded errors as they are, anything else as `ToolExecutionError`. */
+export function codedError(execution: Execution, thrown: unknown): Error & { code?: string } {
+  return ToolRuntimeError.isInstance(thrown) || ToolCancelledError.isInstance(thrown)
+    ? thrown
+    : new ToolExecutionError({ toolName: execution.toolName, planId: execution.ctx.planId, cause: thrown });
 }
 
 /**

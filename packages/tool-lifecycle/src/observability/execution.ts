@@ -1,5 +1,6 @@
-import type { PlanContext, ToolExecutionContext, ToolExecutionTraceApproval, ToolExecutionTraceRepair } from '@ca/tool-context';
+import type { PlanContext, ToolExecutionContext, ToolExecutionTraceApproval, ToolExecutionTraceHook, ToolExecutionTraceRepair } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
+import type { ExecutionNote } from '../tool';
 
 /** One execution in flight: what its steps share, in one place. */
 export interface Execution {
@@ -25,6 +26,10 @@ export interface ExecutionExtra {
   replayedFrom?: string;
   /** The call's idempotency key, once computed. */
   idempotencyKey?: string;
+  /** What each hook decided, in the order they ran (frozen entries). */
+  hooks?: ToolExecutionTraceHook[];
+  /** The notes hooks added for the model. */
+  notes?: ExecutionNote[];
   /** The repairs a front door made to the call's arguments. */
   repairs?: readonly ToolExecutionTraceRepair[];
 }

@@ -1,8 +1,8 @@
 // What the runtime leaves behind: one trace per execution, OpenTelemetry spans,
 // logs through the injected logger, on the injected clock.
+export { ExecutionRecorder, codedError } from './execution-recorder';
 export { extraOf } from './execution';
 export type { Execution, ExecutionExtra } from './execution';
-export { ExecutionRecorder } from './execution-recorder';
 export { systemClock } from './runtime-clock';
 export type { RuntimeClock } from './runtime-clock';
 export { createConsoleLogger, createRedactingLogger, silentLogger } from './runtime-logger';

@@ -4,7 +4,7 @@ export { closestNames } from './closest-names';
 export type { ToolDescriptor, ToolSandboxing } from './tool-descriptor';
 export type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
 export { toolFailure, toolSuccess } from './tool-result';
-export type { ExecutionResult, ResultHandle, ToolContent, ToolFailure, ToolResult, ToolSuccess } from './tool-result';
+export type { ExecutionNote, ExecutionResult, ResultHandle, ToolContent, ToolFailure, ToolResult, ToolSuccess } from './tool-result';
 export { ToolSet } from './tool-set';
 export type { ToolSetSettings } from './tool-set';
 export type { ToolSource, UnavailableTool } from './tool-source';

@@ -81,9 +81,21 @@ export type ExecutionResult<O = unknown> = ToolResult<O> & {
   readonly executionId: string;
   readonly toolName: string;
   readonly trace: ToolExecutionTrace;
+  /** Notes the runtime's hooks added for the model, in the order they were added; absent when none did. */
+  readonly notes?: readonly ExecutionNote[];
   /** Set when the output was over the budget and is kept behind this handle (then `output` is this object too). */
   readonly handle?: ResultHandle;
 };
+
+/** A note a hook added for the model (see `ToolHook`). */
+export interface ExecutionNote {
+  /** The hook that added it. */
+  readonly hook: string;
+  /** Where: `before` the call, `after` it, or on its failure (`error`). */
+  readonly stage: 'before' | 'after' | 'error';
+  /** At most 8,192 characters. */
+  readonly text: string;
+}
 
 /** Builds a successful {@link ToolResult}. */
 export function toolSuccess<O>(output: O, extra?: Omit<ToolSuccess<O>, 'ok' | 'output'>): ToolSuccess<O> {
