@@ -70,7 +70,11 @@ export class CallRunner {
     }
     const signal = options?.signal;
     const token =
-      timeoutMs === undefined ? (signal === undefined ? planToken : planToken.child()) : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
+      timeoutMs === undefined
+        ? signal === undefined
+          ? planToken
+          : planToken.child()
+        : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
     // The caller's signal cancels this call only: its token is a child of the plan's.
     const unlink = signal === undefined ? undefined : linkSignal(token, signal);
     const view = ctx.forExecution({
