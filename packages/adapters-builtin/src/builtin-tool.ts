@@ -66,7 +66,7 @@ export interface BuiltinToolSpec {
   /** The tool keeps undo backups: its deactivation removes the plan's backup folder. */
   readonly keepsUndoData?: boolean;
   /** What the tool is and may do when its programs run in the kernel sandbox (the command tool). */
-  readonly sandboxed?: { readonly description: string; readonly capability: ToolCapabilityInput };
+  readonly sandboxed?: { readonly description: string; readonly capability: ToolCapabilityInput; readonly annotations?: Readonly<Record<string, unknown>> };
   /** Checks, once per plan, what the tool needs before it runs (the command tool: a required sandbox). */
   activate?(ctx: ToolExecutionContext, settings: ResolvedSettings): Promise<void>;
   /** Runs the tool; throws `BuiltinToolError` for expected failures, which become failed results. */
@@ -104,7 +104,7 @@ export class BuiltinTool implements ToolInstance {
   /** Describes the tool as it runs with the kernel sandbox on or off; known once the sandbox was probed. */
   useSandbox(sandboxed: boolean): void {
     const variant = sandboxed ? this.spec.sandboxed : undefined;
-    this.#descriptor = describe(this.spec, variant?.description ?? this.spec.description, variant?.capability ?? this.spec.capability);
+    this.#descriptor = describe(this.spec, variant?.description ?? this.spec.description, variant?.capability ?? this.spec.capability, variant?.annotations);
   }
 
   /** See {@link BuiltinToolSpec.activate}. */
@@ -133,7 +133,12 @@ export class BuiltinTool implements ToolInstance {
   }
 }
 
-function describe(spec: BuiltinToolSpec, description: string, capability: ToolCapabilityInput): ToolDescriptor {
+function describe(
+  spec: BuiltinToolSpec,
+  description: string,
+  capability: ToolCapabilityInput,
+  annotations?: Readonly<Record<string, unknown>>,
+): ToolDescriptor {
   return Object.freeze({
     name: spec.name,
     description,
@@ -141,6 +146,7 @@ function describe(spec: BuiltinToolSpec, description: string, capability: ToolCa
     capability: normalizeCapability(capability),
     inputSchema: spec.inputSchema,
     outputSchema: spec.outputSchema,
+    ...(annotations === undefined ? {} : { annotations }),
   });
 }
 

@@ -39,7 +39,10 @@ describe('builtin.command.run: the sandbox setting', () => {
     const without = await plain.describe('builtin.command.run');
     expect(under.capability).toMatchObject({ writes: false, checkpointable: true, openWorld: false });
     expect(under.description).toMatch(/in a sandbox/);
+    // It still writes the plan's writable resources, which a front door must not call read-only.
+    expect(under.annotations).toEqual({ writesBoundResources: true });
     expect(without.capability).toMatchObject({ writes: true, checkpointable: false, openWorld: true });
+    expect(without.annotations).toBeUndefined();
   });
 
   it('required without a working bwrap: activation fails with SANDBOX_UNAVAILABLE, naming the install command, and nothing runs', async () => {

@@ -139,6 +139,8 @@ export const commandTool: BuiltinToolSpec = {
       'Returns the exit code and the captured stdout and stderr (capped; a marker says how much was cut). The process and everything it started, daemons included, end on timeout or cancellation, and when it exits.',
     // The kernel cuts the network of a plan that denies it: the policy step need not refuse the tool there.
     capability: { writes: false, checkpointable: true, idempotent: false, destructive: true, openWorld: false },
+    // It does not write past the policy, but it does write the plan's writable resources: a front door that says whether a tool can write (MCP's readOnlyHint) needs to know.
+    annotations: Object.freeze({ writesBoundResources: true }),
   },
   // The undo data of an overlay's changes may hold backups of large files, removed with the plan.
   keepsUndoData: true,
