@@ -1,5 +1,15 @@
 export { ModelTools } from './calls/model-tools';
-export type { CallArguments, ModelTool, ModelToolCallOutcome, ModelToolCallResult, ModelToolsOptions, PlanPolicySource, RunOptions } from './calls/model-tools';
+export type {
+  CallArguments,
+  CallOptions,
+  DefinitionsOptions,
+  ModelTool,
+  ModelToolCallOutcome,
+  ModelToolCallResult,
+  ModelToolsOptions,
+  PlanPolicySource,
+  RunOptions,
+} from './calls/model-tools';
 export { FrameworkApprovals } from './approval/framework-approvals';
 export type { FrameworkApproval, FrameworkApprovalsOptions } from './approval/framework-approvals';
 export { ModelToolsError } from './errors/model-tools-error';

@@ -24,8 +24,14 @@ export interface McpCallToolParams {
   readonly arguments?: Readonly<Record<string, unknown>>;
 }
 
-/** An MCP content block of a result. */
-export type McpContent = { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
+/**
+ * An MCP content block of a result: text and image, or a block the tool
+ * produced that passes as it is (audio, an embedded resource, a resource link).
+ */
+export type McpContent =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'image'; readonly data: string; readonly mimeType: string }
+  | (Readonly<Record<string, unknown>> & { readonly type: string });
 
 /** A `CallToolResult`. */
 export interface McpCallToolResult {
@@ -34,10 +40,31 @@ export interface McpCallToolResult {
   readonly isError?: true;
 }
 
-/** The `Tool`: schemas as they are, the capability as annotations (`readOnlyHint` is `!writes`). */
+/**
+ * Whether a tool can change anything in the plan: it declares `writes`, or
+ * it writes the plan's writable resources though the policy lets it run
+ * (`annotations.writesBoundResources`: the sandboxed command) — unless the
+ * plan is read-only or binds no writable resource. Without a plan, as if it
+ * bound one.
+ */
+function writesInPlan(input: DefinitionInput): boolean {
+  const { capability, annotations } = input.descriptor;
+  if (capability.writes) return true;
+  if (annotations?.['writesBoundResources'] !== true) return false;
+  const plan = input.plan;
+  if (plan === undefined) return true;
+  return !plan.policy.readOnly && (plan.resources === undefined || plan.resources.some((resource) => resource.access === 'write'));
+}
+
+/**
+ * The `Tool`: schemas as they are, the capability as annotations.
+ * `readOnlyHint` is true only where the tool cannot write in the plan (see
+ * {@link writesInPlan}); `destructiveHint` is then false, as MCP reads it.
+ */
 export function toMcpTool(input: DefinitionInput): McpTool {
   const { descriptor } = input;
   const capability = descriptor.capability;
+  const writes = writesInPlan(input);
   const title = typeof descriptor.annotations?.['title'] === 'string' ? (descriptor.annotations['title'] as string) : undefined;
   const schema = input.inputSchema['type'] === 'object' ? input.inputSchema : { type: 'object', ...input.inputSchema };
   const output = descriptor.outputSchema as Readonly<Record<string, unknown>> | undefined;
@@ -49,8 +76,9 @@ export function toMcpTool(input: DefinitionInput): McpTool {
     ...(output !== undefined && typeof output === 'object' && output['type'] === 'object' ? { outputSchema: output } : {}),
     annotations: {
       ...(title === undefined ? {} : { title }),
-      readOnlyHint: !capability.writes,
-      destructiveHint: capability.destructive,
+      readOnlyHint: !writes,
+      // What writes though its capability says it does not (the sandboxed command) may delete what it may write.
+      destructiveHint: writes && (capability.writes ? capability.destructive : true),
       idempotentHint: capability.idempotent,
       openWorldHint: capability.openWorld,
     },
@@ -71,10 +99,16 @@ export function readMcpCall(call: unknown): ProviderToolCall {
   };
 }
 
-/** The `CallToolResult`: text and image content, `structuredContent` for an object output, `isError` for a failure. */
+/**
+ * The `CallToolResult`: the content in order — text, images, and the blocks
+ * that pass as they are (audio, embedded resources, resource links) —,
+ * `structuredContent` for an object output, `isError` for a failure.
+ */
 export function toMcpCallToolResult(rendered: RenderedResult): McpCallToolResult {
   const content = rendered.parts.map((part): McpContent =>
-    part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image', data: part.data, mimeType: part.mimeType },
+    part.type === 'text'
+      ? ((part.block as McpContent | undefined) ?? { type: 'text', text: part.text })
+      : { type: 'image', data: part.data, mimeType: part.mimeType },
   );
   if (rendered.isError) return { content, isError: true };
   const structured = rendered.structured;

@@ -1,5 +1,12 @@
-/** One piece of what a model reads back. */
-export type RenderedPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
+/**
+ * One piece of what a model reads back. A text part may stand for an MCP
+ * content block that has no common form (audio, an embedded resource, a
+ * resource link): `block` is that block as the tool produced it, for formats
+ * that take MCP content as it is (MCP); the others read `text`.
+ */
+export type RenderedPart =
+  | { readonly type: 'text'; readonly text: string; readonly block?: Readonly<Record<string, unknown>> }
+  | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
 
 /** A tool's result, ready to be put in any provider's shape. */
 export interface RenderedResult {
@@ -82,16 +89,42 @@ function blockParts(block: ContentBlock, budget: RenderBudget): RenderedPart[] {
         return [{ type: 'text', text: `[an image (${block.mimeType}, ${bytes} bytes) was left out: larger than ${budget.maxImageBytes} bytes]` }];
       return [{ type: 'image', data: block.data, mimeType: block.mimeType }];
     }
-    case 'resource':
-      return typeof block.resource?.text === 'string'
-        ? [{ type: 'text', text: block.resource.text }]
-        : [{ type: 'text', text: `[resource ${String(block.resource?.uri ?? '')}]` }];
-    case 'resource_link':
-      return [{ type: 'text', text: `[resource link ${String(block.uri ?? '')}${typeof block.name === 'string' ? ` (${block.name})` : ''}]` }];
-    case 'audio':
-      return [{ type: 'text', text: `[audio (${String(block.mimeType ?? 'unknown type')}) left out]` }];
+    case 'resource': {
+      const uri = String(block.resource?.uri ?? '');
+      if (typeof block.resource?.text === 'string') return [{ type: 'text', text: block.resource.text, block: block as Readonly<Record<string, unknown>> }];
+      const blob = (block.resource as { blob?: unknown } | undefined)?.blob;
+      const bytes = typeof blob === 'string' ? Math.floor((blob.length * 3) / 4) : 0;
+      if (bytes > budget.maxImageBytes)
+        return [{ type: 'text', text: `[resource ${uri} (${bytes} bytes) was left out: larger than ${budget.maxImageBytes} bytes]` }];
+      return [{ type: 'text', text: `[resource ${uri}]`, block: block as Readonly<Record<string, unknown>> }];
+    }
+    case 'resource_link': {
+      const text = `[resource link ${String(block.uri ?? '')}${typeof block.name === 'string' ? ` (${block.name})` : ''}]`;
+      return [
+        serializedLength(block) > MAX_LINK_BLOCK_CHARACTERS
+          ? { type: 'text', text }
+          : { type: 'text', text, block: block as Readonly<Record<string, unknown>> },
+      ];
+    }
+    case 'audio': {
+      const mimeType = String(block.mimeType ?? 'unknown type');
+      const bytes = typeof block.data === 'string' ? Math.floor((block.data.length * 3) / 4) : 0;
+      if (typeof block.data !== 'string' || bytes > budget.maxImageBytes) return [{ type: 'text', text: `[audio (${mimeType}, ${bytes} bytes) left out]` }];
+      return [{ type: 'text', text: `[audio (${mimeType}) left out]`, block: block as Readonly<Record<string, unknown>> }];
+    }
     default:
       return [];
+  }
+}
+
+/** The most characters a resource link block may take (its name, description, metadata) to be passed on as it is. */
+const MAX_LINK_BLOCK_CHARACTERS = 16_384;
+
+function serializedLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
   }
 }
 
