@@ -7,7 +7,7 @@ import { McpGateway } from './mcp-gateway';
 const reader = { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false };
 const writer = { writes: true, checkpointable: true, idempotent: false, destructive: true, openWorld: false };
 
-const sumTool = (): TestTool =>
+const sumTool = () =>
   new TestTool({
     name: 'math.sum',
     description: 'Adds two numbers.',
@@ -17,7 +17,7 @@ const sumTool = (): TestTool =>
     execute: (input: { a: number; b: number }) => ({ sum: input.a + input.b }),
   });
 
-function noteWriter(): TestTool {
+function noteWriter() {
   return new TestTool({
     name: 'notes.write',
     description: 'Writes a note.',

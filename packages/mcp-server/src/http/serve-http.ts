@@ -45,8 +45,10 @@ export interface ServeHttpOptions {
 
 /** A running Streamable HTTP endpoint of a gateway. */
 export interface McpHttpServer {
-  /** The endpoint's URL (`http://127.0.0.1:<port>/mcp`). */
+  /** The endpoint's URL (`http://127.0.0.1:<port>/mcp`; the `publicUrl` when one was given). */
   readonly url: URL;
+  /** Where it listens. */
+  readonly address: { readonly host: string; readonly port: number };
   /** How many sessions are open. */
   readonly sessionCount: number;
   /** Stops listening and ends every session (each plan ended). Idempotent. */
@@ -146,7 +148,6 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     rpcError(response, 403, -32000, `Forbidden: ${refusal}.`);
   });
 
-  let endpoint: URL;
   const bearer: express.RequestHandler[] = [];
   const mountAuth = (url: URL): void => {
     const auth = options.auth;
@@ -241,7 +242,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   });
   listeningPort = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  endpoint = new URL(options.publicUrl ?? `http://${urlHost}:${listeningPort}${path}`);
+  const endpoint = new URL(options.publicUrl ?? `http://${urlHost}:${listeningPort}${path}`);
   mountAuth(endpoint);
   const json = express.json({ limit: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES });
   app.post(path, ...bearer, json, serve);
@@ -270,6 +271,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
 
   return {
     url: endpoint,
+    address: { host, port: listeningPort },
     get sessionCount() {
       return sessions.size;
     },
