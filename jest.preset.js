@@ -17,6 +17,7 @@ module.exports = {
     '^@ca/tool-lifecycle/process$': `${packagesDir}/tool-lifecycle/src/deprecated/process.ts`,
     '^@ca/tool-lifecycle/sandbox$': `${packagesDir}/tool-lifecycle/src/deprecated/sandbox.ts`,
     '^@ca/sandbox/testing$': `${packagesDir}/sandbox/src/testing/index.ts`,
+    '^@ca/plan-registry-redis/testing$': `${packagesDir}/plan-registry-redis/src/testing/index.ts`,
     '^@ca/model-tools/(ai-sdk|openai-agents|langchain)$': `${packagesDir}/model-tools/src/$1/index.ts`,
     '^@ca/([a-z-]+)$': `${packagesDir}/$1/src/index.ts`,
   },

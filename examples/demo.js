@@ -90,6 +90,11 @@ async function run() {
     io.stdout(`\n=== ${plans.length + 1}. A model's tool loop (the AI SDK's, a scripted model) over all five sources: repairs, a refusal, an approval\n\n`);
     const { runModelLoop } = await import('./model-loop.mjs');
     failures += await runModelLoop({ env: io.env, stdout: io.stdout });
+    io.stdout(
+      `\n=== ${plans.length + 2}. A model finds its tools among all five sources (tools.search, deferred loading) and reads a large output by parts\n\n`,
+    );
+    const { runToolSearch } = await import('./tool-search.mjs');
+    failures += await runToolSearch({ env: io.env, stdout: io.stdout, stateDir });
     io.stdout('\n=== Traces (JSON Lines, one per execution)\n');
     for (const file of fs
       .readdirSync(tracesDir)

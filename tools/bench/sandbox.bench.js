@@ -6,6 +6,10 @@
 //    process.bench.js): with the network, without it (a network namespace of
 //    its own), and on the overlay of a checkpoint plan. Target: at most 15 ms
 //    more than the plain spawn.
+//    And the launcher's own share: the same sandboxed 'true' against bwrap
+//    started by hand with the same options (`bwrap <options> -- true`), both
+//    through runProcess and with child_process.spawn, in the same run. Target:
+//    the launcher adds at most 3 ms to runProcess of bwrap by hand.
 // 2. turning an overlay with 1,000 changed files into changes: the sandbox's
 //    reading of the upper layer, then the application to the real tree with
 //    the previous content of every file captured (as builtin.command.run
@@ -16,11 +20,14 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { createSandbox, probeSandbox, runProcess } = require('../../packages/sandbox/dist/index.js');
+const { buildProcessEnvironment, createSandbox, probeSandbox, runProcess } = require('../../packages/sandbox/dist/index.js');
+// The options the launcher builds, to start bubblewrap by hand with the same ones (an internal module of the package).
+const { bubblewrapArguments } = require('../../packages/sandbox/dist/sandbox/bubblewrap-arguments.js');
 const { resourceFromPath } = require('../../packages/tool-context/dist/index.js');
 const { comparePaired, median, runWhenMain } = require('./harness');
 
 const MAX_ADDED_MS = 15;
+const MAX_LAUNCHER_SHARE_MS = 3;
 const FILES = 1_000;
 
 function plainSpawn() {
@@ -28,6 +35,14 @@ function plainSpawn() {
     const child = spawn('true');
     child.once('error', reject);
     child.once('close', resolve);
+  });
+}
+
+function spawnToClose(command, args, options) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, options);
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`))));
   });
 }
 
@@ -90,9 +105,19 @@ async function run() {
   const rows = [];
   try {
     const resources = [resourceFromPath({ id: 'work', path: work, access: 'write' })];
+    // bwrap as a person would start it, with the options the launcher gives it for the same run.
+    const env = buildProcessEnvironment({});
+    const byHand = [...bubblewrapArguments({ mounts: [{ source: work, target: work, writable: true }], network: true, cwd: work, env }), '--', 'true'];
     const { medians } = await comparePaired(
       {
         'plain spawn': { fn: plainSpawn },
+        'bwrap by hand, spawn': { fn: () => spawnToClose(support.bwrapPath, byHand, { cwd: work, env: {} }) },
+        'bwrap by hand, runProcess': {
+          fn: async () => {
+            const result = await runProcess({ command: support.bwrapPath, args: byHand, cwd: work, inheritEnv: [] });
+            if (result.exitCode !== 0) throw new Error(`bwrap by hand exited with ${result.exitCode}: ${result.stderr.text}`);
+          },
+        },
         'sandbox, network allowed': { fn: () => sandboxedTrue(sandbox, { resources, writes: 'in-place', network: true }, work) },
         'sandbox, no network': { fn: () => sandboxedTrue(sandbox, { resources, writes: 'in-place', network: false }, work) },
         'sandbox, checkpoint overlay': { fn: () => sandboxedTrue(sandbox, { resources, writes: 'overlay', network: false }, work) },
@@ -100,6 +125,16 @@ async function run() {
       { baseline: 'plain spawn', rounds: 30, iterations: 5, warmup: 10 },
     );
     const base = medians['plain spawn'];
+    const launcherShareMs = (medians['sandbox, network allowed'] - medians['bwrap by hand, runProcess']) / 1e6;
+    rows.push({
+      name: "the launcher's own share: a sandboxed 'true' through runProcess, against bwrap started by hand with the same options through runProcess",
+      baseline: "runProcess of 'bwrap <options> -- true'",
+      baselineNs: medians['bwrap by hand, runProcess'],
+      subjectNs: medians['sandbox, network allowed'],
+      target: `≤ +${MAX_LAUNCHER_SHARE_MS} ms`,
+      pass: launcherShareMs <= MAX_LAUNCHER_SHARE_MS,
+      note: `adds ${launcherShareMs.toFixed(2)} ms (the options through a pipe, the program looked up, the namespace's end awaited); bwrap by hand with child_process.spawn: ${(medians['bwrap by hand, spawn'] / 1e6).toFixed(2)} ms, runProcess of it: ${(medians['bwrap by hand, runProcess'] / 1e6).toFixed(2)} ms`,
+    });
     for (const [name, label] of [
       ['sandbox, network allowed', "a sandboxed 'true' (read-only root, own /tmp, /proc, /dev, PID namespace; network allowed)"],
       ['sandbox, no network', "a sandboxed 'true' without the network (own network namespace)"],

@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { MINIMAL_ENVIRONMENT_VARIABLES, createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/sandbox';
+import { createConsoleLogger, type RuntimeLogger } from '@ca/tool-lifecycle';
 import { fetch as undiciFetch } from 'undici';
 import { BuiltinToolError } from './builtin-tool-error';
 import { parseAddressList, systemResolver, type HostResolver, type NetworkAddressPolicy } from './network-guard';
@@ -157,6 +158,12 @@ export interface BuiltinAdapterSettings {
   readonly http?: BuiltinHttpSettings;
   /** Where undo data lives. */
   readonly undo?: BuiltinUndoSettings;
+  /**
+   * Where the adapter's warnings go (the command sandbox falling back to none,
+   * once per process). Default: the container's `RUNTIME_LOGGER` with
+   * `registerBuiltinAdapter`, else a console logger.
+   */
+  readonly logger?: RuntimeLogger;
 }
 
 /** Settings with every default filled in. */
@@ -184,6 +191,7 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
     });
   };
   if (typeof settings !== 'object' || settings === null) fail('settings', 'expected an object (or nothing).');
+  if (settings.logger !== undefined && typeof settings.logger?.warn !== 'function') fail('logger', 'expected a RuntimeLogger (debug, info, warn, error).');
   const count = (group: string, value: unknown, name: string, fallback: number, minimum = 1): number => {
     if (value === undefined) return fallback;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < minimum) {
@@ -260,7 +268,7 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
       defaultTimeoutMs: count('command', command.defaultTimeoutMs, 'defaultTimeoutMs', 120_000),
       maxTimeoutMs: count('command', command.maxTimeoutMs, 'maxTimeoutMs', 600_000),
       killGraceMs: count('command', command.killGraceMs, 'killGraceMs', 2000, 0),
-      sandbox: sandboxOf(command.sandbox, fail),
+      sandbox: sandboxOf(command.sandbox, fail, settings.logger),
       maxOutputBytes: count('command', command.maxOutputBytes, 'maxOutputBytes', 1024 * 1024),
     }),
     http: Object.freeze({
@@ -281,9 +289,10 @@ export function resolveSettings(settings: BuiltinAdapterSettings = {}): Resolved
 }
 
 /** The command tool's sandbox; a setting of the wrong shape is a settings error of this adapter. */
-function sandboxOf(setting: SandboxSetting | undefined, fail: (field: string, message: string) => never): Sandbox {
+function sandboxOf(setting: SandboxSetting | undefined, fail: (field: string, message: string) => never, logger: RuntimeLogger | undefined): Sandbox {
+  const log = logger ?? createConsoleLogger();
   try {
-    return createSandbox(setting, { setting: 'command.sandbox' });
+    return createSandbox(setting, { setting: 'command.sandbox', warn: (message) => log.warn(message, { code: 'SANDBOX_OFF', setting: 'command.sandbox' }) });
   } catch (error) {
     if (!SandboxSettingsError.isInstance(error)) throw error;
     return fail(error.setting, error.message.replace(/^The sandbox setting \S+ /, ''));

@@ -1,5 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
-import { TOOL_SOURCE, ToolSet, type ToolDescriptor, type ToolInstance, type ToolSource } from '@ca/tool-lifecycle';
+import { TOOL_SOURCE, ToolSet, containerLogger, type ToolDescriptor, type ToolInstance, type ToolSource } from '@ca/tool-lifecycle';
 import { resolveSettings, type BuiltinAdapterSettings, type BuiltinToolName, type ResolvedSettings } from './builtin-adapter-settings';
 import { BuiltinTool, type BuiltinToolSpec } from './builtin-tool';
 import { commandTool } from './tools/command-run';
@@ -65,13 +65,15 @@ export class BuiltinToolSource implements ToolSource {
   /**
    * The descriptors of the enabled tools, sorted by name. The first call
    * decides whether commands run in the kernel sandbox (with `'auto'`, by
-   * probing it once per process), which sets the command tool's capability.
-   * Never throws.
+   * probing it once per process; a fall back to none is logged once), which
+   * marks the command tool `sandboxed` (its capability in a plan then follows
+   * the plan: `capabilityInPlan`). Never throws.
    */
   async discover(): Promise<readonly ToolDescriptor[]> {
     if (this.tools.has('builtin.command.run')) {
       const command = this.tools.get('builtin.command.run') as BuiltinTool;
-      this.#sandboxDecided ??= this.settings.command.sandbox.isEnabled().then((sandboxed) => command.useSandbox(sandboxed));
+      const sandbox = this.settings.command.sandbox;
+      this.#sandboxDecided ??= sandbox.isEnabled().then((sandboxed) => command.useSandbox(sandboxed, sandbox.settings.network));
       await this.#sandboxDecided;
     }
     return this.tools.discover();
@@ -111,7 +113,10 @@ export function createBuiltinAdapter(settings: BuiltinAdapterSettings = {}): Bui
  * @throws {BuiltinToolError} `BUILTIN_INVALID_SETTINGS` when a setting is invalid.
  */
 export function registerBuiltinAdapter(container: DependencyContainer, settings: BuiltinAdapterSettings = {}): BuiltinToolSource {
-  const source = createBuiltinAdapter(settings);
+  // The container's logger, for what the adapter warns about; a malformed settings value is left for the check to refuse.
+  const source = createBuiltinAdapter(
+    typeof settings === 'object' && settings !== null && settings.logger === undefined ? { ...settings, logger: containerLogger(container) } : settings,
+  );
   container.register(TOOL_SOURCE, { useValue: source });
   return source;
 }

@@ -1,6 +1,6 @@
-import { normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
+import { asClause, normalizeCapability, type JsonSchema, type ToolCapabilityInput } from '@ca/domain';
 import { PathConfinementError, type ChangeInput, type ToolExecutionContext } from '@ca/tool-context';
-import { toolFailure, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
+import { toolFailure, type ToolDescriptor, type ToolInstance, type ToolResult, type ToolSandboxing } from '@ca/tool-lifecycle';
 import type { ResolvedSettings } from './builtin-adapter-settings';
 import { BuiltinToolError, type BuiltinToolErrorCode } from './builtin-tool-error';
 import { guardPath, toBuiltinError, type GuardRequest, type GuardedPath } from './resource-paths';
@@ -65,8 +65,14 @@ export interface BuiltinToolSpec {
   readonly outputSchema: JsonSchema;
   /** The tool keeps undo backups: its deactivation removes the plan's backup folder. */
   readonly keepsUndoData?: boolean;
-  /** What the tool is and may do when its programs run in the kernel sandbox (the command tool). */
-  readonly sandboxed?: { readonly description: string; readonly capability: ToolCapabilityInput; readonly annotations?: Readonly<Record<string, unknown>> };
+  /**
+   * The tool's programs run in the kernel sandbox when it is on (the command
+   * tool): its description then, and whether it records an overlay's changes
+   * in a checkpoint plan. The capability stays the one above — what it can do
+   * in a plain plan — and the runtime derives the rest from the plan
+   * (`capabilityInPlan`).
+   */
+  readonly sandboxed?: { readonly description: string } & ToolSandboxing;
   /** Checks, once per plan, what the tool needs before it runs (the command tool: a required sandbox). */
   activate?(ctx: ToolExecutionContext, settings: ResolvedSettings): Promise<void>;
   /** Runs the tool; throws `BuiltinToolError` for expected failures, which become failed results. */
@@ -87,7 +93,7 @@ export class BuiltinTool implements ToolInstance {
     private readonly settings: ResolvedSettings,
     private readonly undo: UndoStore,
   ) {
-    this.#descriptor = describe(spec, spec.description, spec.capability);
+    this.#descriptor = describe(spec, spec.description, undefined);
     if (spec.keepsUndoData === true) {
       this.deactivate = (ctx: ToolExecutionContext) => this.undo.release(ctx.planId);
     }
@@ -101,10 +107,17 @@ export class BuiltinTool implements ToolInstance {
     return this.#descriptor;
   }
 
-  /** Describes the tool as it runs with the kernel sandbox on or off; known once the sandbox was probed. */
-  useSandbox(sandboxed: boolean): void {
+  /**
+   * Describes the tool as it runs with the kernel sandbox on or off; known
+   * once the sandbox was probed. A sandbox whose settings take the network
+   * away (`network: false`) makes the tool closed-world in every plan.
+   */
+  useSandbox(sandboxed: boolean, network = true): void {
     const variant = sandboxed ? this.spec.sandboxed : undefined;
-    this.#descriptor = describe(this.spec, variant?.description ?? this.spec.description, variant?.capability ?? this.spec.capability, variant?.annotations);
+    this.#descriptor =
+      variant === undefined
+        ? describe(this.spec, this.spec.description, undefined)
+        : describe(this.spec, variant.description, { overlay: variant.overlay }, network ? undefined : { openWorld: false });
   }
 
   /** See {@link BuiltinToolSpec.activate}. */
@@ -133,20 +146,15 @@ export class BuiltinTool implements ToolInstance {
   }
 }
 
-function describe(
-  spec: BuiltinToolSpec,
-  description: string,
-  capability: ToolCapabilityInput,
-  annotations?: Readonly<Record<string, unknown>>,
-): ToolDescriptor {
+function describe(spec: BuiltinToolSpec, description: string, sandboxed: ToolSandboxing | undefined, change?: ToolCapabilityInput): ToolDescriptor {
   return Object.freeze({
     name: spec.name,
     description,
     source: 'builtin',
-    capability: normalizeCapability(capability),
+    capability: normalizeCapability({ ...spec.capability, ...change }),
     inputSchema: spec.inputSchema,
     outputSchema: spec.outputSchema,
-    ...(annotations === undefined ? {} : { annotations }),
+    ...(sandboxed === undefined ? {} : { sandboxed: Object.freeze(sandboxed) }),
   });
 }
 
@@ -188,5 +196,5 @@ function asExpectedFailure(error: unknown, call: ToolCall): BuiltinToolError | u
       : code === 'BUILTIN_WRONG_TYPE'
         ? 'The path is a folder where a file was expected, or the other way round.'
         : 'Check permissions and free space.';
-  return call.fail(code, `failed${target === undefined ? '' : ` on "${target}"`}: ${system.message}. ${hint}`, target, error);
+  return call.fail(code, `failed${target === undefined ? '' : ` on "${target}"`}: ${asClause(system.message)}. ${hint}`, target, error);
 }

@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createExecutionContext, ToolCancelledError } from '@ca/tool-context';
-import { ToolAccessDeniedError, ToolActivationError } from '@ca/tool-lifecycle';
-import { isProcessAlive, sandboxAvailableForTests } from '@ca/sandbox/testing';
+import { capabilityInPlan, ToolAccessDeniedError, ToolActivationError, type ApprovalRequest } from '@ca/tool-lifecycle';
+import { isProcessAlive, processesWithArgument, sandboxAvailableForTests } from '@ca/sandbox/testing';
 import { createCheckpoint, rollback } from './checkpoint';
 import { UNDO_FORMAT } from './undo-store';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, snapshotTree, strictRuntime } from './workspace.test-helper';
@@ -16,33 +15,28 @@ const execFileAsync = promisify(execFile);
 const node = process.execPath;
 const GIT_IDENTITY = ['-c', 'user.name=Sandbox Test', '-c', 'user.email=sandbox@example.com', '-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main'];
 
-function processesWithArgument(argument: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(argument) && isProcessAlive(Number(entry));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 describe('builtin.command.run: the sandbox setting', () => {
   afterEach(removeTemporaryFolders);
 
-  it('describes the command as writing nothing the plan does not allow, and checkpointable, only under the sandbox', async () => {
+  it('says what the command can do in each plan: a plain plan writes (destructive, open world), read-only and checkpoint plans as the kernel holds them', async () => {
     const { runtime: sandboxed } = strictRuntime({ command: { sandbox: 'required' } });
     const { runtime: plain } = strictRuntime({ command: { sandbox: 'off' } });
+    const { runtime: offline } = strictRuntime({ command: { sandbox: { mode: 'required', network: false } } });
     const under = await sandboxed.describe('builtin.command.run');
     const without = await plain.describe('builtin.command.run');
-    expect(under.capability).toMatchObject({ writes: false, checkpointable: true, openWorld: false });
+    const writing = { writes: true, destructive: true, checkpointable: false, openWorld: true, idempotent: false };
+    expect(under.capability).toEqual(writing);
+    expect(under.sandboxed).toEqual({ overlay: true });
     expect(under.description).toMatch(/in a sandbox/);
-    // It still writes the plan's writable resources, which a front door must not call read-only.
-    expect(under.annotations).toEqual({ writesBoundResources: true });
-    expect(without.capability).toMatchObject({ writes: true, checkpointable: false, openWorld: true });
-    expect(without.annotations).toBeUndefined();
+    expect(without.capability).toEqual(writing);
+    expect(without.sandboxed).toBeUndefined();
+    const policy = (readOnly: boolean, requireCheckpoint: boolean, network: 'allow' | 'deny' = 'allow') => ({ readOnly, requireCheckpoint, network });
+    expect(capabilityInPlan(under, policy(false, false))).toEqual(writing);
+    expect(capabilityInPlan(under, policy(true, false))).toEqual({ ...writing, writes: false, destructive: false, checkpointable: true });
+    expect(capabilityInPlan(under, policy(false, true))).toEqual({ ...writing, checkpointable: true });
+    expect(capabilityInPlan(under, policy(false, false, 'deny'))).toEqual({ ...writing, openWorld: false });
+    expect(capabilityInPlan(without, policy(true, false))).toEqual(writing);
+    expect((await offline.describe('builtin.command.run')).capability).toEqual({ ...writing, openWorld: false });
   });
 
   it('required without a working bwrap: activation fails with SANDBOX_UNAVAILABLE, naming the install command, and nothing runs', async () => {
@@ -58,15 +52,27 @@ describe('builtin.command.run: the sandbox setting', () => {
     expect(await snapshotTree(work)).toEqual({});
   });
 
-  it('auto without a working bwrap behaves as today: the command writes, and a read-only plan refuses it', async () => {
+  it('auto without a working bwrap says so once, with the reason; the command writes, and a read-only plan refuses it', async () => {
     const work = await makeTemporaryFolder();
-    const { runtime } = strictRuntime({ command: { sandbox: { mode: 'auto', bwrapPath: '/nonexistent/ca-bwrap' } } });
+    const { runtime, logger } = strictRuntime({ command: { sandbox: { mode: 'auto', bwrapPath: '/nonexistent/ca-bwrap' } } });
     expect((await runtime.describe('builtin.command.run')).capability).toMatchObject({ writes: true, checkpointable: false });
+    expect((await runtime.describe('builtin.command.run')).sandboxed).toBeUndefined();
+    const warnings = () => logger.entries.filter((entry) => entry.level === 'warn' && entry.message.startsWith('The kernel sandbox is off'));
+    expect(warnings()).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(
+          /^The kernel sandbox is off: command\.sandbox is 'auto' and the sandbox does not work here \(\/nonexistent\/ca-bwrap does not exist\)\. Programs run unconfined/,
+        ),
+        fields: { code: 'SANDBOX_OFF', setting: 'command.sandbox' },
+      }),
+    ]);
     const readOnly = createExecutionContext({ policy: { readOnly: true }, resources: [folderResource('work', work)] });
     const refused = await runtime.execute('builtin.command.run', { command: ['true'] }, readOnly).catch((caught: unknown) => caught);
     expect(ToolAccessDeniedError.isInstance(refused)).toBe(true);
     const ctx = createExecutionContext({ resources: [folderResource('work', work)] });
     expect(await runtime.execute<any>('builtin.command.run', { command: ['true'] }, ctx)).toMatchObject({ ok: true, output: { sandbox: 'off' } });
+    // Said once, however many calls ran without the sandbox.
+    expect(warnings()).toHaveLength(1);
   });
 
   it('refuses a sandbox setting of the wrong shape with BUILTIN_INVALID_SETTINGS', () => {
@@ -104,6 +110,43 @@ describeSandboxed('builtin.command.run in the kernel sandbox (real bwrap)', () =
     expect(await snapshotTree(work)).toEqual(before);
     expect(ctx.changes).toHaveLength(0);
     await runtime.endPlan(ctx);
+  });
+
+  it("asks before rm in a plan whose approval policy names 'destructive', as before builtin.fs.delete; a read-only plan runs it on a read-only mount without asking", async () => {
+    await writeFile(join(work, 'keep.txt'), 'kept\n');
+    const asked: ApprovalRequest[] = [];
+    const { runtime } = strictRuntime(
+      { command: { sandbox: 'required' } },
+      {
+        approvalHandler: {
+          requestApproval: (request) => {
+            asked.push(request);
+            return { decision: 'deny', reason: 'not this file', decidedBy: 'test' };
+          },
+        },
+      },
+    );
+    const resources = [folderResource('work', work)];
+    const approval = { capabilities: ['destructive' as const] };
+    const plain = createExecutionContext({ planId: 'plain-plan', policy: { approval }, resources });
+    const refused = await runtime.execute('builtin.command.run', { command: ['rm', 'keep.txt'] }, plain).catch((caught: unknown) => caught);
+    expect(refused).toMatchObject({ code: 'TOOL_APPROVAL_DENIED' });
+    const deleteRefused = await runtime.execute('builtin.fs.delete', { path: 'keep.txt' }, plain).catch((caught: unknown) => caught);
+    expect(deleteRefused).toMatchObject({ code: 'TOOL_APPROVAL_DENIED' });
+    expect(asked.map((request) => [request.toolName, request.reason.match, request.capability.writes, request.capability.destructive])).toEqual([
+      ['builtin.command.run', 'destructive', true, true],
+      ['builtin.fs.delete', 'destructive', true, true],
+    ]);
+    expect(await readFile(join(work, 'keep.txt'), 'utf8')).toBe('kept\n');
+
+    const readOnly = createExecutionContext({ planId: 'read-only-plan', policy: { readOnly: true, approval }, resources });
+    const result = await runtime.execute<any>('builtin.command.run', { command: ['rm', 'keep.txt'] }, readOnly);
+    expect(asked).toHaveLength(2);
+    expect(result).toMatchObject({ ok: true, output: { sandbox: 'read-only', exitCode: 1 } });
+    expect(result.output.stderr).toMatch(/Read-only file system/);
+    expect(await readFile(join(work, 'keep.txt'), 'utf8')).toBe('kept\n');
+    await runtime.endPlan(plain);
+    await runtime.endPlan(readOnly);
   });
 
   it('reports a write outside the bound resources as the kernel refused it, and keeps the write inside', async () => {

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createExecutionContext, ToolCancelledError, type PlanContext } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
-import { isProcessAlive, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/sandbox/testing';
+import { isProcessAlive, processesWithArgument, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/sandbox/testing';
 import { codeOf, folderResource, makeTemporaryFolder, removeTemporaryFolders, strictRuntime } from './workspace.test-helper';
 
 const node = process.execPath;
@@ -14,20 +14,6 @@ const fixture = join(__dirname, '__fixtures__', 'spawn-grandchild.js');
 const execFileAsync = promisify(execFile);
 // The behaviour every command has, with the kernel sandbox off and (where it works) on; what only the sandbox does is in command-run-sandbox.spec.ts.
 const SANDBOX_MODES = sandboxAvailableForTests('builtin.command.run under the sandbox') ? (['off', 'required'] as const) : (['off'] as const);
-
-/** Pids of the running processes whose command line holds `argument` as one of its words. */
-function processesWithArgument(argument: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(argument) && isProcessAlive(Number(entry));
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
-}
 
 async function waitForPids(file: string): Promise<number[]> {
   for (let attempt = 0; attempt < 400; attempt++) {

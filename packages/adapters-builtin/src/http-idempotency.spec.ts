@@ -64,6 +64,8 @@ describe('HTTP tools: effects that happen once', () => {
     expect(arrivals[0]?.key).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
     expect(arrivals[1]?.key).toBe(arrivals[0]?.key);
     expect(result.trace.attempts).toBe(2);
+    // The key that was sent is in the trace, for the service's side of a duplicate to be traced back.
+    expect(arrivals[0]?.key).toBe(`"${result.trace.idempotencyKey}"`);
   });
 
   it('a POST whose connection is cut before an answer is retried with the same key', async () => {

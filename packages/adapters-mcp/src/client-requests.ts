@@ -9,7 +9,6 @@ import type {
   SamplingResult,
 } from '@ca/tool-lifecycle';
 import { ErrorCode, type CreateMessageResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpSession } from './mcp-session';
 import { sanitizeText } from './sanitize-text';
 
 /** The sampling handler with the per-plan limit the source keeps. */
@@ -24,6 +23,18 @@ export interface SamplingGate {
 const ACTIONS = new Set(['accept', 'decline', 'cancel']);
 
 /**
+ * What answering a server's request needs of the session it came on: the
+ * server's name, whom the request belongs to (the plan and tool of the one
+ * call in flight), and holding the calls' timeouts while a person answers.
+ * The session passes itself; this module needs no more of it.
+ */
+export interface RequestingSession {
+  readonly server: { readonly name: string };
+  attribute(): { readonly planId?: string; readonly toolName?: string; readonly signal?: AbortSignal };
+  holdTimeouts(): () => void;
+}
+
+/**
  * Answers a server's `elicitation/create` through the service's interaction
  * handler: a form, or a page to open. A request that cannot be attributed to
  * one plan (a shared session serving several plans at once, or no call in
@@ -32,7 +43,7 @@ const ACTIONS = new Set(['accept', 'decline', 'cancel']);
  * @internal
  */
 export async function answerElicitation(
-  session: McpSession,
+  session: RequestingSession,
   handler: InteractionHandler,
   params: ElicitRequest['params'],
   signal: AbortSignal,
@@ -88,7 +99,7 @@ export async function answerElicitation(
  * @internal
  */
 export async function answerSampling(
-  session: McpSession,
+  session: RequestingSession,
   gate: SamplingGate,
   params: Record<string, unknown> & { readonly messages: readonly unknown[]; readonly maxTokens: number },
   signal: AbortSignal,

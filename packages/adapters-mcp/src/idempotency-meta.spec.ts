@@ -28,7 +28,7 @@ describe('tools/call carries the idempotency key in _meta', () => {
 
   type Meta = { meta: Record<string, unknown> };
 
-  it("sends the execution's key for a tool that may write, next to the progress token; the same plan restarted sends the same keys", async () => {
+  it("sends the execution's key for a tool that may write, next to the progress token of a caller that listens; the same plan restarted sends the same keys", async () => {
     const calls = async (): Promise<unknown[]> => {
       const made = runtime();
       return made.runPlan({ planId: 'meta-plan' }, async (ctx) => {
@@ -37,7 +37,12 @@ describe('tools/call carries the idempotency key in _meta', () => {
         expect(first.ok && second.ok).toBe(true);
         const firstMeta = first.ok ? first.output.meta : {};
         expect(firstMeta[KEY]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(first.trace.idempotencyKey).toBe(firstMeta[KEY]);
         expect(firstMeta['progressToken']).toBeDefined();
+        // The second call has no progress listener: it carries the key and no progress token.
+        const secondMeta = second.ok ? second.output.meta : {};
+        expect(secondMeta[KEY]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(secondMeta).not.toHaveProperty('progressToken');
         return [firstMeta[KEY], second.ok ? second.output.meta[KEY] : undefined];
       });
     };

@@ -14,10 +14,12 @@ describe('@ca/adapters-mcp public API', () => {
       'McpToolError',
       'McpToolSource',
       'MemoryTokenStore',
+      'MemoryToolListCache',
       'createMcpAdapter',
       'loadMcpConfig',
       'parseMcpConfig',
       'registerMcpAdapter',
+      'toolListKey',
     ]);
   });
 });

@@ -6,6 +6,8 @@ export type { McpTool } from './mcp-tool';
 export { MCP_OPERATIONS } from './mcp-operations';
 export type { McpOperation } from './mcp-operations';
 export { MemoryTokenStore } from './mcp-oauth';
+export { MemoryToolListCache, toolListKey } from './mcp-tool-list-cache';
+export type { McpCachedToolList, McpToolListCache, McpToolListing } from './mcp-tool-list-cache';
 export type { McpStoredCredentials, McpTokenStore } from './mcp-oauth';
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_MS, loadMcpConfig, parseMcpConfig } from './mcp-config';
 export type {

@@ -2,6 +2,7 @@ import type { InteractionHandler, RuntimeLogger, SamplingHandler } from '@ca/too
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServersConfig } from './mcp-config';
 import type { McpTokenStore } from './mcp-oauth';
+import type { McpToolListCache } from './mcp-tool-list-cache';
 import type { McpSpawn } from './process-stdio-transport';
 
 /** Settings of {@link createMcpAdapter} and {@link registerMcpAdapter}. */
@@ -60,4 +61,15 @@ export interface McpAdapterSettings {
   readonly tokenStore?: McpTokenStore;
   /** How long a person has to complete an OAuth sign-in, in ms (default 300,000). */
   readonly authorizationTimeoutMs?: number;
+  /**
+   * Where each server's tool list is kept between processes (default: none).
+   * With one, `discover` takes a server's list from it when it is younger
+   * than `toolListTtlMs`, starting no server; the server starts at the first
+   * call of one of its tools. A server listed anew (no entry, an old one, a
+   * `list_changed`, or a session opened for a plan that finds the list
+   * changed) is saved again.
+   */
+  readonly toolListCache?: McpToolListCache;
+  /** How long a cached tool list is used, in ms (default 86,400,000: a day). */
+  readonly toolListTtlMs?: number;
 }

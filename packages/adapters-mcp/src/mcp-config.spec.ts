@@ -53,7 +53,7 @@ describe('parseMcpConfig', () => {
         connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
         callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
         maxTotalTimeoutMs: DEFAULT_CALL_TIMEOUT_MS * 10,
-        resetTimeoutOnProgress: true,
+        resetTimeoutOnProgress: undefined, // unset: a progress token only for a caller that listens
         shutdownGraceMs: DEFAULT_SHUTDOWN_GRACE_MS,
         include: ['*'],
         exclude: [],

@@ -34,11 +34,14 @@ export interface McpServerExtensions {
   /** Deadline of one request however much progress it reports, in ms (default 10 × `callTimeoutMs`). */
   readonly maxTotalTimeoutMs?: number;
   /**
-   * `true` (default): every `tools/call` carries a progress token, so a tool
-   * that reports progress is not cut off by `callTimeoutMs` (only by
-   * `maxTotalTimeoutMs`). `false`: a token is sent only when the caller
-   * listens for progress, and `callTimeoutMs` is a hard limit; the server then
-   * has less to parse per call (see the package README, "Performance").
+   * Whether progress resets `callTimeoutMs`. Unset (default): a `tools/call`
+   * carries a progress token only when the caller listens for progress
+   * (`onProgress`), and then progress resets the timeout (up to
+   * `maxTotalTimeoutMs`); a call nobody listens to carries none, so
+   * `callTimeoutMs` is a hard limit for it and the server has nothing more to
+   * parse. `true`: every call carries a token, so progress resets the timeout
+   * even when nobody listens. `false`: a token only for a listener, and
+   * `callTimeoutMs` is a hard limit for every call.
    */
   readonly resetTimeoutOnProgress?: boolean;
   /** How long a closing stdio server may take after SIGTERM before SIGKILL, in ms (default 2,000). */
@@ -195,7 +198,8 @@ export interface ParsedMcpServer {
   readonly connectTimeoutMs: number;
   readonly callTimeoutMs: number;
   readonly maxTotalTimeoutMs: number;
-  readonly resetTimeoutOnProgress: boolean;
+  /** As configured: `undefined` when the configuration does not say (see {@link McpServerConfig.resetTimeoutOnProgress}). */
+  readonly resetTimeoutOnProgress: boolean | undefined;
   readonly shutdownGraceMs: number;
   readonly include: readonly string[];
   readonly exclude: readonly string[];
@@ -388,7 +392,7 @@ function parseServer(name: string, entry: unknown, fail: (message: string, key?:
     connectTimeoutMs: optionalTimeout(raw['connectTimeoutMs'], 'connectTimeoutMs', fail) ?? DEFAULT_CONNECT_TIMEOUT_MS,
     callTimeoutMs,
     maxTotalTimeoutMs: optionalTimeout(raw['maxTotalTimeoutMs'], 'maxTotalTimeoutMs', fail) ?? Math.min(callTimeoutMs * 10, MAX_TIMER_MS),
-    resetTimeoutOnProgress: (resetTimeoutOnProgress as boolean | undefined) ?? true,
+    resetTimeoutOnProgress: resetTimeoutOnProgress as boolean | undefined,
     shutdownGraceMs: optionalTimeout(raw['shutdownGraceMs'], 'shutdownGraceMs', fail) ?? DEFAULT_SHUTDOWN_GRACE_MS,
     include: optionalStrings(raw['include'], 'include', fail) ?? ['*'],
     exclude: optionalStrings(raw['exclude'], 'exclude', fail) ?? [],

@@ -197,11 +197,12 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     }
   });
 
-  it('resets the timeout on progress without a listener by default; resetTimeoutOnProgress: false makes callTimeoutMs a hard limit', async () => {
+  it('sends a progress token only to a listener by default; resetTimeoutOnProgress: true sends it always, false makes callTimeoutMs a hard limit', async () => {
     const tight = createMcpAdapter({
       servers: {
         mcpServers: {
-          resets: fixtureServer({}, { callTimeoutMs: 1_500 }),
+          listened: fixtureServer({}, { callTimeoutMs: 1_500 }),
+          resets: fixtureServer({}, { callTimeoutMs: 1_500, resetTimeoutOnProgress: true }),
           hard: fixtureServer({}, { callTimeoutMs: 1_500, resetTimeoutOnProgress: false }),
         },
       },
@@ -211,20 +212,27 @@ describe('McpToolSource with the fixture server (plan scope)', () => {
     const local = new ToolRuntime({ sources: [tight], logger });
     const input = { steps: 5, intervalMs: 500 };
     const heard: ToolProgress[] = [];
+    const heardHard: ToolProgress[] = [];
     try {
-      const [resets, hard, hardListened] = await local.runPlan({}, (ctx) =>
+      const [unlistened, listened, resets, hardListened] = await local.runPlan({}, (ctx) =>
         Promise.all([
+          local.execute('mcp.listened.slow-progress', input, ctx),
+          local.execute('mcp.listened.slow-progress', input, ctx, { onProgress: (item) => heard.push(item) }),
           local.execute('mcp.resets.slow-progress', input, ctx),
-          local.execute('mcp.hard.slow-progress', input, ctx),
-          local.execute('mcp.hard.slow-progress', input, ctx, { onProgress: (item) => heard.push(item) }),
+          local.execute('mcp.hard.slow-progress', input, ctx, { onProgress: (item) => heardHard.push(item) }),
         ]),
       );
-      expect(resets).toMatchObject({ ok: true, output: 'done' });
-      expect(hard.ok === false && hard.error.code).toBe('MCP_CALL_TIMEOUT');
-      expect(hard.ok === false && hard.error.message).toMatch(/callTimeoutMs \(1500 ms\)/);
-      // A listener still gets progress (the request then carries a token), but it no longer extends the deadline.
-      expect(hardListened.ok === false && hardListened.error.code).toBe('MCP_CALL_TIMEOUT');
+      // Nobody listens and the configuration does not ask: no token, so the server reports no progress and the timeout holds.
+      expect(unlistened.ok === false && unlistened.error.code).toBe('MCP_CALL_TIMEOUT');
+      expect(unlistened.ok === false && unlistened.error.message).toMatch(/callTimeoutMs \(1500 ms\)/);
+      // A listener gets a token, its progress, and a deadline that progress extends.
+      expect(listened).toMatchObject({ ok: true, output: 'done' });
       expect(heard.length).toBeGreaterThanOrEqual(2);
+      // resetTimeoutOnProgress: true sends the token with nobody listening.
+      expect(resets).toMatchObject({ ok: true, output: 'done' });
+      // false: a listener still gets progress, but it no longer extends the deadline.
+      expect(hardListened.ok === false && hardListened.error.code).toBe('MCP_CALL_TIMEOUT');
+      expect(heardHard.length).toBeGreaterThanOrEqual(2);
     } finally {
       await local.dispose();
     }

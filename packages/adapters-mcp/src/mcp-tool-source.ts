@@ -19,8 +19,9 @@ import type { McpAdapterSettings } from './mcp-adapter-settings';
 import { loadMcpConfig, parseMcpConfig, type ParsedMcpConfig, type ParsedMcpServer } from './mcp-config';
 import { McpConfigError } from './mcp-config-error';
 import { credentialsKey, DEFAULT_AUTHORIZATION_TIMEOUT_MS, MemoryTokenStore, type McpTokenStore } from './mcp-oauth';
-import { McpOperationTool, OPERATION_NAMES, operationDescriptors, type ServerOffer } from './mcp-operations';
+import { McpOperationTool, OPERATION_NAMES, operationDescriptors } from './mcp-operations';
 import { McpServerError } from './mcp-server-error';
+import { readCachedToolList, toolListKey, type McpToolListCache, type McpToolListing } from './mcp-tool-list-cache';
 import { McpSession, type SessionEvents } from './mcp-session';
 import { McpTool, type McpSessionProvider } from './mcp-tool';
 import type { McpSpawn } from './process-stdio-transport';
@@ -31,6 +32,7 @@ import { warnOnce } from './warn-once';
 const DEFAULT_MAX_TOOL_PAGES = 100;
 const DEFAULT_MAX_SAMPLING_REQUESTS_PER_PLAN = 10;
 const MAX_TIMER_MS = 2_147_483_647;
+const DEFAULT_TOOL_LIST_TTL_MS = 86_400_000;
 
 interface ServerCatalog {
   readonly tools: ReadonlyMap<string, ToolInstance>;
@@ -41,12 +43,7 @@ interface ServerCatalog {
 }
 
 /** What one listing of a server found. */
-interface ServerListing {
-  readonly tools: readonly McpToolDefinition[];
-  readonly offer: ServerOffer;
-  readonly serverVersion: string | undefined;
-  readonly runsToolTasks: boolean;
-}
+type ServerListing = McpToolListing;
 
 interface ServerState {
   readonly config: ParsedMcpServer;
@@ -56,6 +53,8 @@ interface ServerState {
   failure: UnavailableTool | undefined;
   refreshing: Promise<void> | undefined;
   refreshAgain: boolean;
+  /** The catalog came from the tool-list cache and no session has listed the server since. */
+  fromCache: boolean;
 }
 
 /** A resource a server said changed, on a session subscribed to it. */
@@ -98,6 +97,8 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   readonly #listeners = new Set<() => void>();
   readonly #resourceListeners = new Set<(update: McpResourceUpdate) => void>();
   readonly #loadPath: string | undefined;
+  readonly #toolListCache: McpToolListCache | undefined;
+  readonly #toolListTtlMs: number;
   #config: ParsedMcpConfig | undefined;
   #loading: Promise<ParsedMcpConfig> | undefined;
   #servers: Map<string, ServerState> | undefined;
@@ -142,6 +143,12 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
           };
     this.#tokenStore = settings.tokenStore ?? new MemoryTokenStore();
     this.#authorizationTimeoutMs = positiveInteger(settings.authorizationTimeoutMs, DEFAULT_AUTHORIZATION_TIMEOUT_MS, 'authorizationTimeoutMs');
+    const cache = settings.toolListCache;
+    if (cache !== undefined && (typeof cache?.load !== 'function' || typeof cache.save !== 'function')) {
+      throw new TypeError(`toolListCache must be an object with load(key) and save(key, entry); got ${String(cache)}.`);
+    }
+    this.#toolListCache = cache;
+    this.#toolListTtlMs = positiveInteger(settings.toolListTtlMs, DEFAULT_TOOL_LIST_TTL_MS, 'toolListTtlMs');
     if (typeof settings.servers === 'string') {
       this.id = settings.id ?? `mcp:${settings.servers}`;
       this.#loadPath = settings.servers;
@@ -339,6 +346,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       failure: undefined,
       refreshing: undefined,
       refreshAgain: false,
+      fromCache: false,
     };
     return state;
   }
@@ -404,9 +412,52 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
 
   async #listServer(state: ServerState, signal?: AbortSignal): Promise<ServerCatalog> {
     this.#checkNotDisposed(state.config.name);
+    const cached = await this.#cachedListing(state);
+    if (cached !== undefined) {
+      this.#checkCapabilityKeys(state.config, cached.tools, true);
+      state.fromCache = true;
+      return this.#catalogOf(state, cached);
+    }
     const listing = await state.pool.withListingSession(signal, (session) => this.#list(session, signal));
     this.#checkCapabilityKeys(state.config, listing.tools, true);
+    state.fromCache = false;
+    await this.#saveListing(state, listing);
     return this.#catalogOf(state, listing);
+  }
+
+  /** The server's list from the tool-list cache, when there is one younger than the TTL. */
+  async #cachedListing(state: ServerState): Promise<ServerListing | undefined> {
+    if (this.#toolListCache === undefined) return undefined;
+    let entry: unknown;
+    try {
+      entry = await this.#toolListCache.load(this.#cacheKey(state));
+    } catch (error) {
+      this.#logger.warn(`The cached tool list of MCP server '${state.config.name}' could not be read (the server is listed instead): ${messageOf(error)}`, {
+        server: state.config.name,
+      });
+      return undefined;
+    }
+    const cached = entry === undefined ? undefined : readCachedToolList(entry);
+    if (cached === undefined) return undefined;
+    const age = Date.now() - Date.parse(cached.savedAt);
+    if (!(age >= 0 && age < this.#toolListTtlMs)) return undefined;
+    this.#logger.debug(`MCP server '${state.config.name}': ${cached.listing.tools.length} tools from the tool-list cache (listed ${cached.savedAt}).`, {
+      server: state.config.name,
+    });
+    return cached.listing;
+  }
+
+  async #saveListing(state: ServerState, listing: ServerListing): Promise<void> {
+    if (this.#toolListCache === undefined) return;
+    try {
+      await this.#toolListCache.save(this.#cacheKey(state), { server: state.config.name, savedAt: new Date().toISOString(), listing });
+    } catch (error) {
+      this.#logger.warn(`The tool list of MCP server '${state.config.name}' could not be cached: ${messageOf(error)}`, { server: state.config.name });
+    }
+  }
+
+  #cacheKey(state: ServerState): string {
+    return toolListKey(state.config, { elicitation: this.interactionHandler !== undefined, sampling: this.#sampling !== undefined });
   }
 
   /** Everything the server offers: every tool, and the first page of resources and prompts (for the descriptions). */
@@ -435,7 +486,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         ...(knownResources === undefined ? {} : { knownResources }),
         ...(knownPrompts === undefined ? {} : { knownPrompts }),
       },
-      serverVersion: session.serverVersion,
+      ...(session.serverVersion === undefined ? {} : { serverVersion: session.serverVersion }),
       runsToolTasks: session.serverRunsToolTasks,
     };
   }
@@ -470,7 +521,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       onResourceUpdated: (session, uri) => this.#onResourceUpdated(state, session, uri),
       onRootsFetched: () => state.pool.noteRootsFetched(),
     };
-    return McpSession.open({
+    const opening = McpSession.open({
       server: state.config,
       logger: this.#logger,
       purpose: request.purpose,
@@ -486,6 +537,16 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       ...(this.interactionHandler === undefined ? {} : { interaction: this.interactionHandler }),
       ...(this.#sampling === undefined ? {} : { sampling: this.#sampling }),
     });
+    if (state.fromCache && request.purpose !== 'sign-in') {
+      // Its tools came from the cache: the session the server was started for lists them once more, in the background.
+      void opening.then(
+        (session) => {
+          if (state.fromCache) this.#onListChanged(state, session, 'cached');
+        },
+        () => undefined,
+      );
+    }
+    return opening;
   }
 
   #onResourceUpdated(state: ServerState, session: McpSession, uri: string): void {
@@ -499,9 +560,20 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     }
   }
 
-  #onListChanged(state: ServerState, session: McpSession, list: 'tools' | 'resources' | 'prompts'): void {
+  /**
+   * Lists a server again on an open session, after it said its `list`
+   * changed (or, for `'cached'`, when its tools came from the tool-list cache
+   * and a session was opened): a real change replaces the catalog and calls
+   * the listeners; the list is cached either way.
+   */
+  #onListChanged(state: ServerState, session: McpSession, list: 'tools' | 'resources' | 'prompts' | 'cached'): void {
     if (this.#disposed) return;
-    this.#logger.debug(`MCP server '${state.config.name}' announced that its ${list} changed.`, { server: state.config.name });
+    this.#logger.debug(
+      list === 'cached'
+        ? `MCP server '${state.config.name}' is listed again: its tools came from the tool-list cache.`
+        : `MCP server '${state.config.name}' announced that its ${list} changed.`,
+      { server: state.config.name },
+    );
     if (state.refreshing !== undefined) {
       state.refreshAgain = true;
       return;
@@ -516,6 +588,8 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
           const next = this.#catalogOf(state, listing);
           changed = state.catalog === undefined || state.catalog.signature !== next.signature;
           if (changed) state.catalog = next;
+          state.fromCache = false;
+          await this.#saveListing(state, listing);
         } catch (error) {
           if (!session.isOpen || this.#disposed) {
             // The session ended while listing (its plan is over): the next session lists again.

@@ -96,11 +96,12 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
     const onProgress = options?.onProgress;
     const server = this.#server;
     // The SDK puts a progress token in the request when `onprogress` is given:
-    // always with resetTimeoutOnProgress, so that progress can reset the timeout.
+    // for a caller that listens, or for every call when the configuration asks
+    // progress to reset the timeout. A call nobody listens to carries none.
     const onprogress =
       onProgress !== undefined
         ? (progress: Progress) => this.#forwardProgress(onProgress, progress, planId)
-        : server.resetTimeoutOnProgress
+        : server.resetTimeoutOnProgress === true
           ? ignoreProgress
           : undefined;
     // Only a session whose server may ask something of the call needs to know which calls run.
@@ -111,7 +112,7 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
         signal: link.signal,
         timeout: server.callTimeoutMs,
         maxTotalTimeout: server.maxTotalTimeoutMs,
-        resetTimeoutOnProgress: server.resetTimeoutOnProgress,
+        resetTimeoutOnProgress: server.resetTimeoutOnProgress !== false,
         onprogress,
       })) as CallToolResult;
       return this.#toResult(result, planId);

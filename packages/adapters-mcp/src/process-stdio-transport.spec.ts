@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { isProcessAlive, waitUntilProcessesGone } from '@ca/sandbox/testing';
+import { isProcessAlive, killProcesses, waitUntilProcessesGone } from '@ca/sandbox/testing';
 import { ProcessStdioTransport } from './process-stdio-transport';
 
 // Child processes start slowly on a loaded machine; a hang guard, not a speed requirement.
@@ -45,15 +45,7 @@ function transportFor(script: string, options: Partial<ConstructorParameters<typ
 describe('ProcessStdioTransport (through the process runner)', () => {
   const leftovers: number[] = [];
 
-  afterEach(() => {
-    for (const pid of leftovers.splice(0)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  });
+  afterEach(() => killProcesses(leftovers.splice(0)));
 
   it('exchanges JSON-RPC lines, skips a line that is not JSON-RPC, and gives the server only the minimal, inherited and declared environment', async () => {
     process.env['CA_TRANSPORT_SECRET'] = 'do-not-leak';

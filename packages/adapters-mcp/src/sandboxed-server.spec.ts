@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolRuntime } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
-import { isProcessAlive, sandboxAvailableForTests } from '@ca/sandbox/testing';
+import { processesWithArgument, sandboxAvailableForTests } from '@ca/sandbox/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import { parseMcpConfig } from './mcp-config';
 import { FILESYSTEM_SERVER, makeTempDir, removeTempDir } from './mcp-fixtures.test-helper';
@@ -13,19 +13,6 @@ import { ProcessStdioTransport } from './process-stdio-transport';
 jest.setTimeout(60_000);
 
 const describeSandboxed = sandboxAvailableForTests('stdio MCP servers in the kernel sandbox (bubblewrap)') ? describe : describe.skip;
-
-function processesWithArgument(argument: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(argument) && isProcessAlive(Number(entry));
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 describe('the sandbox key of a stdio server', () => {
   const parse = (sandbox: unknown) => parseMcpConfig({ mcpServers: { files: { command: 'node', sandbox } } }).servers[0];

@@ -1,4 +1,4 @@
-import { TOOL_SOURCE } from '@ca/tool-lifecycle';
+import { TOOL_SOURCE, containerLogger } from '@ca/tool-lifecycle';
 import type { DependencyContainer } from 'tsyringe';
 import { SkillError } from './skill-error';
 import type { SkillsAdapterSettings } from './skills-adapter-settings';
@@ -27,7 +27,10 @@ export function registerSkillsAdapter(container: DependencyContainer, settings: 
       remedy: 'Call registerSkillsAdapter(container, settings) with one, e.g. container.createChildContainer().',
     });
   }
-  const source = createSkillsAdapter(settings);
+  // The container's logger, for what the adapter warns about; a malformed settings value is left for the check to refuse.
+  const source = createSkillsAdapter(
+    typeof settings === 'object' && settings !== null && settings.logger === undefined ? { ...settings, logger: containerLogger(container) } : settings,
+  );
   container.register(TOOL_SOURCE, { useValue: source });
   return source;
 }

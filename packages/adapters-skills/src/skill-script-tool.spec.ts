@@ -1,6 +1,6 @@
 import { CancellationToken, ToolCancelledError, createExecutionContext, resourceFromPath } from '@ca/tool-context';
 import type { ToolFailure, ToolInstance, ToolSuccess } from '@ca/tool-lifecycle';
-import { ToolRuntime } from '@ca/tool-lifecycle';
+import { capabilityInPlan, ToolRuntime } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { isProcessAlive, sandboxAvailableForTests, waitUntilProcessesGone } from '@ca/sandbox/testing';
 import { createHash } from 'node:crypto';
@@ -284,11 +284,19 @@ describe('bundled scripts: the sandbox setting', () => {
   });
   afterAll(() => removeTempDir(temp));
 
-  it('describes a sandboxed script as writing nothing the plan does not allow, still not checkpointable', async () => {
+  it('says what a sandboxed script can do in each plan: a plain plan writes (destructive, open world); read-only and checkpoint plans, nothing', async () => {
     const sandboxed = createSkillsAdapter({ roots: [temp], allowScripts: true, sandbox: 'required' });
     await sandboxed.discover();
     const under = (await sandboxed.get('skill.plain.script.hello')).descriptor;
-    expect(under.capability).toMatchObject({ writes: false, checkpointable: false, openWorld: false });
+    const writing = { writes: true, destructive: true, checkpointable: false, openWorld: true, idempotent: false };
+    expect(under.capability).toEqual(writing);
+    expect(under.sandboxed).toEqual({ overlay: false });
+    const policy = (readOnly: boolean, requireCheckpoint: boolean, network: 'allow' | 'deny' = 'allow') => ({ readOnly, requireCheckpoint, network });
+    const nothing = { ...writing, writes: false, destructive: false, checkpointable: true };
+    expect(capabilityInPlan(under, policy(false, false))).toEqual(writing);
+    expect(capabilityInPlan(under, policy(true, false))).toEqual(nothing);
+    expect(capabilityInPlan(under, policy(false, true))).toEqual(nothing);
+    expect(capabilityInPlan(under, policy(false, false, 'deny'))).toEqual({ ...writing, openWorld: false });
     expect(under.description).toMatch(/It runs in a sandbox/);
     const plain = createSkillsAdapter({ roots: [temp], allowScripts: true, sandbox: 'off' });
     await plain.discover();
@@ -361,13 +369,18 @@ describeSandboxed('bundled scripts in the kernel sandbox (real bwrap)', () => {
     await runtime.endPlan(ctx);
   });
 
-  it('writes a write-bound resource in an ordinary plan, and is still refused in a checkpoint plan', async () => {
+  it('writes a write-bound resource in an ordinary plan; in a checkpoint plan it runs with nothing writable (its writes could not be undone)', async () => {
     const resources = [resourceFromPath({ id: 'work', path: work, access: 'write' })];
+    const checkpoint = runtime.createPlan({ policy: { requireCheckpoint: true }, resources });
+    const before = await hashTree(work);
+    const refused = (await runtime.execute('skill.builder.script.build', { args: [work] }, checkpoint)) as ToolSuccess<SkillScriptOutput>;
+    expect(refused).toMatchObject({ ok: true, output: { exitCode: 0, stdout: 'input\nexit 1\n' } });
+    expect(refused.output.stderr).toMatch(/output\.txt: Read-only file system/);
+    expect(await hashTree(work)).toBe(before);
+    expect(checkpoint.changes).toHaveLength(0);
     const ctx = runtime.createPlan({ resources });
     expect(await runtime.execute('skill.builder.script.build', { args: [work] }, ctx)).toMatchObject({ ok: true, output: { stdout: 'input\nexit 0\n' } });
     expect(await fs.readFile(join(work, 'output.txt'), 'utf8')).toBe('built\n');
-    const checkpoint = runtime.createPlan({ policy: { requireCheckpoint: true }, resources });
-    await expect(runtime.execute('skill.builder.script.build', { args: [work] }, checkpoint)).rejects.toMatchObject({ code: 'TOOL_CHECKPOINT_REQUIRED' });
     await Promise.all([ctx, checkpoint].map((plan) => runtime.endPlan(plan)));
   });
 

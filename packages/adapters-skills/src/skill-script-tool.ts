@@ -38,16 +38,19 @@ const INPUT_SCHEMA: JsonSchema = Object.freeze({
   additionalProperties: false,
 });
 
-/** A script may do anything its interpreter can: it writes, and what it changes is not recorded for undo. */
-const SCRIPT_CAPABILITY = normalizeCapability({ writes: true, checkpointable: false });
-
 /**
- * In the kernel sandbox a script writes only what the plan lets it write
- * (nothing in a read-only plan), so the policy holds without refusing it; its
- * changes are still not recorded, so a plan that requires checkpoints refuses it.
+ * A script may do anything its interpreter can: it writes (and may destroy),
+ * reaches the network, and what it changes is not recorded for undo. In the
+ * kernel sandbox this is what it can do in a plain plan; the plan decides the
+ * rest (`capabilityInPlan` of `@ca/tool-lifecycle`): nothing writable in a
+ * read-only plan or in one that requires checkpoints (its changes would not be
+ * recorded), no network in a plan that denies it.
  */
-// In the sandbox the kernel cuts the network of a plan that denies it, so the policy step need not refuse the script there.
-const SANDBOXED_SCRIPT_CAPABILITY = normalizeCapability({ writes: false, checkpointable: false, openWorld: false });
+const SCRIPT_CAPABILITY = normalizeCapability({ writes: true, checkpointable: false });
+/** The same, under a sandbox whose settings take the network away (`network: false`). */
+const OFFLINE_SCRIPT_CAPABILITY = normalizeCapability({ writes: true, checkpointable: false, openWorld: false });
+/** Scripts record no overlay: in a checkpoint plan the sandbox makes everything read-only to them. */
+const SCRIPT_SANDBOXING = Object.freeze({ overlay: false });
 
 /** How long a process group has to exit after SIGTERM before it gets SIGKILL. */
 const KILL_GRACE_MS = 2_000;
@@ -70,13 +73,14 @@ export class SkillScriptTool implements ToolInstance<SkillScriptInput, SkillScri
   ) {
     const runner = script.commandArgs.length > 0 ? `${basename(script.command)} ${script.file}` : script.file;
     const confinement = sandboxed
-      ? ' It runs in a sandbox: it can write only the resources bound with write access (nothing in a read-only plan); /tmp is private.'
+      ? ' It runs in a sandbox: it can write only the resources bound with write access (nothing in a read-only plan or one that requires checkpoints); /tmp is private.'
       : '';
     this.descriptor = Object.freeze({
       name: script.toolName,
       description: `Runs the script ${script.file} bundled with the '${skill.name}' skill (${runner} [args]) in the skill folder and returns its exit code, stdout and stderr.${confinement} Read the skill's instructions (${skill.toolName}) first.`,
       source: 'skill',
-      capability: sandboxed ? SANDBOXED_SCRIPT_CAPABILITY : SCRIPT_CAPABILITY,
+      capability: sandboxed && !settings.sandbox.settings.network ? OFFLINE_SCRIPT_CAPABILITY : SCRIPT_CAPABILITY,
+      ...(sandboxed ? { sandboxed: SCRIPT_SANDBOXING } : {}),
       inputSchema: INPUT_SCHEMA,
       annotations: Object.freeze({ title: `${skill.name}: ${script.file}`, skill: skill.name, script: script.file, timeoutMs: settings.scriptTimeoutMs }),
     });

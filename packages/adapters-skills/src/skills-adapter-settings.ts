@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { createSandbox, SandboxSettingsError, type Sandbox, type SandboxSetting } from '@ca/sandbox';
+import { createConsoleLogger, type RuntimeLogger } from '@ca/tool-lifecycle';
 import { SkillError } from './skill-error';
 import { nodeSkillsFileSystem, type SkillsFileSystem } from './skills-file-system';
 
@@ -62,6 +63,12 @@ export interface SkillsAdapterSettings {
   readonly concurrency?: number;
   /** Injectable file system, for tests and virtual trees (default `node:fs/promises`). */
   readonly fileSystem?: SkillsFileSystem;
+  /**
+   * Where the adapter's warnings go (the scripts' sandbox falling back to
+   * none, once per process). Default: the container's `RUNTIME_LOGGER` with
+   * `registerSkillsAdapter`, else a console logger.
+   */
+  readonly logger?: RuntimeLogger;
 }
 
 /** @internal Settings with defaults applied and roots resolved. */
@@ -140,7 +147,7 @@ export function resolveSkillsSettings(settings: SkillsAdapterSettings | undefine
     scriptTimeoutMs: integer(given.scriptTimeoutMs, 'scriptTimeoutMs', 60_000, 1),
     maxScriptOutputBytes: integer(given.maxScriptOutputBytes, 'maxScriptOutputBytes', 1024 * 1024, 0),
     scriptEnv: given.scriptEnv,
-    sandbox: sandboxOf(given.sandbox),
+    sandbox: sandboxOf(given.sandbox, given.logger),
     concurrency: integer(given.concurrency, 'concurrency', 16, 1),
     fileSystem,
   };
@@ -154,9 +161,11 @@ function integer(value: unknown, name: string, fallback: number, minimum: number
   return value as number;
 }
 
-function sandboxOf(setting: SandboxSetting | undefined): Sandbox {
+function sandboxOf(setting: SandboxSetting | undefined, logger: RuntimeLogger | undefined): Sandbox {
+  if (logger !== undefined && typeof logger?.warn !== 'function') invalid('logger must be a RuntimeLogger (debug, info, warn, error).');
+  const log = logger ?? createConsoleLogger();
   try {
-    return createSandbox(setting);
+    return createSandbox(setting, { warn: (message) => log.warn(message, { code: 'SANDBOX_OFF', setting: 'sandbox' }) });
   } catch (error) {
     if (!SandboxSettingsError.isInstance(error)) throw error;
     return invalid(`${error.setting} ${error.message.replace(/^The sandbox setting \S+ /, '')}`);

@@ -175,6 +175,9 @@ export function wrapTool<Input = unknown, Output = unknown, InnerInput = unknown
     description,
     source: 'wrapped',
     capability,
+    // The inner tool's programs still run in the sandbox the plan configures: in each plan the wrapper's capability
+    // follows from its own (stricter or equal) one as the inner tool's does (capabilityInPlan).
+    ...(innerDescriptor.sandboxed === undefined ? {} : { sandboxed: Object.freeze({ overlay: innerDescriptor.sandboxed.overlay === true }) }),
     ...(inputSchema === undefined ? {} : { inputSchema }),
     ...(outputSchema === undefined ? {} : { outputSchema }),
     ...(strictOutput === undefined ? {} : { strictOutput }),

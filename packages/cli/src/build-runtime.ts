@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { BuiltinAdapterSettings } from '@ca/adapters-builtin';
-import type { McpConfigError, McpServersConfig, McpTokenStore } from '@ca/adapters-mcp';
+import type { McpConfigError, McpServersConfig, McpTokenStore, McpToolListCache } from '@ca/adapters-mcp';
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
@@ -9,6 +9,7 @@ import {
   APPROVAL_KEY,
   APPROVAL_STORE,
   PLAN_REGISTRY,
+  RESULT_STORE,
   RUNTIME_LOGGER,
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
@@ -18,6 +19,7 @@ import {
   type ApprovalStore,
   type InteractionHandler,
   type PlanRegistry,
+  type ResultStore,
   type RuntimeLogger,
   type ToolDescriptor,
   type ToolRuleDefinition,
@@ -66,7 +68,11 @@ export interface BuildRuntimeOptions {
   readonly mcp?: {
     readonly interactionHandler?: InteractionHandler;
     readonly tokenStore?: McpTokenStore;
+    /** Where servers' tool lists are kept between commands: discovery then starts no server whose list is cached. */
+    readonly toolListCache?: McpToolListCache;
   };
+  /** Where outputs over `runtime.outputBudget` are kept (the runtime's memory store when none is given). */
+  readonly resultStore?: ResultStore;
   /** Where the runtime announces its plans (`agents plan run`); none by default. */
   readonly planRegistry?: PlanRegistry;
 }
@@ -104,6 +110,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   if (approval?.store !== undefined) container.register(APPROVAL_STORE, { useValue: approval.store });
   if (approval?.key !== undefined) container.register(APPROVAL_KEY, { useValue: approval.key });
   if (options.planRegistry !== undefined) container.register(PLAN_REGISTRY, { useValue: options.planRegistry });
+  if (options.resultStore !== undefined) container.register(RESULT_STORE, { useValue: options.resultStore });
   registerToolRuntime(container, {
     ...config.runtime,
     ...(approval?.rules === undefined || approval.rules.length === 0 ? {} : { rules: approval.rules }),
@@ -130,6 +137,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
         shutdown: 'prompt',
         ...(options.mcp?.interactionHandler === undefined ? {} : { interactionHandler: options.mcp.interactionHandler }),
         ...(options.mcp?.tokenStore === undefined ? {} : { tokenStore: options.mcp.tokenStore }),
+        ...(options.mcp?.toolListCache === undefined ? {} : { toolListCache: options.mcp.toolListCache }),
       });
     } catch (error) {
       if (!mcp.McpConfigError.isInstance(error)) throw error;

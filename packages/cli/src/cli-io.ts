@@ -14,11 +14,36 @@ export interface CliIo {
   readonly terminalInput?: NodeJS.ReadableStream;
 }
 
+/** Streams this module listens to for errors, and those whose reader went away (`agents --help | head -1`). */
+const heard = new WeakSet<NodeJS.WriteStream>();
+const readerGone = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * A write to one of the process's streams. A reader that went away — `head`
+ * exits after its line — makes the write fail with `EPIPE`, as an `error`
+ * event that, unheard, would end the command with a stack trace: it is heard,
+ * and that stream is written no more (the command goes on and exits with its
+ * own code, as `git log | head -1` does). Any other error of the stream is
+ * thrown as before.
+ */
+function writeTo(stream: NodeJS.WriteStream): (text: string) => void {
+  if (!heard.has(stream)) {
+    heard.add(stream);
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      readerGone.add(stream);
+    });
+  }
+  return (text) => {
+    if (!readerGone.has(stream) && !stream.destroyed) stream.write(text);
+  };
+}
+
 /** The real process's streams, directory and environment. */
 export function processIo(): CliIo {
   return {
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: writeTo(process.stdout),
+    stderr: writeTo(process.stderr),
     cwd: process.cwd(),
     env: process.env,
     interactive: process.stdout.isTTY === true,

@@ -30,6 +30,23 @@ async function waitFor(condition: () => boolean, timeoutMs = 60_000): Promise<vo
 }
 
 describe('the agents binary', () => {
+  it('prints no EPIPE stack when its reader goes away (agents --help | head -1): it stops writing and exits with its own code', async () => {
+    // The reader is gone before the command writes anything: every write of the help meets a closed pipe.
+    for (const args of [['--help'], ['tools', 'list']]) {
+      const child = spawn(process.execPath, [bin, ...args], {
+        cwd: fixtures,
+        env: { ...process.env, TEST_WORKSPACE: temporaryFolder() },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout?.destroy();
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (...result) => resolve(result)));
+      expect(stderr).not.toMatch(/EPIPE|Error|at /);
+      expect(code).toBe(0);
+    }
+  });
+
   it('Ctrl-C cancels the running plan: the tool sees its token, everything is deactivated, exit code 130', async () => {
     const workspace = temporaryFolder();
     const stateDir = temporaryFolder('ca-cli-state-');

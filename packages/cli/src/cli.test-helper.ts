@@ -5,7 +5,11 @@ import type { CliIo } from './cli-io';
 
 export const fixtures = path.join(__dirname, '__fixtures__');
 
-/** An in-memory CliIo that collects what the command prints. */
+/**
+ * An in-memory CliIo that collects what the command prints. Its state folder
+ * is a fresh temporary one (AGENTS_STATE_DIR), unless `env` names one, so no
+ * test reads what another left there (cached tool lists, kept approvals).
+ */
 export function captureIo(env: Record<string, string | undefined> = {}, cwd = fixtures): CliIo & { out: () => string; err: () => string } {
   let stdout = '';
   let stderr = '';
@@ -13,7 +17,7 @@ export function captureIo(env: Record<string, string | undefined> = {}, cwd = fi
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
     cwd,
-    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
+    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], AGENTS_STATE_DIR: temporaryFolder('ca-cli-state-'), ...env },
     interactive: false,
     out: () => stdout,
     err: () => stderr,

@@ -139,7 +139,8 @@ export function sourceOffHint(toolName: string, config: AgentsConfig, cwd: strin
 export function selectSources(config: AgentsConfig, tools?: readonly string[]): SourceSelection {
   const servers = enabledMcpServers(config);
   const entries = config.wrapped ?? [];
-  if (tools === undefined) {
+  // The runtime's search tool searches every source.
+  if (tools === undefined || tools.includes('tools.search')) {
     return { builtin: builtinEnabled(config), custom: config.custom !== undefined, mcpServers: servers, skills: config.skills !== undefined, wrapped: entries };
   }
   const names = new Set(tools);

@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ApprovalRecord, ApprovalStore } from '@ca/tool-lifecycle';
+import { FileApprovalStore as LibraryFileApprovalStore, type ApprovalRecord } from '@ca/tool-lifecycle';
 import { CliError } from './cli-error';
 import { checkPlanId } from './plan-registry';
 import { checkStateFolder } from './state-folder';
 
-/** Largest approvals file read: far more records than a plan makes. */
-const MAX_APPROVALS_BYTES = 1024 * 1024;
 /** Bytes of a key the command makes. */
 const KEY_BYTES = 32;
 
@@ -15,54 +13,31 @@ const KEY_BYTES = 32;
  * The `tool` and `call` approvals of plans, kept under the state directory
  * (`approvals/<plan-id>.jsonl`, one signed record a line, the folder for the
  * owner only), so that a plan run again with the same id does not ask again
- * for what was approved. The runtime checks every record's signature when it
- * reads them: a line that was edited is refused.
+ * for what was approved: the `FileApprovalStore` of `@ca/tool-lifecycle`, with
+ * the command's own checks first — a plan id the command accepts, and the
+ * state folder's (`CLI_STATE_UNSAFE`, saying what to do). The runtime checks
+ * every record's signature when it reads them: a line that was edited is refused.
  */
-export class FileApprovalStore implements ApprovalStore {
-  private readonly folder: string;
-
+export class FileApprovalStore extends LibraryFileApprovalStore {
   constructor(stateDir: string) {
-    this.folder = path.join(stateDir, 'approvals');
+    super({ folder: path.join(path.resolve(stateDir), 'approvals') });
   }
 
-  async load(planId: string): Promise<readonly unknown[]> {
-    const file = this.fileOf(planId);
-    if (!checkStateFolder(this.folder, 'kept approvals', { create: false })) return [];
-    let text: string;
-    try {
-      const stat = fs.statSync(file);
-      if (!stat.isFile()) throw new Error(`${file} is not a file`);
-      if (stat.size > MAX_APPROVALS_BYTES) throw new Error(`${file} is ${stat.size} bytes, more than the ${MAX_APPROVALS_BYTES} an approvals file may have`);
-      text = fs.readFileSync(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
-    return text
-      .split('\n')
-      .filter((line) => line.trim().length > 0)
-      .map((line) => {
-        try {
-          return JSON.parse(line) as unknown;
-        } catch {
-          // The runtime refuses it, saying so.
-          return line;
-        }
-      });
-  }
-
-  async save(record: ApprovalRecord): Promise<void> {
-    checkStateFolder(this.folder, 'kept approvals', { create: true });
-    fs.appendFileSync(this.fileOf(record.planId), `${JSON.stringify(record)}\n`, { mode: 0o600 });
-  }
-
-  async forget(planId: string): Promise<void> {
-    fs.rmSync(this.fileOf(planId), { force: true });
-  }
-
-  private fileOf(planId: string): string {
+  override async load(planId: string): Promise<readonly unknown[]> {
     checkPlanId(planId);
-    return path.join(this.folder, `${planId}.jsonl`);
+    if (!checkStateFolder(this.folder, 'kept approvals', { create: false })) return [];
+    return super.load(planId);
+  }
+
+  override async save(record: ApprovalRecord): Promise<void> {
+    checkPlanId(record.planId);
+    checkStateFolder(this.folder, 'kept approvals', { create: true });
+    return super.save(record);
+  }
+
+  override async forget(planId: string): Promise<void> {
+    checkPlanId(planId);
+    return super.forget(planId);
   }
 }
 

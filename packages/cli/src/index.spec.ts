@@ -6,6 +6,8 @@ describe('@ca/cli public API', () => {
       'CONFIG_FILE_NAMES',
       'CliError',
       'EXIT_CODES',
+      'FileResultStore',
+      'FileToolListCache',
       'LocalPlanRegistry',
       'agentsConfigSchema',
       'buildRuntime',

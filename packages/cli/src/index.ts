@@ -20,5 +20,7 @@ export type { SourceName, SourceSelection, SourceSummary } from './config-source
 export { runPlanFile } from './plan-runner';
 export type { PlanRunReport, RunPlanOptions, StepOutcome, StepReport } from './plan-runner';
 export { LocalPlanRegistry, resolveStateDir } from './plan-registry';
+export { FileResultStore } from './file-result-store';
+export { FileToolListCache } from './file-tool-list-cache';
 export type { RunningPlan } from './plan-registry';
 export { configSchema as agentsConfigSchema, planSchema as planFileSchema } from './validate-document';

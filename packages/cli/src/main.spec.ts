@@ -30,6 +30,58 @@ describe('agents tools', () => {
     expect(parsed.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['builtin.fs.read', 'test.echo', 'test.wait-for-cancel', 'test.hello']));
   });
 
+  it("says once, with the reason, that 'auto' runs commands without the kernel sandbox: in tools list and plan check", async () => {
+    // Each command is a process of its own, which says it once: here one process runs both, so each looks for another bwrap.
+    const configure = (name: string) => {
+      const folder = temporaryFolder();
+      const bwrap = path.join(folder, name);
+      fs.writeFileSync(
+        path.join(folder, 'agents.config.json'),
+        JSON.stringify({ builtin: { tools: ['builtin.command.run', 'builtin.fs.read'] }, sandbox: { mode: 'auto', bwrapPath: bwrap } }),
+      );
+      fs.writeFileSync(path.join(folder, 'plan.yaml'), 'steps:\n  - tool: builtin.fs.read\n    input: { path: x }\n    expect: failure\n');
+      const warning = new RegExp(
+        `^warning \\[SANDBOX_OFF\\]: The kernel sandbox is off: command\\.sandbox is 'auto' and the sandbox does not work here \\(${bwrap.replace(/[/.]/g, '\\$&')} does not exist\\)\\. Programs run unconfined.*apt-get install bubblewrap`,
+        'm',
+      );
+      return { folder, warning };
+    };
+    const listed = configure('no-bwrap-for-list');
+    const list = captureIo({}, listed.folder);
+    expect(await main(['tools', 'list'], list)).toBe(EXIT_CODES.ok);
+    expect(list.err()).toMatch(listed.warning);
+    expect(list.err().match(/SANDBOX_OFF/g)).toHaveLength(1);
+    expect(list.out()).toMatch(/^builtin\.command\.run\s+builtin\s+yes\s+no/m);
+    const checked = configure('no-bwrap-for-check');
+    const check = captureIo({}, checked.folder);
+    expect(await main(['plan', 'check', 'plan.yaml'], check)).toBe(EXIT_CODES.ok);
+    expect(check.err()).toMatch(checked.warning);
+    // Said once per process: a second command of the same process stays quiet.
+    const again = captureIo({}, checked.folder);
+    expect(await main(['tools', 'list'], again)).toBe(EXIT_CODES.ok);
+    expect(again.err()).not.toMatch(/SANDBOX_OFF/);
+  });
+
+  it('shows a sandboxed tool as following the plan, and its capability in each plan', async () => {
+    const folder = temporaryFolder();
+    fs.writeFileSync(path.join(folder, 'agents.config.json'), JSON.stringify({ builtin: { tools: ['builtin.command.run'] }, sandbox: 'required' }));
+    const list = captureIo({}, folder);
+    expect(await main(['tools', 'list'], list)).toBe(EXIT_CODES.ok);
+    expect(list.out()).toMatch(/^builtin\.command\.run\s+builtin\s+by plan\s+by plan/m);
+    expect(list.out()).toMatch(/^by plan: the tool's programs run in the kernel sandbox/m);
+    const describe = captureIo({}, folder);
+    expect(await main(['tools', 'describe', 'builtin.command.run'], describe)).toBe(EXIT_CODES.ok);
+    expect(describe.out()).toContain(
+      [
+        'capability (the kernel sandbox: it follows the plan):',
+        '  plain plan:       writes=true checkpointable=false idempotent=false destructive=true openWorld=true',
+        '  read-only plan:   writes=false checkpointable=true idempotent=false destructive=false openWorld=true',
+        '  checkpoint plan:  writes=true checkpointable=true idempotent=false destructive=true openWorld=true',
+        '  network denied:   openWorld=false',
+      ].join('\n'),
+    );
+  });
+
   it('describes a tool with its schemas and capabilities', async () => {
     const { io } = setup();
     expect(await main(['tools', 'describe', 'test.echo'], io)).toBe(0);

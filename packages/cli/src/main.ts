@@ -3,15 +3,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { ToolSchemaValidationError } from '@ca/schema';
 import { resourceFromPath, type BoundResource, type PlanApprovalPolicy, type ToolExecutionContext } from '@ca/tool-context';
+import type { ToolCapability } from '@ca/domain';
 import {
   PlanRegistryError,
   ToolRegistrationError,
+  capabilityInPlan,
   createApprovalMessage,
   createCancelMessage,
   type DiscoveryResult,
   type PlanRegistry,
   type RegisteredPlan,
   type RuntimeLogger,
+  type ToolDescriptor,
   type ToolProgress,
 } from '@ca/tool-lifecycle';
 import { Command, CommanderError } from 'commander';
@@ -22,12 +25,15 @@ import { CliApprovals } from './cli-approvals';
 import { CliError } from './cli-error';
 import type { CliIo } from './cli-io';
 import { createCliLogger } from './cli-logger';
+import { createCliRedactor, redactingIo } from './cli-redaction';
 import { openPlanRegistry } from './cli-registry';
 import { loadConfig, loadRegistryConfig, type AgentsConfig } from './config';
 import { describeConfigFile, describeSources, summarizeSources } from './config-sources';
 import { EXIT_CODES, type ExitCode } from './exit-codes';
 import { FileApprovalStore, approvalKey } from './file-approval-store';
+import { FileResultStore } from './file-result-store';
 import { FileTokenStore } from './file-token-store';
+import { FileToolListCache } from './file-tool-list-cache';
 import { formatTable } from './format-table';
 import { addMcpCommands } from './mcp-commands';
 import { checkPlanFile, formatProblems } from './plan-check';
@@ -39,6 +45,7 @@ import { parseInput } from './read-input';
 import { TerminalPrompter } from './terminal-prompter';
 import { describeMissingTool } from './tool-lookup';
 import { addToolsExportCommand } from './tools-export-command';
+import { addToolsSearchCommand } from './tools-search-command';
 
 interface GlobalOptions {
   readonly config?: string;
@@ -179,7 +186,10 @@ function describeCause(error: unknown): string {
  * arguments) and resolves to its exit code. Never calls `process.exit`
  * except on a second Ctrl-C.
  */
-export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+export async function main(argv: readonly string[], given: CliIo): Promise<ExitCode> {
+  // The one choke point of what the command prints: every line of stderr, usage errors included, and known secrets on stdout.
+  const redactor = createCliRedactor(argv, given.env);
+  const io = redactingIo(given, redactor);
   let exitCode: ExitCode = EXIT_CODES.ok;
   let built: BuiltRuntime | undefined;
   let registry: PlanRegistry | undefined;
@@ -202,6 +212,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .showHelpAfterError('(run agents --help for usage)');
 
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  /** A loaded configuration, its secrets now known to the redactor. */
+  const learned = <T>(config: T): T => {
+    redactor.learnConfiguration(config);
+    return config;
+  };
   const verbose = (): boolean => globals().verbose === true;
   // --json may be given before the command or after it.
   const wantsJson = (local: { readonly json?: boolean }): boolean => local.json === true || globals().json === true;
@@ -212,7 +227,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       config:
         config ??
         (globals().registry === undefined
-          ? loadRegistryConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env })
+          ? learned(loadRegistryConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env }))
           : undefined),
       stateDir: resolveStateDir(globals().stateDir, io.env),
       env: io.env,
@@ -228,7 +243,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   };
   const loadConfiguration = (): AgentsConfig => {
     const options = globals();
-    const config = loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env });
+    const config = learned(loadConfig({ ...(options.config === undefined ? {} : { file: options.config }), cwd: io.cwd, env: io.env }));
     if (options.verbose === true) io.stderr(`${summarizeSources(config, io.cwd)}\n`);
     return config;
   };
@@ -256,11 +271,17 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       logger,
       approvalHint: (request) => (answersThroughRegistry ? `(or from another terminal: agents plan approve ${request.planId} ${request.id})` : undefined),
     }));
-  // MCP servers ask their questions on the terminal, and keep their sign-ins under the state folder.
+  /** True for a command that lists every MCP server anew (`tools list`, `tools search --refresh`) instead of reading their cached lists. */
+  let refreshToolLists = false;
+  // MCP servers ask their questions on the terminal, keep their sign-ins under the state folder, and their tool lists too.
   const mcpSupport = (logger: RuntimeLogger) => ({
     interactionHandler: terminal(logger),
     tokenStore: new FileTokenStore(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-auth')),
+    toolListCache: new FileToolListCache(path.join(resolveStateDir(globals().stateDir, io.env), 'mcp-tools'), { refresh: refreshToolLists }),
   });
+  /** Where outputs over the configuration's runtime.outputBudget are kept: results/ of the state folder. */
+  const resultStore = (config: AgentsConfig) =>
+    config.runtime?.outputBudget === undefined ? {} : { resultStore: new FileResultStore(path.join(resolveStateDir(globals().stateDir, io.env), 'results')) };
   const open = async (
     config: AgentsConfig,
     tools?: readonly string[],
@@ -268,7 +289,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   ): Promise<{ runtime: BuiltRuntime['runtime']; validator: BuiltRuntime['validator']; discovery: DiscoveryResult }> => {
     const logger = createCliLogger(io.stderr, verbose());
     const mcp = mcpSupport(logger);
-    const everySource = { mcp, ...settings };
+    const everySource = { mcp, ...resultStore(config), ...settings };
     built = await buildRuntime(config, logger, tools === undefined ? everySource : { ...everySource, tools });
     let discovery = await built.runtime.discover();
     const notFound = (name: string) =>
@@ -324,6 +345,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     .option('--json', 'machine-readable output')
     .action(async (local: { json?: boolean }) => {
       const config = loadConfiguration();
+      // The list is the place to see every server as it is now: each is listed anew (and its list cached).
+      refreshToolLists = true;
       const { discovery } = await open(config);
       const failedServers = discovery.unavailable.filter((item) => item.source === 'mcp' && /^mcp\.[^.]+$/.test(item.name));
       if (discovery.sourceErrors.length > 0 || failedServers.length > 0) exitCode = EXIT_CODES.failed;
@@ -334,18 +357,25 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         );
         return;
       }
+      // A sandboxed tool's capability follows the plan: 'by plan' in the table, each plan's in `tools describe`.
+      const yesNo = (tool: ToolDescriptor, value: boolean): string => (tool.sandboxed === undefined ? (value ? 'yes' : 'no') : 'by plan');
       io.stdout(
         formatTable(
           ['name', 'source', 'writes', 'checkpointable', 'description'],
           discovery.tools.map((tool) => [
             tool.name,
             tool.source,
-            tool.capability.writes ? 'yes' : 'no',
-            tool.capability.checkpointable ? 'yes' : 'no',
+            yesNo(tool, tool.capability.writes),
+            yesNo(tool, tool.capability.checkpointable),
             tool.description,
           ]),
         ),
       );
+      if (discovery.tools.some((tool) => tool.sandboxed !== undefined)) {
+        io.stdout(
+          "\nby plan: the tool's programs run in the kernel sandbox, so what it can do follows the plan (it writes in a plain plan, nothing in a read-only one); see 'agents tools describe <name>'.\n",
+        );
+      }
       const advice = adviceFor('tools run', config);
       const serverOf = (error: unknown) =>
         typeof (error as { server?: unknown })?.server === 'string' ? { server: (error as { server: string }).server } : {};
@@ -372,10 +402,20 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
         io.stdout(`${JSON.stringify(descriptor, null, 2)}\n`);
         return;
       }
-      const capability = descriptor.capability;
+      const describeCapability = (capability: ToolCapability) =>
+        `writes=${capability.writes} checkpointable=${capability.checkpointable} idempotent=${capability.idempotent} destructive=${capability.destructive} openWorld=${capability.openWorld}`;
+      const plain = { readOnly: false, requireCheckpoint: false };
+      const capabilities =
+        descriptor.sandboxed === undefined
+          ? `capability: ${describeCapability(descriptor.capability)}\n`
+          : 'capability (the kernel sandbox: it follows the plan):\n' +
+            `  plain plan:       ${describeCapability(capabilityInPlan(descriptor, plain))}\n` +
+            `  read-only plan:   ${describeCapability(capabilityInPlan(descriptor, { ...plain, readOnly: true }))}\n` +
+            `  checkpoint plan:  ${describeCapability(capabilityInPlan(descriptor, { ...plain, requireCheckpoint: true }))}\n` +
+            `  network denied:   openWorld=${capabilityInPlan(descriptor, { ...plain, network: 'deny' }).openWorld}\n`;
       io.stdout(
         `${descriptor.name}  (${descriptor.source}${descriptor.version ? ` ${descriptor.version}` : ''})\n\n${descriptor.description}\n\n` +
-          `capability: writes=${capability.writes} checkpointable=${capability.checkpointable} idempotent=${capability.idempotent} destructive=${capability.destructive} openWorld=${capability.openWorld}\n` +
+          capabilities +
           `${descriptor.timeoutMs === undefined ? '' : `timeout: ${descriptor.timeoutMs} ms\n`}` +
           `\ninput schema:\n${JSON.stringify(descriptor.inputSchema ?? true, null, 2)}\n\noutput schema:\n${JSON.stringify(descriptor.outputSchema ?? true, null, 2)}\n`,
       );
@@ -723,6 +763,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     });
 
   addToolsExportCommand(tools, { io, loadConfiguration, open: (config) => open(config) });
+  addToolsSearchCommand(tools, {
+    io,
+    loadConfiguration,
+    open: (config) => open(config),
+    wantsJson,
+    refreshToolLists: () => {
+      refreshToolLists = true;
+    },
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  });
 
   addMcpCommands(program, {
     io,

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-helper';
 import { resolveOtlpEndpoint } from './otel-export';
@@ -190,13 +192,52 @@ describe('spans to an OTLP/HTTP collector', () => {
     }
   });
 
-  it('a collector that cannot be reached is a warning, not a failure of the command', async () => {
+  it('a collector that cannot be reached is a warning, said once, not a failure of the command', async () => {
     const result = await agents(['--otel-endpoint', 'http://127.0.0.1:1', 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}'], {
       TEST_WORKSPACE: temporaryFolder(),
     });
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('"text": "hi"');
-    expect(result.stderr).toMatch(/^warning \[OTEL_EXPORT_FAILED\]: could not send \d+ span\(s\): .* to http:\/\/127\.0\.0\.1:1\/v1\/traces\./m);
+    expect(result.stderr).toMatch(
+      /^warning \[OTEL_EXPORT_FAILED\]: \d+ span\(s\) were dropped: they could not be sent to http:\/\/127\.0\.0\.1:1\/v1\/traces within 1500 ms \(.*ECONNREFUSED.*\)\. .*OTEL_EXPORTER_OTLP_TIMEOUT/m,
+    );
+    expect(result.stderr.match(/OTEL_EXPORT_FAILED/g)).toHaveLength(1);
+  });
+
+  it("waits for a collector that never answers at most OTEL_EXPORTER_OTLP_TIMEOUT at exit, not the exporter's retries", async () => {
+    // Accepts connections and never answers: without the bound, each attempt waits out the SDK's 10 s and retries.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const started = performance.now();
+      const result = await agents(['--otel-endpoint', `http://127.0.0.1:${port}`, 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}'], {
+        TEST_WORKSPACE: temporaryFolder(),
+        OTEL_EXPORTER_OTLP_TIMEOUT: '300',
+      });
+      const elapsedMs = performance.now() - started;
+      expect(result.status).toBe(0);
+      expect(result.stderr).toMatch(
+        /^warning \[OTEL_EXPORT_FAILED\]: .*were dropped: they could not be sent to http:\/\/127\.0\.0\.1:\d+\/v1\/traces within 300 ms/m,
+      );
+      expect(result.stderr.match(/OTEL_EXPORT_FAILED/g)).toHaveLength(1);
+      // Far below one attempt of the SDK's own (10 s), whatever the machine's load adds to the start of node.
+      expect(elapsedMs).toBeLessThan(9_000);
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+    const invalid = await agents(['--otel-endpoint', 'http://127.0.0.1:1', 'tools', 'run', 'test.echo', '--input', '{"text":"hi"}'], {
+      TEST_WORKSPACE: temporaryFolder(),
+      OTEL_EXPORTER_OTLP_TIMEOUT: 'soon',
+    });
+    expect(invalid.status).toBe(2);
+    expect(invalid.stderr).toBe(
+      "CLI_USAGE: OTEL_EXPORTER_OTLP_TIMEOUT 'soon' is not a number of milliseconds from 1 to 600000 (how long spans may take to send).\n",
+    );
   });
 
   it('refuses an endpoint that is not an http(s) URL', async () => {

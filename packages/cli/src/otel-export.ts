@@ -58,6 +58,34 @@ export function resolveOtlpEndpoint(option: string | undefined, env: Readonly<Re
   return undefined;
 }
 
+/** How long the command waits for its spans at exit when the environment does not say: a command that ends should not wait on a collector. */
+export const DEFAULT_EXPORT_TIMEOUT_MS = 1_500;
+/** Extra time for the SDK to give up once the export's own deadline has passed. */
+const SHUTDOWN_MARGIN_MS = 250;
+
+/**
+ * The most the command waits for its spans when it ends, in milliseconds:
+ * `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT`, else
+ * {@link DEFAULT_EXPORT_TIMEOUT_MS} — not the SDK's 10 s. Also the exporter's
+ * deadline for one export, retries included.
+ * @throws CliError (CLI_USAGE) for a value that is not a whole number of milliseconds from 1 to 600,000.
+ */
+export function exportTimeoutOf(env: Readonly<Record<string, string | undefined>>): number {
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT']) {
+    const text = env[name]?.trim();
+    if (text === undefined || text === '') continue;
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < 1 || value > 600_000) {
+      throw new CliError({
+        code: 'CLI_USAGE',
+        message: `${name} '${text}' is not a number of milliseconds from 1 to 600000 (how long spans may take to send).`,
+      });
+    }
+    return value;
+  }
+  return DEFAULT_EXPORT_TIMEOUT_MS;
+}
+
 /** `key=value,key2=value2` (values URL-encoded), as the OTLP exporter variables write headers. */
 function parseHeaders(text: string | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -89,15 +117,21 @@ export function startTraceExport(
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const endpoint = describeEndpoint(url);
   const headers = { ...parseHeaders(options.env['OTEL_EXPORTER_OTLP_HEADERS']), ...parseHeaders(options.env['OTEL_EXPORTER_OTLP_TRACES_HEADERS']) };
-  const exporter = new OTLPTraceExporter({ url: url.href, headers });
-  const failures: string[] = [];
+  const timeoutMs = exportTimeoutOf(options.env);
+  // The exporter's deadline bounds its retries too: an unreachable collector costs at most this much.
+  const exporter = new OTLPTraceExporter({ url: url.href, headers, timeoutMillis: timeoutMs });
+  let dropped = 0;
+  let reason: string | undefined;
   // The exporter reports a failed export only to the SDK's diagnostics: count
   // them here, so the user hears of spans that never reached the collector.
   const counting: SpanExporter = {
     export: (spans: ReadableSpan[], done: Parameters<SpanExporter['export']>[1]) =>
       exporter.export(spans, (result) => {
         // 0 is ExportResultCode.SUCCESS.
-        if (result.code !== 0) failures.push(`${spans.length} span(s): ${result.error?.message ?? 'export failed'}`);
+        if (result.code !== 0) {
+          dropped += spans.length;
+          reason ??= result.error?.message ?? 'export failed';
+        }
         done(result);
       }),
     shutdown: () => exporter.shutdown(),
@@ -105,28 +139,35 @@ export function startTraceExport(
   };
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.env['OTEL_SERVICE_NAME'] || 'agents', 'service.version': options.serviceVersion }),
-    spanProcessors: [new BatchSpanProcessor(counting)],
+    spanProcessors: [new BatchSpanProcessor(counting, { exportTimeoutMillis: timeoutMs })],
   });
   provider.register();
   return {
     endpoint,
     shutdown: async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
-        await provider.shutdown();
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), timeoutMs + SHUTDOWN_MARGIN_MS);
+          timer.unref();
+        });
+        if ((await Promise.race([provider.shutdown(), late])) === 'late') reason ??= `not sent within ${timeoutMs} ms`;
       } catch (error) {
-        // Usually the failed export already counted above; otherwise say it once.
-        if (failures.length === 0) failures.push(`the last spans: ${(error as Error)?.message ?? String(error)}`);
+        // Usually the failed export already counted above; otherwise say why.
+        reason ??= (error as Error)?.message ?? String(error);
       } finally {
+        if (timer !== undefined) clearTimeout(timer);
         // Unregistered, so that the runtime goes back to creating no spans at all.
         trace.disable();
         context.disable();
         propagation.disable();
       }
-      for (const failure of failures) {
-        options.stderr(
-          `warning [OTEL_EXPORT_FAILED]: could not send ${failure.replace(url.href, endpoint)} to ${endpoint}. Check --otel-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT.\n`,
-        );
-      }
+      if (reason === undefined) return;
+      // Once, whatever number of exports failed.
+      const what = dropped > 0 ? `${dropped} span(s) were dropped` : 'the last spans were dropped';
+      options.stderr(
+        `warning [OTEL_EXPORT_FAILED]: ${what}: they could not be sent to ${endpoint} within ${timeoutMs} ms (${reason.replace(url.href, endpoint)}). Check --otel-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT; OTEL_EXPORTER_OTLP_TIMEOUT sets how long the command waits for its spans (default ${DEFAULT_EXPORT_TIMEOUT_MS} ms).\n`,
+      );
     },
   };
 }

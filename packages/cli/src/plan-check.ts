@@ -1,6 +1,6 @@
 import { createSchemaValidator, ToolSchemaValidationError, type SchemaValidator } from '@ca/schema';
 import type { BoundResource, PlanPolicy } from '@ca/tool-context';
-import { policyRefusal, ToolCheckpointRequiredError, type DiscoveryResult, type ToolDescriptor, type ToolRules } from '@ca/tool-lifecycle';
+import { capabilityInPlan, policyRefusal, ToolCheckpointRequiredError, type DiscoveryResult, type ToolDescriptor, type ToolRules } from '@ca/tool-lifecycle';
 import { explainError, type AdviceContext } from './cli-advice';
 import type { AgentsConfig } from './config';
 import { describeConfigFile } from './config-sources';
@@ -107,9 +107,10 @@ export function checkPlanFile(plan: PlanFile, discovery: DiscoveryResult, option
     const refusal = refusalOf(plan.policy, descriptor) ?? ruleRefusalOf(options.rules, step.tool, step.input);
     if (step.expect === 'refused') {
       if (refusal === undefined) {
+        const capability = capabilityInPlan(descriptor, plan.policy);
         report(
           'STEP_NOT_REFUSED',
-          `The step expects to be refused, but the plan's policy (${describePolicy(plan.policy)}) lets '${step.tool}' run (writes: ${descriptor.capability.writes}, checkpointable: ${descriptor.capability.checkpointable}) and no deny rule refuses it. Change "expect" or the plan's "policy".`,
+          `The step expects to be refused, but the plan's policy (${describePolicy(plan.policy)}) lets '${step.tool}' run (in this plan it writes: ${capability.writes}, checkpointable: ${capability.checkpointable}${descriptor.sandboxed === undefined ? '' : ', in the kernel sandbox'}) and no deny rule refuses it. Change "expect" or the plan's "policy".`,
         );
       }
       continue;

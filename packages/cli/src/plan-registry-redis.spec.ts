@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fixtures, removeTemporaryFolders, temporaryFolder, writeFixture } from './cli.test-helper';
-import { startRedisServer, type TestRedisServer } from './redis-server.test-helper';
+import { startRedisServer, type TestRedisServer } from '@ca/plan-registry-redis/testing';
 
 // The built `agents` binary against a real redis-server: a plan run by one
 // process is listed and cancelled by others that share only the server, as

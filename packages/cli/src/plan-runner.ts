@@ -7,6 +7,7 @@ import {
   ToolAccessDeniedError,
   ToolApprovalDeniedError,
   ToolCheckpointRequiredError,
+  ToolActivationError,
   ToolNotFoundError,
   ToolRegistrationError,
   type PlanEndReport,
@@ -66,11 +67,20 @@ export interface RunPlanOptions {
  * cancel`, the plan's deadline); one execution's own deadline is a failure of
  * that step.
  */
+/** Codes of an MCP server that cannot be reached at all. */
+const SERVER_UNAVAILABLE: ReadonlySet<string> = new Set(['MCP_SERVER_START_FAILED', 'MCP_AUTH_REQUIRED', 'MCP_AUTH_FAILED']);
+
 export function classify(
   error: unknown,
   context: AdviceContext = { command: 'plan' },
   planCancelled = true,
 ): { outcome: StepOutcome; code: string; message: string } {
+  // A server that cannot be started or signed in to, met at activation (its tool list came from the cache),
+  // is what it is when met at discovery: the tool is unavailable, with the server's error and advice.
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause;
+  if (ToolActivationError.isInstance(error) && typeof cause?.code === 'string' && SERVER_UNAVAILABLE.has(cause.code)) {
+    return { outcome: 'not-found', ...explainError(cause, context) };
+  }
   const { code, message } = explainError(error, context);
   if (ToolCancelledError.isInstance(error)) return { outcome: planCancelled ? 'cancelled' : 'failed', code, message };
   if (ToolAccessDeniedError.isInstance(error) || ToolCheckpointRequiredError.isInstance(error) || ToolApprovalDeniedError.isInstance(error)) {

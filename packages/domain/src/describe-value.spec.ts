@@ -1,4 +1,4 @@
-import { describeValue, messageOf } from './describe-value';
+import { asClause, describeValue, messageOf } from './describe-value';
 
 describe('describeValue', () => {
   it.each([
@@ -41,5 +41,16 @@ describe('messageOf', () => {
       },
     );
     expect(typeof messageOf(hostile)).toBe('string');
+  });
+});
+
+describe('asClause', () => {
+  it('drops the final periods and white space, so a sentence built around it has one period', () => {
+    expect(`${asClause('WRONGPASS invalid username-password pair or user is disabled.')}. Set REDIS_PASSWORD.`).toBe(
+      'WRONGPASS invalid username-password pair or user is disabled. Set REDIS_PASSWORD.',
+    );
+    expect(asClause("set the sandbox to 'auto' or 'off'. \n")).toBe("set the sandbox to 'auto' or 'off'");
+    expect(asClause('no period')).toBe('no period');
+    expect(asClause(new Error('from an error.'))).toBe('from an error');
   });
 });

@@ -36,3 +36,16 @@ export function messageOf(thrown: unknown): string {
     }
   }
 }
+
+/**
+ * A message made into a clause of a longer sentence: trailing white space and
+ * final periods removed, so that `${asClause(reason)}. ${advice}` never reads
+ * `disabled.. Set…` when the reason came with its own period (a server's
+ * message, another error's). A non-string is described first ({@link messageOf}).
+ *
+ * @throws Never.
+ */
+export function asClause(message: unknown): string {
+  const text = typeof message === 'string' ? message : messageOf(message);
+  return text.replace(/[\s.]+$/u, '');
+}

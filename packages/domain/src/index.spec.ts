@@ -8,6 +8,7 @@ describe('@ca/domain public API', () => {
       'MAX_TOOL_NAME_LENGTH',
       'MAX_TOOL_SOURCE_KIND_LENGTH',
       'SAFE_MESSAGE_MAX_LENGTH',
+      'asClause',
       'describeValue',
       'hasBrand',
       'isCapabilityAtLeastAsStrict',
@@ -18,7 +19,9 @@ describe('@ca/domain public API', () => {
       'messageOf',
       'normalizeCapability',
       'redactSecrets',
+      'redactUrlCredentials',
       'safeMessage',
+      'urlCredentials',
     ]);
   });
 });

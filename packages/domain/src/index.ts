@@ -7,5 +7,5 @@ export type { Tool } from './tool';
 export { MAX_TOOL_NAME_LENGTH, isValidToolName } from './tool';
 export type { CaErrorJson, CaErrorOptions } from './ca-error';
 export { CaError, hasBrand } from './ca-error';
-export { describeValue, messageOf } from './describe-value';
-export { SAFE_MESSAGE_MAX_LENGTH, isSecretName, redactSecrets, safeMessage } from './redact-secrets';
+export { asClause, describeValue, messageOf } from './describe-value';
+export { SAFE_MESSAGE_MAX_LENGTH, isSecretName, redactSecrets, redactUrlCredentials, safeMessage, urlCredentials } from './redact-secrets';

@@ -1,4 +1,4 @@
-import { SAFE_MESSAGE_MAX_LENGTH, isSecretName, redactSecrets, safeMessage } from './redact-secrets';
+import { SAFE_MESSAGE_MAX_LENGTH, isSecretName, redactSecrets, redactUrlCredentials, safeMessage, urlCredentials } from './redact-secrets';
 
 describe('isSecretName', () => {
   it.each([
@@ -150,5 +150,28 @@ describe('safeMessage', () => {
     for (const limit of [0, -1, 1.5, Number.NaN, Infinity]) {
       expect(safeMessage('y'.repeat(5000), limit)).toBe(`${'y'.repeat(SAFE_MESSAGE_MAX_LENGTH)}… [truncated, 5000 characters in all]`);
     }
+  });
+});
+
+describe('urlCredentials and redactUrlCredentials: a value meant as a URL, malformed ones included', () => {
+  it.each([
+    ['redis://user:s3cret@127.0.0.1:6379/0', 'user:s3cret', 'redis://***@127.0.0.1:6379/0'],
+    ['redis:/user:s3cret@127.0.0.1:6379', 'user:s3cret', 'redis:/***@127.0.0.1:6379'],
+    ['redis://user:s3cret@127.0.0.1:6379 ', 'user:s3cret', 'redis://***@127.0.0.1:6379 '],
+    ['redis://user:s3c ret@127.0.0.1:6379', 'user:s3c ret', 'redis://***@127.0.0.1:6379'],
+    ['rediss://:p@ss/w0rd@cache.internal', ':p@ss/w0rd', 'rediss://***@cache.internal'],
+    ['redis:user:s3cret@host', 'user:s3cret', 'redis:***@host'],
+  ])('%j holds %j', (value, credentials, redacted) => {
+    expect(urlCredentials(value)).toBe(credentials);
+    expect(redactUrlCredentials(value)).toBe(redacted);
+    expect(redactUrlCredentials(value)).not.toContain('s3c');
+  });
+
+  it('finds nothing in a value without a scheme or an @, and still redacts secret query values', () => {
+    expect(urlCredentials('127.0.0.1:6379')).toBeUndefined();
+    expect(urlCredentials('redis://127.0.0.1:6379')).toBeUndefined();
+    expect(urlCredentials('user:secret@host')).toBe('secret');
+    expect(urlCredentials(42 as never)).toBeUndefined();
+    expect(redactUrlCredentials('https://host/x?api_key=abc123&page=2')).toBe('https://host/x?api_key=***&page=2');
   });
 });

@@ -127,6 +127,46 @@ export function redactSecrets(text: string): string {
   return result;
 }
 
+// `scheme:` at the start of a value meant as a URL, then up to three slashes.
+const URL_SCHEME_PREFIX = /^\s*[a-z][a-z0-9+.-]{0,30}:\/{0,3}/i;
+
+/**
+ * The credentials of a value meant as a URL, as written — `user:secret` of
+ * `redis://user:secret@host` — also when the URL is malformed:
+ * `redis:/user:secret@host` (one slash), an unencoded space
+ * (`redis://user:sec ret@host`), a `/` or `@` in the password, a trailing
+ * space. Everything after the scheme up to the last `@` counts, so for a
+ * value that is not a URL with credentials (`https://host/a@b`) a little more
+ * than the userinfo may be taken: what this finds is for hiding, never for
+ * use. `undefined` when the value does not start with a scheme or holds no `@`.
+ *
+ * @throws Never.
+ */
+export function urlCredentials(value: string): string | undefined {
+  if (typeof value !== 'string' || value.length > 65_536) return undefined;
+  const prefix = URL_SCHEME_PREFIX.exec(value);
+  if (prefix === null) return undefined;
+  const at = value.lastIndexOf('@');
+  if (at <= prefix[0].length) return undefined;
+  return value.slice(prefix[0].length, at);
+}
+
+/**
+ * A value meant as a URL with its credentials ({@link urlCredentials}) replaced
+ * by `***` — `redis:/***@host` — whether or not it parses, then
+ * {@link redactSecrets} (secret query values). For messages that quote a URL a
+ * person gave, malformed ones included.
+ *
+ * @throws Never.
+ */
+export function redactUrlCredentials(value: string): string {
+  const text = typeof value === 'string' ? value : messageOf(value);
+  const credentials = urlCredentials(text);
+  if (credentials === undefined) return redactSecrets(text);
+  const start = (URL_SCHEME_PREFIX.exec(text) as RegExpExecArray)[0].length;
+  return redactSecrets(`${text.slice(0, start)}${REDACTED}${text.slice(start + credentials.length)}`);
+}
+
 /** A run of at least 8 token characters with a digit or a symbol: a credential, not a word of prose. */
 function looksLikeCredential(text: string): boolean {
   return text.length >= 8 && text !== REDACTED && /^[A-Za-z0-9._~+/=-]+$/.test(text) && /[\d._~+/=-]/.test(text);

@@ -22,10 +22,12 @@ function importGraph(entry: string): { files: Set<string>; packages: Set<string>
 describe('@ca/model-tools public API', () => {
   it('exports exactly the documented runtime names', () => {
     expect(Object.keys(modelTools).sort()).toEqual([
+      'DeferredTools',
       'FrameworkApprovals',
       'MODEL_TOOL_FORMATS',
       'ModelTools',
       'ModelToolsError',
+      'NATIVE_DEFERRED_FORMATS',
       'REPAIR_RULES',
       'ToolNameMap',
       'modelErrorText',

@@ -10,6 +10,8 @@ export type {
   PlanPolicySource,
   RunOptions,
 } from './calls/model-tools';
+export { DeferredTools, NATIVE_DEFERRED_FORMATS } from './deferred/deferred-tools';
+export type { DeferredCallResult, DeferredDefinition, DeferredLoading, DeferredMessage, DeferredToolsOptions } from './deferred/deferred-tools';
 export { FrameworkApprovals } from './approval/framework-approvals';
 export type { FrameworkApproval, FrameworkApprovalsOptions } from './approval/framework-approvals';
 export { ModelToolsError } from './errors/model-tools-error';
@@ -24,10 +26,11 @@ export { toGeminiSchema } from './schema/gemini-schema';
 export type { GeminiSchemaResult } from './schema/gemini-schema';
 export { modelErrorText } from './render/model-error';
 export type { ModelErrorContext } from './render/model-error';
-export type { RenderBudget, RenderedPart, RenderedResult } from './render/render-result';
+export type { RenderBudget, RenderedLink, RenderedPart, RenderedResult } from './render/render-result';
+export type { HandleToolNames } from './render/render-handle';
 export type { ProviderCall, ProviderDefinition, ProviderResult, ProviderShapes } from './providers/providers';
 export type { ProviderToolCall } from './providers/provider-call';
-export type { AnthropicTool, AnthropicToolResult, AnthropicToolResultContent, AnthropicToolUse } from './providers/anthropic';
+export type { AnthropicTool, AnthropicToolReference, AnthropicToolResult, AnthropicToolResultContent, AnthropicToolUse } from './providers/anthropic';
 export type { GeminiFunctionCall, GeminiFunctionDeclaration, GeminiFunctionResponsePart } from './providers/gemini';
 export type { McpCallToolParams, McpCallToolResult, McpContent, McpTool } from './providers/mcp';
 export type { OpenAiChatTool, OpenAiChatToolCall, OpenAiChatToolMessage } from './providers/openai-chat';
@@ -36,4 +39,7 @@ export type {
   OpenAiResponsesFunctionCallOutput,
   OpenAiResponsesFunctionTool,
   OpenAiResponsesOutputPart,
+  OpenAiResponsesToolSearchCall,
+  OpenAiResponsesToolSearchOutput,
+  OpenAiResponsesToolSearchTool,
 } from './providers/openai-responses';

@@ -2,6 +2,7 @@ import { PLAN_REGISTRY, TOOL_RUNTIME, registerToolRuntime } from '@ca/tool-lifec
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { container } from 'tsyringe';
 import * as publicApi from './index';
+import * as testing from './testing/index';
 import { redactSecrets } from './redis-plan-registry-settings';
 import { startRedisServer } from './redis-server.test-helper';
 
@@ -9,11 +10,31 @@ describe('@ca/plan-registry-redis public API', () => {
   it('exports exactly the documented names', () => {
     expect(Object.keys(publicApi).sort()).toEqual([
       'RedisPlanRegistry',
+      'RedisResultStore',
       'connectRedisPlanRegistry',
       'describeRedisUrl',
       'redisCredentialsFromEnvironment',
       'registerRedisPlanRegistry',
     ]);
+  });
+
+  it('exports a redis-server for tests from the testing subpath only', () => {
+    expect(Object.keys(testing).sort()).toEqual(['freePort', 'startRedisServer']);
+  });
+
+  it("starts, lists the keys of, restarts and stops a redis-server of the test's own", async () => {
+    const server = await startRedisServer();
+    try {
+      expect(server.url).toBe(`redis://127.0.0.1:${server.port}`);
+      const registry = await publicApi.connectRedisPlanRegistry({ url: server.url, logger: new RecordingLogger() });
+      await registry.register({ planId: 'kept', policy: {}, startedAt: new Date().toISOString(), tools: [], stepsDone: 0, labels: {} }, () => undefined);
+      expect((await server.keys()).length).toBeGreaterThan(0);
+      await registry.close();
+      await server.restart();
+      expect(await server.keys()).toEqual([]);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('registers a connected registry under PLAN_REGISTRY, where the runtime finds it', async () => {

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { describeValue } from '@ca/domain';
+import { describeValue, redactUrlCredentials } from '@ca/domain';
 import { PlanRegistryError, type RuntimeLogger } from '@ca/tool-lifecycle';
 
 /** TLS options for a `rediss://` server (those of Node's `tls.connect`). */
@@ -91,14 +91,21 @@ const KNOWN_SETTINGS = new Set([
   'logger',
 ]);
 
-/** A URL as messages may show it: no user, no password, no query. */
+/**
+ * A URL as messages may show it: no user, no password, no query. A value
+ * that does not parse as a URL with a host (`redis:/user:pw@host` parses, with
+ * everything in its path) is shown as written, its credentials — everything
+ * between the scheme and the last `@` — replaced with `***`.
+ */
 export function describeRedisUrl(url: string): string {
+  let parsed: URL | undefined;
   try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+    parsed = new URL(url);
   } catch {
-    return '(an invalid URL)';
+    parsed = undefined;
   }
+  if (parsed === undefined || parsed.host === '') return typeof url === 'string' ? redactUrlCredentials(url).trim().slice(0, 200) : '(not a URL)';
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
 }
 
 /**
@@ -157,12 +164,14 @@ export function resolveSettings(settings: RedisPlanRegistrySettings): ResolvedSe
   try {
     parsed = new URL(settings.url);
   } catch {
-    return invalid(`url is not a URL (expected redis://host:6379 or rediss://host:6380)`);
+    return invalid(
+      `its url '${describeRedisUrl(settings.url)}' cannot be read as a URL: expected redis://host:6379/0 (rediss:// for TLS), a space or an @ of the password percent-encoded — or the password in REDIS_PASSWORD`,
+    );
   }
   const description = describeRedisUrl(settings.url);
   const fail = (reason: string): never => invalid(reason, description);
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') fail(`url must start with redis:// or rediss://; got ${parsed.protocol}//`);
-  if (parsed.hostname === '') fail('url names no host');
+  if (parsed.hostname === '') fail('url names no host: expected redis://host:6379/0 (two slashes after the scheme)');
   if (parsed.search !== '' || parsed.hash !== '') fail('url must not carry a query or a fragment; settings go in the settings object');
   const databaseText = parsed.pathname.replace(/^\/+/, '');
   if (databaseText !== '' && !/^\d{1,5}$/.test(databaseText)) fail(`the URL's path must be a database number (/0); got /${databaseText}`);

@@ -12,7 +12,7 @@ import {
 import { InMemoryToolSource, RecordingLogger, TestTool } from '@ca/tool-lifecycle/testing';
 import { createClient } from '@redis/client';
 import { connectRedisPlanRegistry, redisCredentialsFromEnvironment, type RedisPlanRegistry, type RedisPlanRegistrySettings } from './index';
-import { freePort, startRedisServer, tlsFixtures, waitFor, type TestRedisServer } from './redis-server.test-helper';
+import { TLS_FILES, freePort, startRedisServer, tlsFixtures, waitFor, type TestRedisServer } from './redis-server.test-helper';
 
 jest.setTimeout(60_000);
 
@@ -266,6 +266,26 @@ describe('connecting', () => {
     expect(error.message).not.toContain('pass@');
   });
 
+  it.each([
+    [
+      'redis:/planner:s3cret-pw@127.0.0.1:6379',
+      'Plan registry redis:/***@127.0.0.1:6379: url names no host: expected redis://host:6379/0 (two slashes after the scheme). Fix the value named above.',
+    ],
+    [
+      'redis://planner:s3c ret@127.0.0.1:6379/0 x',
+      "Plan registry redis://127.0.0.1:6379/0%20x: the URL's path must be a database number (/0); got /0%20x. Fix the value named above.",
+    ],
+    [
+      'redis://planner:s3cret-pw@[::1',
+      "Plan registry redis: its url 'redis://***@[::1' cannot be read as a URL: expected redis://host:6379/0 (rediss:// for TLS), a space or an @ of the password percent-encoded — or the password in REDIS_PASSWORD. Fix the value named above.",
+    ],
+  ])('says what is wrong with the malformed URL %j without its credentials', async (url, message) => {
+    const error = await failure(connectRedisPlanRegistry({ url, logger: new RecordingLogger() }));
+    expect(error.code).toBe('PLAN_REGISTRY_INVALID_ARGUMENT');
+    expect(error.message).toBe(message);
+    expect(error.message).not.toMatch(/s3c|planner/);
+  });
+
   it('authenticates as an ACL user from the environment, with only the rights the registry needs', async () => {
     const acl = await startRedisServer({
       args: [
@@ -301,6 +321,9 @@ describe('connecting', () => {
       const wrong = await failure(connectRedisPlanRegistry({ url: acl.url, username: 'planner', password: 'wrong-pass-123', logger: new RecordingLogger() }));
       expect(wrong.code).toBe('PLAN_REGISTRY_AUTH_FAILED');
       expect(wrong.message).toMatch(/refused the credentials: .*WRONGPASS/);
+      // The server's own sentence ends with a period: the message has one, not two.
+      expect(wrong.message).toMatch(/user is disabled\. Set the ACL user/);
+      expect(wrong.message).not.toMatch(/\.\./);
       expect(wrong.message).toContain("the user given is 'planner'");
       expect(wrong.message).not.toContain('wrong-pass-123');
       const anonymous = await failure(connectRedisPlanRegistry({ url: acl.url, logger: new RecordingLogger() }));
@@ -311,7 +334,7 @@ describe('connecting', () => {
   });
 
   it('speaks TLS to a rediss:// server whose authority it is given, and refuses one it cannot verify', async () => {
-    const tls = await startRedisServer({ tls: true });
+    const tls = await startRedisServer({ tls: TLS_FILES });
     try {
       const ca = fs.readFileSync(path.join(tlsFixtures, 'ca.crt'));
       const registry = await connectRedisPlanRegistry({ url: tls.url, tls: { ca }, logger: new RecordingLogger() });

@@ -20,9 +20,10 @@ import {
   type RegisteredPlan,
   type RuntimeLogger,
 } from '@ca/tool-lifecycle';
-import { createClient, type RedisClientType } from '@redis/client';
+import { createClient, RESP_TYPES, type RedisClientType } from '@redis/client';
 import { redactSecrets, resolveSettings, type RedisPlanRegistrySettings, type ResolvedSettings } from './redis-plan-registry-settings';
 import { END_SCRIPT, PRUNE_SCRIPT, REGISTER_SCRIPT, SEND_SCRIPT, type RedisScript } from './redis-scripts';
+import { RedisResultStore, type RedisResultStoreOptions } from './redis-result-store';
 
 /** One plan of this process, as the registry remembers it to write it again after a reconnection. */
 interface LocalPlan {
@@ -233,6 +234,26 @@ export class RedisPlanRegistry implements PlanRegistry {
         // Already closed.
       }
     }
+  }
+
+  /**
+   * The runtime's result store (outputs over its budget, behind handles) on
+   * the same server, key prefix and connection: a result one process stored
+   * can be read by any process of the fleet that runs a step of the same
+   * plan. Every key has a TTL (`ttlMs`, default a day); `dropPlan` deletes the
+   * plan's keys when it ends. Give it to the runtime as `resultStore` (or
+   * register it under `RESULT_STORE`). Its calls fail while the registry is
+   * disconnected, like `list` and `send`.
+   * @throws TypeError for a `ttlMs` under 1,000.
+   */
+  resultStore(options: RedisResultStoreOptions = {}): RedisResultStore {
+    const buffers = { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } };
+    const run = (args: readonly (string | Buffer)[], asBuffers?: boolean): Promise<unknown> => {
+      this.checkOpen();
+      this.checkReady();
+      return this.timed(asBuffers === true ? this.command.sendCommand([...args], buffers) : this.command.sendCommand([...args]));
+    };
+    return new RedisResultStore(run, this.settings.keyPrefix, this.description, options);
   }
 
   /** Plans of this process the registry holds (for tests and leak checks). */

@@ -1,111 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 
+export { freePort, startRedisServer } from './testing';
+export type { TestRedisServer } from './testing';
+
 export const tlsFixtures = path.join(__dirname, '__fixtures__', 'tls');
 
-/** A `redis-server` of the test's own, on a free port of 127.0.0.1, keeping nothing on disk. */
-export interface TestRedisServer {
-  readonly port: number;
-  /** `redis://127.0.0.1:<port>` (or `rediss://localhost:<port>` with TLS). */
-  readonly url: string;
-  /** Stops it (SIGTERM, then SIGKILL); everything it held is gone. */
-  stop(): Promise<void>;
-  /** Stops it and starts a fresh one on the same port, as a server restarted without persistence. */
-  restart(): Promise<void>;
-}
-
-export interface TestRedisOptions {
-  /** Extra arguments (`--user`, ACL rules). */
-  readonly args?: readonly string[];
-  /** Serve TLS only, with the fixture certificate. */
-  readonly tls?: boolean;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function launch(port: number, options: TestRedisOptions): Promise<ChildProcess> {
-  const listen = options.tls
-    ? [
-        '--port',
-        '0',
-        '--tls-port',
-        String(port),
-        '--tls-cert-file',
-        path.join(tlsFixtures, 'server.crt'),
-        '--tls-key-file',
-        path.join(tlsFixtures, 'server.key'),
-        '--tls-ca-cert-file',
-        path.join(tlsFixtures, 'ca.crt'),
-        '--tls-auth-clients',
-        'no',
-      ]
-    : ['--port', String(port)];
-  const child = spawn('redis-server', [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...(options.args ?? [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        child.stdout?.off('data', onData);
-        child.stdout?.resume();
-        resolve(child);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code} before it was ready:\n${output}`)));
-  });
-}
-
-function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-/** Starts a `redis-server` on a free port; `stop()` it when done. */
-export async function startRedisServer(options: TestRedisOptions = {}): Promise<TestRedisServer> {
-  let port = 0;
-  let child: ChildProcess | undefined;
-  // Another process may take the free port between the probe and the start: try a few.
-  for (let attempt = 0; child === undefined; attempt++) {
-    port = await freePort();
-    try {
-      child = await launch(port, options);
-    } catch (error) {
-      if (attempt >= 4) throw error;
-    }
-  }
-  let current: ChildProcess = child;
-  return {
-    port,
-    url: options.tls ? `rediss://localhost:${port}` : `redis://127.0.0.1:${port}`,
-    stop: () => stopProcess(current),
-    restart: async () => {
-      await stopProcess(current);
-      current = await launch(port, options);
-    },
-  };
-}
+/** The fixture certificate, key and CA, for `startRedisServer({ tls: TLS_FILES })`. */
+export const TLS_FILES = {
+  certFile: path.join(tlsFixtures, 'server.crt'),
+  keyFile: path.join(tlsFixtures, 'server.key'),
+  caFile: path.join(tlsFixtures, 'ca.crt'),
+} as const;
 
 /**
  * A TCP proxy in front of a server that the test can cut: `cut()` drops every

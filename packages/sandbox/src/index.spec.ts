@@ -27,7 +27,18 @@ describe('@ca/sandbox public API', () => {
   });
 
   it('exports the helpers for tests of tools that run programs from the testing subpath only', () => {
-    expect(Object.keys(testing).sort()).toEqual(['isProcessAlive', 'sandboxAvailableForTests', 'waitUntilProcessesGone']);
+    expect(Object.keys(testing).sort()).toEqual([
+      'isProcessAlive',
+      'killProcesses',
+      'makeTemporaryFolder',
+      'processesWithArgument',
+      'removeTemporaryFolders',
+      'sandboxAvailableForTests',
+      'snapshotTree',
+      'uniqueSleep',
+      'waitUntil',
+      'waitUntilProcessesGone',
+    ]);
     expect(Object.keys(publicApi)).not.toContain('isProcessAlive');
   });
 });

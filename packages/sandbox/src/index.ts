@@ -14,6 +14,7 @@ export type {
   ProcessLauncher,
   ProcessLaunch,
   PreparedLaunch,
+  LaunchPipe,
   ProcessEnvironmentOptions,
   ProcessErrorCode,
   ProcessStartErrorOptions,

@@ -311,6 +311,8 @@ describe('ToolExecutionContext records', () => {
     ],
     ['zero attempts', { attempts: 0 }, 'trace.attempts'],
     ['an empty replayedFrom', { replayedFrom: '' }, 'trace.replayedFrom'],
+    ['an idempotency key that is not a string', { idempotencyKey: 42 as never }, 'trace.idempotencyKey'],
+    ['an idempotency key of 201 characters', { idempotencyKey: 'k'.repeat(201) }, 'trace.idempotencyKey'],
   ])('refuses a trace with %s', (_label, overrides, field) => {
     const ctx = createExecutionContext({ planId: 'plan-1' });
     const error = validationError(() => ctx.recordTrace(trace(overrides)));
@@ -329,11 +331,11 @@ describe('ToolExecutionContext records', () => {
       reason: 'see https://bob:hunter2@example.com/x',
       extra: 'dropped',
     };
-    ctx.recordTrace(trace({ approval, attempts: 2, replayedFrom: 'exec-0' }));
+    ctx.recordTrace(trace({ approval, attempts: 2, replayedFrom: 'exec-0', idempotencyKey: 'k'.repeat(43) }));
     const recorded = ctx.traces[0]!;
     expect(recorded.approval).toEqual({ decision: 'denied', decidedBy: 'alice', waitedMs: 12.5, requestId: '3', reason: 'see https://***@example.com/x' });
     expect(Object.isFrozen(recorded.approval)).toBe(true);
-    expect(recorded).toMatchObject({ attempts: 2, replayedFrom: 'exec-0' });
+    expect(recorded).toMatchObject({ attempts: 2, replayedFrom: 'exec-0', idempotencyKey: 'k'.repeat(43) });
 
     // A frozen trace with a frozen approval (what the runtime records) is kept as it is.
     const frozen = Object.freeze({

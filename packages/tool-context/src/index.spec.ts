@@ -18,10 +18,12 @@ describe('@ca/tool-context public API', () => {
       'openConfinedEntry',
       'openConfinedFile',
       'openConfinedParent',
+      'planAllowsNetwork',
       'resolveConfinementRoot',
       'resolveRealPath',
       'resourceFromPath',
       'resourcePath',
+      'sandboxWritesForPlan',
       'toTraceError',
       'toTraceRepairs',
     ]);

@@ -1,4 +1,6 @@
 export type { ApprovalCapability, PlanApprovalPolicy, PlanNetworkAccess, PlanPolicy } from './plan-policy';
+export type { SandboxWrites, SandboxWritesOptions } from './plan-sandbox';
+export { planAllowsNetwork, sandboxWritesForPlan } from './plan-sandbox';
 export type { BoundResource, ResourceAccess, ResourceFromPathOptions } from './bound-resource';
 export { resourceFromPath, resourcePath } from './bound-resource';
 export type { Change, ChangeInput, ChangeKind } from './change';

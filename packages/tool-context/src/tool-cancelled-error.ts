@@ -1,4 +1,4 @@
-import { CaError } from '@ca/domain';
+import { asClause, CaError } from '@ca/domain';
 
 /** Options of {@link ToolCancelledError}; every field is optional. */
 export interface ToolCancelledErrorOptions {
@@ -53,5 +53,5 @@ function describeCancellation(reason: string, toolName: string | undefined, plan
     : /\btimed out\b/.test(reason)
       ? 'Raise the timeout if the tool needs longer.'
       : "The plan's cancellation token was cancelled; start a new plan (or a new token) to run it again.";
-  return `${subject}${where} was cancelled: ${reason}. ${hint}`;
+  return `${subject}${where} was cancelled: ${asClause(reason)}. ${hint}`;
 }

@@ -104,6 +104,13 @@ export interface ToolExecutionTrace {
    * result was returned.
    */
   readonly replayedFrom?: string;
+  /**
+   * The call's idempotency key, when the tool read it — and so could send it:
+   * the HTTP tools' `Idempotency-Key` header, an MCP call's `_meta` — so a
+   * duplicate the remote side saw can be traced to the execution. At most 200
+   * characters.
+   */
+  readonly idempotencyKey?: string;
   /** The repairs made to the arguments before the call, when a front door made any (see `ExecuteOptions.repairs`). */
   readonly repairs?: readonly ToolExecutionTraceRepair[];
 }
@@ -193,6 +200,7 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   }
   const record = trace as Record<string, unknown>;
   const { executionId, toolName, startedAt, endedAt, durationMs, resultSizeBytes, success, error, approval, attempts, replayedFrom, repairs } = record;
+  const idempotencyKey = record['idempotencyKey'];
   if (typeof executionId !== 'string' || executionId.length === 0) {
     fail('.executionId', `expected the id of the execution, got ${describeType(executionId)}.`);
   }
@@ -222,6 +230,9 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   }
   if (replayedFrom !== undefined && (typeof replayedFrom !== 'string' || replayedFrom.length === 0)) {
     fail('.replayedFrom', `expected the id of the execution whose result was returned, got ${describeType(replayedFrom)}.`);
+  }
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > MAX_LABEL_LENGTH)) {
+    fail('.idempotencyKey', `expected the call's idempotency key (1–${MAX_LABEL_LENGTH} characters), got ${describeType(idempotencyKey)}.`);
   }
   // A frozen trace (the runtime records those) cannot change after this
   // check, so it is kept as given: copying it on every execution would cost
@@ -259,6 +270,7 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (approval !== undefined) copy.approval = copyTraceApproval(checkTraceApproval(approval, fail));
   if (attempts !== undefined) copy.attempts = attempts as number;
   if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
+  if (idempotencyKey !== undefined) copy.idempotencyKey = idempotencyKey as string;
   if (keptRepairs !== undefined) copy.repairs = keptRepairs;
   return Object.freeze(copy);
 }

@@ -2,8 +2,8 @@
 import 'reflect-metadata';
 
 // What a tool and a source are.
-export type { ToolDescriptor, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
-export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ToolSetSettings } from './tool';
+export type { ToolDescriptor, ToolSandboxing, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
+export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ResultHandle, ToolSetSettings } from './tool';
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
 // The runtime, its options and its registration.
@@ -13,6 +13,27 @@ export { registerToolRuntime } from './register-tool-runtime';
 
 // Tool search over the catalog.
 export { ToolSearchIndex, TOOL_SEARCH_RERANKER, ToolSearchError } from './search';
+export { SEARCH_TOOL_NAME } from './search';
+export type { ToolsSearchFound, ToolsSearchInput, ToolsSearchOutput } from './search';
+
+// Outputs over the budget, behind handles.
+export { MemoryResultStore, RESULT_STORE, ToolResultError, isResultHandle } from './results';
+export type {
+  MemoryResultStoreOptions,
+  OutputBudgetOptions,
+  ResultGrep,
+  ResultGrepRequest,
+  ResultRead,
+  ResultReadRequest,
+  ResultRecord,
+  ResultStore,
+  ResultSummary,
+  ResultWriter,
+  StoredResult,
+  StoredResultFormat,
+  ToolResultErrorOptions,
+  ToolResultProblem,
+} from './results';
 export type {
   ToolRerankRequest,
   ToolSearchCandidate,
@@ -36,23 +57,24 @@ export {
 
 // The catalog and the plan.
 export type { DiscoveryResult, SourceError } from './catalog';
-export { ToolLifecycleCache, policyRefusal } from './plan';
+export { ToolLifecycleCache, capabilityInPlan, policyRefusal } from './plan';
 export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan';
 
 // Observability.
 export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './observability';
-export { createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
+export { containerLogger, createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
 
 // Approval, rules, and the calls' retries and limits.
-export { APPROVAL_HANDLER, approvalThroughInteraction, APPROVAL_KEY, APPROVAL_STORE, MemoryApprovalStore } from './approval';
+export { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, FileApprovalStore, MemoryApprovalStore } from './approval';
 export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval';
-export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions, ApprovalRecord, ApprovalStore, MemoryApprovalStoreOptions } from './approval';
+export type { ApprovalRecord, ApprovalStore, FileApprovalStoreOptions, MemoryApprovalStoreOptions } from './approval';
 export { compileToolRules, compileToolPattern, canonicalJson, fingerprintTool } from './approval';
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict, PatternMatcher } from './approval';
 export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls';
 
 // Asking a person or a model.
-export { INTERACTION_HANDLER, SAMPLING_HANDLER } from './interaction';
+export { INTERACTION_HANDLER, SAMPLING_HANDLER, approvalThroughInteraction } from './interaction';
+export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './interaction';
 export type {
   FormInteraction,
   InteractionContext,

@@ -1,8 +1,8 @@
 import { createSchemaValidator } from '@ca/schema';
 import { instanceCachingFactory, type DependencyContainer, type FactoryFunction } from 'tsyringe';
-import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, approvalThroughInteraction } from './approval';
+import { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE } from './approval';
 import { ToolInvalidArgumentError } from './errors';
-import { INTERACTION_HANDLER } from './interaction';
+import { INTERACTION_HANDLER, approvalThroughInteraction } from './interaction';
 import { ToolLifecycleCache } from './plan';
 import { createConsoleLogger, systemClock } from './observability';
 import {
@@ -16,6 +16,7 @@ import {
   TOOL_SOURCE,
 } from './tokens';
 import { cacheOptionsOf, type ToolRuntimeOptions, type ToolRuntimeSettings } from './runtime-options';
+import { RESULT_STORE } from './results';
 import { TOOL_SEARCH_RERANKER } from './search';
 import { ToolRuntime } from './tool-runtime';
 
@@ -50,7 +51,8 @@ function approvalSettingsOf(resolver: Resolver): Pick<ToolRuntimeSettings, 'appr
  * MCP elicitation), requests are asked through that one, as a form
  * (`approvalThroughInteraction`), so one handler answers every question the
  * runtime and its sources put to a person. `APPROVAL_STORE` and
- * `APPROVAL_KEY` are read when registered.
+ * `APPROVAL_KEY` are read when registered, and so is `RESULT_STORE` (where
+ * outputs over `outputBudget` are kept).
  *
  * Never touches tsyringe's global container unless you pass it.
  * @throws ToolInvalidArgumentError when `container` is not a tsyringe container.
@@ -86,6 +88,7 @@ export function registerToolRuntime(container: DependencyContainer, options: Too
           ...approvalSettingsOf(resolver),
           ...(resolver.isRegistered(PLAN_REGISTRY, true) ? { planRegistry: resolver.resolve(PLAN_REGISTRY) } : {}),
           ...(resolver.isRegistered(TOOL_SEARCH_RERANKER, true) ? { searchReranker: resolver.resolve(TOOL_SEARCH_RERANKER) } : {}),
+          ...(resolver.isRegistered(RESULT_STORE, true) ? { resultStore: resolver.resolve(RESULT_STORE) } : {}),
         }),
     ),
   });

@@ -5,6 +5,7 @@ import type { ToolCallSettings } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import type { ToolLifecycleCache, ToolLifecycleCacheOptions } from './plan';
 import type { PlanRegistry } from './plan-registry';
+import type { OutputBudgetOptions, ResultStore } from './results';
 import type { ToolSearchReranker } from './search';
 import type { RuntimeClock, RuntimeLogger } from './observability';
 import type { ToolSource } from './tool';
@@ -53,6 +54,19 @@ export interface ToolRuntimeOptions {
    * messages are ignored with a warning, and no request is listed).
    */
   readonly registryApprovals?: boolean;
+  /**
+   * Offer `tools.search`, a read-only tool a model calls to find the tools
+   * it needs among every tool the plan may run (default `false`).
+   */
+  readonly searchTool?: boolean;
+  /**
+   * How much of an output a caller gets back whole, per tool and per plan.
+   * With a budget, an output over it is kept in the result store behind a
+   * handle and the caller gets a preview, and the runtime offers
+   * `results.read` and `results.grep` to read it. Default: none (outputs are
+   * handed back whole).
+   */
+  readonly outputBudget?: OutputBudgetOptions;
 }
 
 /** What a `ToolRuntime` is built from; everything but the sources has a default. */
@@ -77,6 +91,8 @@ export interface ToolRuntimeSettings {
   readonly planRegistry?: PlanRegistry;
   /** A scorer of the service's own applied after the lexical ranking of `searchTools` (see `ToolSearchReranker`); none by default. */
   readonly searchReranker?: ToolSearchReranker;
+  /** Where outputs over `options.outputBudget` are kept, per plan; default a `MemoryResultStore` (used only with a budget). */
+  readonly resultStore?: ResultStore;
 }
 
 /** How long one source's discovery may take by default, in ms. */
@@ -132,6 +148,9 @@ function checkOptions(options: ToolRuntimeOptions): void {
   if (options.approvalTimeoutMs !== undefined) checkTimeout(options.approvalTimeoutMs, 'approvalTimeoutMs');
   if (options.registryApprovals !== undefined && typeof options.registryApprovals !== 'boolean') {
     throw new ToolInvalidArgumentError({ argument: 'registryApprovals', expected: 'true or false', received: options.registryApprovals });
+  }
+  if (options.searchTool !== undefined && typeof options.searchTool !== 'boolean') {
+    throw new ToolInvalidArgumentError({ argument: 'searchTool', expected: 'true or false', received: options.searchTool });
   }
 }
 

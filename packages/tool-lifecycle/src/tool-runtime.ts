@@ -2,13 +2,23 @@ import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
 import { toTraceRepairs, type PlanContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, extraOf, recordStep, reserveStep, untilCancelled, type ExecuteOptions, type Execution } from './calls';
+import { CallRunner, CallSettings, PlanCallRecords, recordStep, reserveStep, untilCancelled, type ExecuteOptions } from './calls';
 import { ToolInvalidArgumentError } from './errors';
-import { PlanCallRecords, ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
-import { checkRegistryOption, linkToRegistry, type PlanRegistryLink } from './plan-registry';
+import { ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
+import { PlanRegistryLink, checkRegistryOption, type PlanRegistry } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
-import { ExecutionRecorder, TraceClock, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
+import {
+  ExecutionRecorder,
+  TraceClock,
+  extraOf,
+  type Execution,
+  createConsoleLogger,
+  createRedactingLogger,
+  systemClock,
+  type RuntimeLogger,
+} from './observability';
 import { CatalogSearch, type ToolSearchHit, type ToolSearchOptions } from './search';
+import { createResultHandles, createRuntimeToolSet, type ResultHandles } from './results';
 import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
 
 export type { DiscoveryResult } from './catalog';
@@ -45,6 +55,8 @@ export class ToolRuntime {
   private readonly calls: CallRunner;
   private readonly registryLink: PlanRegistryLink | undefined;
   private readonly toolSearch: CatalogSearch;
+  /** Outputs over the budget, behind handles (with `options.outputBudget`). */
+  private readonly results: ResultHandles | undefined;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -70,12 +82,12 @@ export class ToolRuntime {
     });
     const callSettings = options.calls === undefined ? undefined : new CallSettings(options.calls);
     this.calls = new CallRunner(this.cache, this.logger, clock, this.plans, this.recorder, callSettings?.empty === false ? callSettings : undefined);
-    this.registryLink =
-      settings.planRegistry === undefined
-        ? undefined
-        : linkToRegistry(settings.planRegistry, this.logger, { cache: this.cache, plans: this.plans, approvals: this.approvals, registryApprovals });
+    this.registryLink = settings.planRegistry === undefined ? undefined : this.linkToRegistry(settings.planRegistry, registryApprovals);
+    this.results = createResultHandles(options.outputBudget, settings.resultStore, this.logger);
+    // The runtime's own tools (tools.search, results.*) are one more source of the catalog.
+    const own = createRuntimeToolSet(this.results, options.searchTool === true ? (query, search) => this.toolSearch.search(query, search) : undefined);
     this.catalog = new ToolCatalog({
-      sources: settings.sources ?? [],
+      sources: own === undefined ? (settings.sources ?? []) : [...(settings.sources ?? []), own],
       validator: settings.validator ?? createSchemaValidator(),
       logger: this.logger,
       strictOutput: options.strictOutput ?? false,
@@ -193,7 +205,7 @@ export class ToolRuntime {
     if (options?.repairs !== undefined) extraOf(execution).repairs = toTraceRepairs(options.repairs);
     try {
       // 1. A cancelled plan runs nothing.
-      ctx.cancellationToken.check({ toolName: name, planId });
+      if (ctx.cancellationToken.isCancelled) ctx.cancellationToken.check({ toolName: name, planId });
       // 2. The tool, from the catalog, activated once per (plan, tool).
       const tool = this.catalog.loaded(name) ?? (await this.catalog.lookup(name, planId));
       this.recorder.found(execution, tool);
@@ -211,12 +223,13 @@ export class ToolRuntime {
       // A call with the caller's step id may have been made before in this plan.
       if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options);
       // 4½. Approval, where a rule of the service or the plan's policy asks for it.
-      const approval = this.approvals.approve(execution, tool, input, this.plans);
+      const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
       // 5. The call, timed and cancellable (with the tool's retries and limits, when it has some).
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
-      // 6. and 7. The output checked, the changes recorded, the execution traced.
-      return this.calls.finish(execution, tool, result);
+      // 6. and 7. The output checked, the changes recorded, the execution traced; 6½. an output over the budget kept behind a handle.
+      const finished = this.calls.finish(execution, tool, result);
+      return this.results === undefined ? finished : this.results.limit(finished, ctx);
     } catch (thrown) {
       throw this.recorder.fail(execution, thrown);
     }
@@ -235,8 +248,10 @@ export class ToolRuntime {
       return { planId: '', deactivated: [], failures: [], abandonedExecutions: 0, alreadyEnded: false };
     }
     // Approval requests still waiting are withdrawn: nobody will make their calls.
-    this.plans.existing(ctx)?.end();
+    this.approvals.endPlan(ctx);
     const report = await this.cache.release(planId, options);
+    // The plan's stored results go with it.
+    if (this.results !== undefined) await this.results.endPlan(ctx);
     if (this.registryLink !== undefined) await this.registryLink.detach(planId);
     return report;
   }
@@ -282,9 +297,45 @@ export class ToolRuntime {
     return this.catalog.onChange(listener);
   }
 
+  /**
+   * Keeps a successful result's output behind a handle now, whatever the
+   * output budget: for a front door whose own limit is below the budget
+   * (`@ca/model-tools` renders a handle instead of cutting the text). Changes
+   * `result` in place and returns it; without an output budget, for a
+   * failure, or when it has a handle already, it is returned unchanged.
+   */
+  keepAsHandle<R extends ExecutionResult<unknown>>(result: R, ctx: PlanContext): R {
+    return this.results === undefined ? result : (this.results.limit(result as unknown as ExecutionResult<never>, ctx, { force: true }) as unknown as R);
+  }
+
   /** Unsubscribes from sources and disposes them (shared sessions, watchers). */
   dispose(): Promise<void> {
     return this.catalog.dispose();
+  }
+
+  /**
+   * The link that keeps this runtime's plans in its plan registry: their
+   * active tools, their waiting approval requests (listed only with
+   * `registryApprovals`), and answers to them that come through the registry
+   * (ignored with a warning without `registryApprovals`).
+   * @throws ToolInvalidArgumentError when `registry` is not a PlanRegistry.
+   */
+  private linkToRegistry(registry: PlanRegistry, registryApprovals: boolean): PlanRegistryLink {
+    return new PlanRegistryLink(registry, this.logger, {
+      activeTools: (planId) => this.cache.activeTools(planId),
+      pendingApprovals: (ctx) => (registryApprovals ? this.approvals.pendingSummaries(ctx) : []),
+      answerApproval: (ctx, message) => {
+        const description = registry.description ?? '';
+        if (registryApprovals) {
+          this.approvals.answerFromRegistry(ctx, message, description);
+          return;
+        }
+        this.logger.warn(
+          `Plan '${ctx.planId}' received an answer to an approval request through plan registry ${description}; this runtime does not take answers from its registry (option registryApprovals), so it was ignored.`,
+          { planId: ctx.planId },
+        );
+      },
+    });
   }
 
   /**
@@ -302,10 +353,11 @@ export class ToolRuntime {
     const reserved = await reserveStep(this.plans, execution, input, options.step);
     if (typeof reserved !== 'function') return this.recorder.complete(execution, reserved.result, reserved.sizeBytes);
     try {
-      const approval = this.approvals.approve(execution, tool, input, this.plans);
+      const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
       const result = await this.calls.dispatch(execution, tool, instance, input, options);
-      const finished = this.calls.finish(execution, tool, result);
+      const outcome = this.calls.finish(execution, tool, result);
+      const finished = this.results === undefined ? outcome : this.results.limit(outcome, execution.ctx);
       if (finished.ok) recordStep(this.plans, execution, finished);
       return finished;
     } finally {

@@ -126,9 +126,11 @@ export const commandTool: BuiltinToolSpec = {
     'The working directory (cwd) must be a folder inside a resource bound with write access; default the root of the first file resource. ' +
     'The environment holds only a minimal safe set plus env; env may not set variables that change which code runs (PATH, LD_*, NODE_OPTIONS, PYTHON*, GIT_*, …) unless the adapter settings allow them. ' +
     'Returns the exit code and the captured stdout and stderr (capped; a marker says how much was cut). The process and everything it started are killed on timeout or cancellation, and when it exits.',
+  // What it can do in a plain plan, sandboxed or not: write the plan's write-bound resources (delete them too), reach the network.
   capability: { writes: true, checkpointable: false, idempotent: false, destructive: true, openWorld: true },
-  // Under the kernel sandbox the plan's policy holds whatever the program does: a read-only plan gets a
-  // read-only file system, a checkpoint plan an overlay whose changes are recorded with undo data.
+  // Under the kernel sandbox the plan's policy holds whatever the program does: a read-only plan gets a read-only
+  // file system, a checkpoint plan an overlay whose changes are recorded with undo data, a plan that denies the
+  // network no network. The runtime reads the capability in each plan from that (capabilityInPlan).
   sandboxed: {
     description:
       'Run a program with arguments, without a shell, in a sandbox: command is the argv array, e.g. ["git", "status", "--short"] (no pipes, redirections, globbing or variable expansion; run ["sh", "-c", "..."] for that if it is allowed). ' +
@@ -137,10 +139,7 @@ export const commandTool: BuiltinToolSpec = {
       'In a plan that requires checkpoints, its changes to the files are recorded and can be rolled back. ' +
       'The environment holds only a minimal safe set plus env; env may not set variables that change which code runs (PATH, LD_*, NODE_OPTIONS, PYTHON*, GIT_*, …) unless the adapter settings allow them. ' +
       'Returns the exit code and the captured stdout and stderr (capped; a marker says how much was cut). The process and everything it started, daemons included, end on timeout or cancellation, and when it exits.',
-    // The kernel cuts the network of a plan that denies it: the policy step need not refuse the tool there.
-    capability: { writes: false, checkpointable: true, idempotent: false, destructive: true, openWorld: false },
-    // It does not write past the policy, but it does write the plan's writable resources: a front door that says whether a tool can write (MCP's readOnlyHint) needs to know.
-    annotations: Object.freeze({ writesBoundResources: true }),
+    overlay: true,
   },
   // The undo data of an overlay's changes may hold backups of large files, removed with the plan.
   keepsUndoData: true,

@@ -32,6 +32,23 @@ describe('FrameworkApprovals', () => {
     });
   });
 
+  it('foresees a sandboxed tool as the runtime reads it: it writes in a plain plan, nothing in a read-only one', async () => {
+    const approvals = new FrameworkApprovals();
+    const runtime = runtimeWith(approvals);
+    const command = {
+      ...write.descriptor,
+      name: 'builtin.command.run',
+      capability: { ...write.descriptor.capability, destructive: true },
+      sandboxed: { overlay: true },
+    };
+    await runtime.runPlan({ policy: { approval: { capabilities: ['destructive'] } } }, async (plan) => {
+      expect(await approvals.needsApproval(command, {}, plan)).toBe(true);
+    });
+    await runtime.runPlan({ policy: { readOnly: true, approval: { capabilities: ['destructive'] } } }, async (plan) => {
+      expect(await approvals.needsApproval(command, {}, plan)).toBe(false);
+    });
+  });
+
   it('answers the runtime with a grant bound to the call, once; a withdrawn or mismatched grant answers nothing', async () => {
     const approvals = new FrameworkApprovals();
     const runtime = runtimeWith(approvals);

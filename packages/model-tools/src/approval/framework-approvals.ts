@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PlanContext } from '@ca/tool-context';
 import {
   canonicalJson,
+  capabilityInPlan,
   compileToolPattern,
   compileToolRules,
   fingerprintTool,
@@ -142,7 +143,8 @@ export class FrameworkApprovals implements ApprovalHandler {
     const approval = plan.policy.approval;
     if (approval === undefined) return false;
     if (approval.always === true) return true;
-    const capability = descriptor.capability;
+    // The tool's capability in this plan, as the runtime's approval step reads it (a sandboxed command writes in a plain plan).
+    const capability = capabilityInPlan(descriptor, plan.policy);
     for (const asked of approval.capabilities ?? []) if (capability[asked]) return true;
     return (approval.tools ?? []).some((pattern) => this.pattern(pattern)(descriptor.name));
   }

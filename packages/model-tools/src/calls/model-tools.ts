@@ -8,7 +8,8 @@ import { MODEL_TOOL_FORMATS, ToolNameMap, nameRulesOf, type ModelToolFormat, typ
 import { PROVIDERS, type ProviderDefinition, type ProviderResult } from '../providers/providers';
 import type { ProviderToolCall } from '../providers/provider-call';
 import { modelErrorText, modelSafeText } from '../render/model-error';
-import { DEFAULT_BUDGET, renderFailure, renderSuccess, type RenderBudget, type RenderedResult } from '../render/render-result';
+import { renderHandle } from '../render/render-handle';
+import { DEFAULT_BUDGET, contentParts, renderFailure, renderSuccess, type RenderBudget, type RenderedResult } from '../render/render-result';
 import { repairArguments, type DeclinedRepair } from '../repair/repair-arguments';
 import { toOpenAiStrictSchema } from '../schema/openai-strict-schema';
 
@@ -255,10 +256,33 @@ export class ModelTools {
     return renderSuccess(output, content, executionId, this.budget);
   }
 
-  /** Renders a runtime result as a model reads it (what `call` and `run` do after `execute`). */
+  /**
+   * Renders a runtime result as a model reads it (what `call` and `run` do
+   * after `execute`): an output kept behind a handle as its preview and how
+   * to read the rest; an output over `maxResultCharacters` kept behind a
+   * handle too when the runtime has an output budget (its result store),
+   * else cut with a marker.
+   */
   render(result: ExecutionResult, plan: PlanContext, providerName: string = result.toolName): RenderedResult {
-    if (result.ok) return renderSuccess(result.output, result.content, result.executionId, this.budget);
+    if (result.ok) return this.renderOk(result, plan, nameRulesOf('openai-chat'));
     return this.renderError(result.error, plan, providerName, undefined, result.content);
+  }
+
+  private renderOk(result: ExecutionResult, plan: PlanContext, rules: ProviderNameRules): RenderedResult {
+    if (result.handle === undefined) {
+      const rendered = renderSuccess(result.output, result.content, result.executionId, this.budget);
+      if (!rendered.truncated) return rendered;
+      // The budget of this door is smaller than the runtime's: the runtime keeps the output, and the model reads it by parts.
+      const kept = typeof this.runtime.keepAsHandle === 'function' ? this.runtime.keepAsHandle(result, plan) : result;
+      if (kept.handle === undefined) return rendered;
+    }
+    const names = this.catalog === undefined ? undefined : namesFor(this.catalog, rules);
+    const nameOf = (tool: string): string => names?.toProvider(tool) ?? tool;
+    return renderHandle(
+      result.handle as NonNullable<ExecutionResult['handle']>,
+      { read: nameOf('results.read'), grep: nameOf('results.grep') },
+      contentParts(result.content, this.budget),
+    );
   }
 
   private async runMapped(
@@ -316,7 +340,7 @@ export class ModelTools {
         ok: true,
         providerName: read.name,
         toolName,
-        rendered: renderSuccess(result.output, result.content, result.executionId, this.budget),
+        rendered: this.renderOk(result, plan, rules ?? nameRulesOf('openai-chat')),
         result,
         repairs,
         declined,

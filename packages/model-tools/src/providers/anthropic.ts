@@ -7,6 +7,8 @@ export interface AnthropicTool {
   readonly name: string;
   readonly description: string;
   readonly input_schema: Readonly<Record<string, unknown>>;
+  /** Left out of the model's context until a tool search returns a `tool_reference` to it. */
+  readonly defer_loading?: true;
 }
 
 /** A `tool_use` content block of an assistant message. */
@@ -20,7 +22,14 @@ export interface AnthropicToolUse {
 /** A block of a `tool_result`'s content. */
 export type AnthropicToolResultContent =
   | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'image'; readonly source: { readonly type: 'base64'; readonly media_type: string; readonly data: string } };
+  | { readonly type: 'image'; readonly source: { readonly type: 'base64'; readonly media_type: string; readonly data: string } }
+  | AnthropicToolReference;
+
+/** A reference to a deferred tool in a tool search's result: the API loads the tool's definition in its place. */
+export interface AnthropicToolReference {
+  readonly type: 'tool_reference';
+  readonly tool_name: string;
+}
 
 /** The `tool_result` block (in a user message) that answers a `tool_use`. */
 export interface AnthropicToolResult {
@@ -60,4 +69,17 @@ export function toAnthropicToolResult(rendered: RenderedResult, call: ProviderTo
   return rendered.isError
     ? { type: 'tool_result', tool_use_id: call.callId ?? '', content, is_error: true }
     : { type: 'tool_result', tool_use_id: call.callId ?? '', content };
+}
+
+/**
+ * The `tool_result` of a custom tool search: one `tool_reference` per tool
+ * found (each must be in the request's `tools` with `defer_loading: true`),
+ * or a text saying nothing was found.
+ */
+export function toAnthropicToolSearchResult(call: ProviderToolCall, names: readonly string[], query: string): AnthropicToolResult {
+  const content: AnthropicToolResultContent[] =
+    names.length === 0
+      ? [{ type: 'text', text: `No tool matched ${JSON.stringify(query.slice(0, 200))}. Try other words.` }]
+      : names.map((name) => ({ type: 'tool_reference', tool_name: name }));
+  return { type: 'tool_result', tool_use_id: call.callId ?? '', content };
 }

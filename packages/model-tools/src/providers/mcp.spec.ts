@@ -7,9 +7,9 @@ import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { ModelTools } from '../calls/model-tools';
 import { toMcpTool } from './mcp';
 
-/** A descriptor with the given capability and annotations, as a source would list it. */
-function descriptorOf(capability: ToolDescriptor['capability'], annotations?: Record<string, unknown>): ToolDescriptor {
-  return { name: 'tool', description: 'a tool', source: 'builtin', capability, ...(annotations === undefined ? {} : { annotations }) };
+/** A descriptor with the given capability, as a source would list it; `sandboxed` for a tool whose programs run in the kernel sandbox. */
+function descriptorOf(capability: ToolDescriptor['capability'], sandboxed?: ToolDescriptor['sandboxed']): ToolDescriptor {
+  return { name: 'tool', description: 'a tool', source: 'builtin', capability, ...(sandboxed === undefined ? {} : { sandboxed }) };
 }
 
 const plainReader = { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false };
@@ -45,19 +45,19 @@ describe('MCP definitions: readOnlyHint only where the tool cannot write in the 
     expect(hints(descriptorOf(writer), { policy: readWrite, resources: [writable] })).toEqual({ readOnlyHint: false, destructiveHint: true });
   });
 
-  it('a sandboxed command (writesBoundResources) writes where the plan binds a writable resource, and nowhere else', () => {
-    const sandboxed = descriptorOf(plainReader, { writesBoundResources: true });
+  it('a sandboxed command writes where the plan binds a writable resource and is not read-only, and nowhere else', () => {
+    const sandboxed = descriptorOf(writer, { overlay: true });
     expect(hints(sandboxed, { policy: readWrite, resources: [writable] })).toEqual({ readOnlyHint: false, destructiveHint: true });
     expect(hints(sandboxed, { policy: readOnly, resources: [writable] })).toEqual({ readOnlyHint: true, destructiveHint: false });
     expect(hints(sandboxed, { policy: readWrite, resources: [readable] })).toEqual({ readOnlyHint: true, destructiveHint: false });
-    // Without a plan to judge by, it counts as writing.
+    // Without a plan to judge by, its capability as declared.
     expect(hints(sandboxed)).toEqual({ readOnlyHint: false, destructiveHint: true });
   });
 
   it('definitions pass the plan, and include leaves out what a profile does not offer', async () => {
-    const command = new TestTool({ name: 'run.command', capability: plainReader });
+    const command = new TestTool({ name: 'run.command', capability: writer });
     const sandboxed = Object.assign(Object.create(command), {
-      descriptor: Object.freeze({ ...command.descriptor, annotations: { writesBoundResources: true } }),
+      descriptor: Object.freeze({ ...command.descriptor, sandboxed: Object.freeze({ overlay: true }) }),
     });
     const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([sandboxed, new TestTool({ name: 'other' })])], logger: silentLogger });
     const modelTools = new ModelTools(runtime);

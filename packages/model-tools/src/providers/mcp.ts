@@ -1,3 +1,4 @@
+import { capabilityInPlan } from '@ca/tool-lifecycle';
 import type { RenderedResult } from '../render/render-result';
 import type { DefinitionInput } from './definition-input';
 import { callField, type ProviderToolCall } from './provider-call';
@@ -25,12 +26,20 @@ export interface McpCallToolParams {
 }
 
 /**
- * An MCP content block of a result: text and image, or a block the tool
- * produced that passes as it is (audio, an embedded resource, a resource link).
+ * An MCP content block of a result: text and image, a resource link, or a
+ * block the tool produced that passes as it is (audio, an embedded resource).
  */
 export type McpContent =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'image'; readonly data: string; readonly mimeType: string }
+  | {
+      readonly type: 'resource_link';
+      readonly uri: string;
+      readonly name: string;
+      readonly title?: string;
+      readonly description?: string;
+      readonly mimeType?: string;
+    }
   | (Readonly<Record<string, unknown>> & { readonly type: string });
 
 /** A `CallToolResult`. */
@@ -41,19 +50,18 @@ export interface McpCallToolResult {
 }
 
 /**
- * Whether a tool can change anything in the plan: it declares `writes`, or
- * it writes the plan's writable resources though the policy lets it run
- * (`annotations.writesBoundResources`: the sandboxed command) — unless the
- * plan is read-only or binds no writable resource. Without a plan, as if it
- * bound one.
+ * Whether a tool can change anything in the plan: what it can do there
+ * (`capabilityInPlan`: a sandboxed command writes nothing in a read-only
+ * plan) says `writes` — and, for a tool whose programs run in the kernel
+ * sandbox, the plan binds a writable resource (the sandbox lets it write
+ * nothing else). Without a plan, its capability as declared.
  */
 function writesInPlan(input: DefinitionInput): boolean {
-  const { capability, annotations } = input.descriptor;
-  if (capability.writes) return true;
-  if (annotations?.['writesBoundResources'] !== true) return false;
-  const plan = input.plan;
-  if (plan === undefined) return true;
-  return !plan.policy.readOnly && (plan.resources === undefined || plan.resources.some((resource) => resource.access === 'write'));
+  const { descriptor, plan } = input;
+  if (plan === undefined) return descriptor.capability.writes;
+  if (!capabilityInPlan(descriptor, plan.policy).writes) return false;
+  if (descriptor.sandboxed === undefined) return true;
+  return plan.resources === undefined || plan.resources.some((resource) => resource.access === 'write');
 }
 
 /**
@@ -63,7 +71,7 @@ function writesInPlan(input: DefinitionInput): boolean {
  */
 export function toMcpTool(input: DefinitionInput): McpTool {
   const { descriptor } = input;
-  const capability = descriptor.capability;
+  const capability = input.plan === undefined ? descriptor.capability : capabilityInPlan(descriptor, input.plan.policy);
   const writes = writesInPlan(input);
   const title = typeof descriptor.annotations?.['title'] === 'string' ? (descriptor.annotations['title'] as string) : undefined;
   const schema = input.inputSchema['type'] === 'object' ? input.inputSchema : { type: 'object', ...input.inputSchema };
@@ -77,8 +85,7 @@ export function toMcpTool(input: DefinitionInput): McpTool {
     annotations: {
       ...(title === undefined ? {} : { title }),
       readOnlyHint: !writes,
-      // What writes though its capability says it does not (the sandboxed command) may delete what it may write.
-      destructiveHint: writes && (capability.writes ? capability.destructive : true),
+      destructiveHint: writes && capability.destructive,
       idempotentHint: capability.idempotent,
       openWorldHint: capability.openWorld,
     },
@@ -105,10 +112,13 @@ export function readMcpCall(call: unknown): ProviderToolCall {
  * `structuredContent` for an object output, `isError` for a failure.
  */
 export function toMcpCallToolResult(rendered: RenderedResult): McpCallToolResult {
+  // A resource link a tool returned stays a link: the client reads it if it wants to.
   const content = rendered.parts.map((part): McpContent =>
-    part.type === 'text'
-      ? ((part.block as McpContent | undefined) ?? { type: 'text', text: part.text })
-      : { type: 'image', data: part.data, mimeType: part.mimeType },
+    part.type === 'image'
+      ? { type: 'image', data: part.data, mimeType: part.mimeType }
+      : part.link !== undefined
+        ? { type: 'resource_link', ...part.link }
+        : ((part.block as McpContent | undefined) ?? { type: 'text', text: part.text }),
   );
   if (rendered.isError) return { content, isError: true };
   const structured = rendered.structured;

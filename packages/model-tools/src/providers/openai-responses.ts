@@ -10,6 +10,35 @@ export interface OpenAiResponsesFunctionTool {
   readonly description: string;
   readonly parameters: Readonly<Record<string, unknown>>;
   readonly strict: boolean;
+  /** Loaded into the model's context by a tool search, not up front. */
+  readonly defer_loading?: true;
+}
+
+/** The tool search tool, executed by the client (this package): the model asks, the client answers with the tools it loads. */
+export interface OpenAiResponsesToolSearchTool {
+  readonly type: 'tool_search';
+  readonly execution: 'client';
+  readonly description: string;
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
+/** A `tool_search_call` output item of a client-executed tool search. */
+export interface OpenAiResponsesToolSearchCall {
+  readonly type: 'tool_search_call';
+  readonly call_id: string;
+  readonly execution: 'client';
+  readonly arguments: unknown;
+  readonly id?: string;
+  readonly status?: string;
+}
+
+/** The `tool_search_output` input item that answers a `tool_search_call`: the definitions of the tools it loads. */
+export interface OpenAiResponsesToolSearchOutput {
+  readonly type: 'tool_search_output';
+  readonly call_id: string;
+  readonly execution: 'client';
+  readonly status: 'completed';
+  readonly tools: readonly OpenAiResponsesFunctionTool[];
 }
 
 /** A `function_call` output item of the Responses API. */
@@ -66,4 +95,30 @@ export function toOpenAiResponsesOutput(rendered: RenderedResult, call: Provider
       )
     : rendered.text;
   return { type: 'function_call_output', call_id: call.callId ?? '', output };
+}
+
+/**
+ * Reads a client `tool_search_call` item: its call id and arguments (an
+ * object, or its JSON text).
+ * @throws ModelToolsError (`MODEL_TOOLS_INVALID_CALL`) when it lacks `call_id`.
+ */
+export function readOpenAiResponsesToolSearchCall(call: unknown): ProviderToolCall {
+  const args = callField(call, ['arguments'], 'any', 'openai-responses');
+  return {
+    format: 'openai-responses',
+    name: 'tool_search',
+    callId: callField(call, ['call_id'], 'string', 'openai-responses') as string,
+    arguments: typeof args === 'string' ? { text: args } : { value: args ?? {} },
+  };
+}
+
+/** The `tool_search_output` item: the found tools' definitions, deferred (they were loaded by the search). */
+export function toOpenAiResponsesToolSearchOutput(call: ProviderToolCall, tools: readonly OpenAiResponsesFunctionTool[]): OpenAiResponsesToolSearchOutput {
+  return {
+    type: 'tool_search_output',
+    call_id: call.callId ?? '',
+    execution: 'client',
+    status: 'completed',
+    tools: tools.map((tool) => ({ ...tool, defer_loading: true as const })),
+  };
 }

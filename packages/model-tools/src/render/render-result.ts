@@ -1,11 +1,22 @@
+/** An MCP resource link a result carried, kept as such (not read, not inlined). */
+export interface RenderedLink {
+  readonly uri: string;
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly mimeType?: string;
+}
+
 /**
- * One piece of what a model reads back. A text part may stand for an MCP
- * content block that has no common form (audio, an embedded resource, a
- * resource link): `block` is that block as the tool produced it, for formats
- * that take MCP content as it is (MCP); the others read `text`.
+ * One piece of what a model reads back. A resource link is a text part (a
+ * note naming it, for APIs that take text) with `link` set, which the MCP
+ * format passes on as a `resource_link` block. A text part may also stand for
+ * an MCP content block that has no common form (audio, an embedded resource):
+ * `block` is that block as the tool produced it, for formats that take MCP
+ * content as it is (MCP); the others read `text`.
  */
 export type RenderedPart =
-  | { readonly type: 'text'; readonly text: string; readonly block?: Readonly<Record<string, unknown>> }
+  | { readonly type: 'text'; readonly text: string; readonly link?: RenderedLink; readonly block?: Readonly<Record<string, unknown>> }
   | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
 
 /** A tool's result, ready to be put in any provider's shape. */
@@ -40,6 +51,8 @@ interface ContentBlock {
   readonly mimeType?: unknown;
   readonly uri?: unknown;
   readonly name?: unknown;
+  readonly title?: unknown;
+  readonly description?: unknown;
   readonly resource?: { readonly uri?: unknown; readonly text?: unknown; readonly mimeType?: unknown };
 }
 
@@ -60,6 +73,13 @@ export function renderSuccess(output: unknown, content: readonly unknown[] | und
     parts.unshift({ type: 'text', text: outputText(output) });
   }
   return finish(parts, false, executionId, budget, output);
+}
+
+/** The parts of content blocks (resource links, images, text), as a successful result renders them. */
+export function contentParts(content: readonly unknown[] | undefined, budget: RenderBudget): RenderedPart[] {
+  const parts: RenderedPart[] = [];
+  for (const raw of content ?? []) parts.push(...blockParts(raw as ContentBlock, budget));
+  return parts;
 }
 
 /** A failure: one text part (already safe for a model), never cut below its own length limits. */
@@ -99,12 +119,8 @@ function blockParts(block: ContentBlock, budget: RenderBudget): RenderedPart[] {
       return [{ type: 'text', text: `[resource ${uri}]`, block: block as Readonly<Record<string, unknown>> }];
     }
     case 'resource_link': {
-      const text = `[resource link ${String(block.uri ?? '')}${typeof block.name === 'string' ? ` (${block.name})` : ''}]`;
-      return [
-        serializedLength(block) > MAX_LINK_BLOCK_CHARACTERS
-          ? { type: 'text', text }
-          : { type: 'text', text, block: block as Readonly<Record<string, unknown>> },
-      ];
+      if (typeof block.uri !== 'string') return [];
+      return [{ type: 'text', text: `[resource link ${block.uri}${typeof block.name === 'string' ? ` (${block.name})` : ''}]`, link: linkOf(block) }];
     }
     case 'audio': {
       const mimeType = String(block.mimeType ?? 'unknown type');
@@ -117,15 +133,26 @@ function blockParts(block: ContentBlock, budget: RenderBudget): RenderedPart[] {
   }
 }
 
-/** The most characters a resource link block may take (its name, description, metadata) to be passed on as it is. */
-const MAX_LINK_BLOCK_CHARACTERS = 16_384;
-
-function serializedLength(value: unknown): number {
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
+/** The fields of a resource link a model may be shown (strings only; a missing name is the URI). */
+export function linkOf(block: {
+  readonly uri?: unknown;
+  readonly name?: unknown;
+  readonly title?: unknown;
+  readonly description?: unknown;
+  readonly mimeType?: unknown;
+}): RenderedLink {
+  const uri = String(block.uri);
+  const text = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 ? value.slice(0, 1_000) : undefined);
+  const title = text(block.title);
+  const description = text(block.description);
+  const mimeType = text(block.mimeType);
+  return {
+    uri,
+    name: text(block.name) ?? uri,
+    ...(title === undefined ? {} : { title }),
+    ...(description === undefined ? {} : { description }),
+    ...(mimeType === undefined ? {} : { mimeType }),
+  };
 }
 
 function finish(parts: RenderedPart[], isError: boolean, executionId: string | undefined, budget: RenderBudget, structured: unknown): RenderedResult {

@@ -12,7 +12,7 @@ export type {
   RunningProcessCloseOptions,
 } from './process-types';
 export type { CapturedOutput } from './output-capture';
-export type { ProcessLauncher, ProcessLaunch, PreparedLaunch } from './process-launcher';
+export type { ProcessLauncher, ProcessLaunch, PreparedLaunch, LaunchPipe } from './process-launcher';
 export { MINIMAL_ENVIRONMENT_VARIABLES, buildProcessEnvironment } from './process-environment';
 export type { ProcessEnvironmentOptions } from './process-environment';
 export { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process-group';

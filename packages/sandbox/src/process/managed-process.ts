@@ -1,6 +1,7 @@
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import type { PreparedLaunch } from './process-launcher';
+import type { Duplex } from 'node:stream';
+import type { LaunchPipe, PreparedLaunch } from './process-launcher';
 import { ProcessLaunchError } from './process-launch-error';
 import { PROCESS_GROUPS_SUPPORTED, signalProcessGroup } from './process-group';
 import type { CheckedProcessOptions } from './process-options';
@@ -151,6 +152,9 @@ async function startWithLatch(start: ManagedStart, latch: StopLatch): Promise<Ma
       if (typeof launch?.command !== 'string' || !Array.isArray(launch.args) || typeof launch.env !== 'object' || launch.env === null) {
         throw new TypeError('prepare() must return { command, args, cwd, env }');
       }
+      if (launch.pipes !== undefined && (!Array.isArray(launch.pipes) || !launch.pipes.every(isLaunchPipe))) {
+        throw new TypeError('prepare() must return pipes as a list of { input: Uint8Array } or { onOutput(chunk) }');
+      }
     } catch (cause) {
       // A launcher that looked for the program (a sandbox starts another one first) reports a missing one as the runner would.
       if (ProcessStartError.isInstance(cause)) {
@@ -165,6 +169,8 @@ async function startWithLatch(start: ManagedStart, latch: StopLatch): Promise<Ma
     }
   }
 
+  const pipes = launch.pipes ?? [];
+  const stdio: StdioOptions = pipes.length === 0 ? start.stdio : [...(start.stdio as readonly StdioNull[]), ...pipes.map(() => 'pipe' as const)];
   let child: ChildProcess;
   try {
     child = options.spawn(launch.command, [...launch.args], {
@@ -174,7 +180,7 @@ async function startWithLatch(start: ManagedStart, latch: StopLatch): Promise<Ma
       detached: PROCESS_GROUPS_SUPPORTED,
       shell: false,
       windowsHide: true,
-      stdio: start.stdio,
+      stdio,
     });
   } catch (cause) {
     await releaseUnstarted(launch, undefined);
@@ -182,6 +188,7 @@ async function startWithLatch(start: ManagedStart, latch: StopLatch): Promise<Ma
   }
   const watch = new ChildWatch(child);
   start.attach(child);
+  attachPipes(child, pipes);
   try {
     await new Promise<void>((resolve, reject) => {
       const onSpawn = (): void => {
@@ -196,7 +203,7 @@ async function startWithLatch(start: ManagedStart, latch: StopLatch): Promise<Ma
       child.once('error', onError);
     });
   } catch (cause) {
-    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+    for (const stream of child.stdio) stream?.destroy();
     await releaseUnstarted(launch, undefined);
     throw new ProcessStartError({ command: options.command, ...(options.cwd === undefined ? {} : { cwd: options.cwd }), cause, ...details });
   }
@@ -295,8 +302,8 @@ export class ManagedProcess {
     signalProcessGroup(this.#child, 'SIGKILL');
     // Only a process that left the group can still hold the pipes; do not wait for it for long.
     await raceWithDelay(this.#watch.closed, this.#options.outputDrainMs);
-    for (const stream of [this.#child.stdin, this.#child.stdout, this.#child.stderr]) {
-      if (stream !== null && !stream.destroyed) stream.destroy();
+    for (const stream of this.#child.stdio) {
+      if (stream !== null && stream !== undefined && !stream.destroyed) stream.destroy();
     }
     const exit: ProcessExit = Object.freeze({
       pid: this.pid,
@@ -323,6 +330,33 @@ export class ManagedProcess {
     }
     return Object.freeze({ ...exit, durations: Object.freeze({ ...exit.durations, totalMs: performance.now() - calledAt }) });
   }
+}
+
+type StdioNull = 'pipe' | 'ignore' | 'inherit';
+
+function isLaunchPipe(pipe: unknown): pipe is LaunchPipe {
+  if (typeof pipe !== 'object' || pipe === null) return false;
+  const { input, onOutput } = pipe as { readonly input?: unknown; readonly onOutput?: unknown };
+  return input instanceof Uint8Array !== (typeof onOutput === 'function');
+}
+
+/** Writes the input pipes and closes them; reads the output pipes. Synchronously after spawn, before output can arrive. */
+function attachPipes(child: ChildProcess, pipes: readonly LaunchPipe[]): void {
+  pipes.forEach((pipe, index) => {
+    const stream = child.stdio[3 + index] as Duplex | null | undefined;
+    if (stream === null || stream === undefined) return;
+    // A program that exits without reading (or closes the descriptor early) breaks the pipe: that is its business.
+    stream.on('error', () => undefined);
+    if ('input' in pipe) stream.end(pipe.input);
+    else
+      stream.on('data', (chunk: Buffer) => {
+        try {
+          pipe.onOutput(chunk);
+        } catch {
+          // A reader that throws must not crash the runtime from inside a stream event.
+        }
+      });
+  });
 }
 
 /** One signal that aborts when any stopper's does (a signal that never aborts when there is none). */

@@ -1,4 +1,4 @@
-import type { ProcessExit } from './process-types';
+import type { ProcessExit } from './process-exit';
 
 /** What the runner is about to start, its environment already built. */
 export interface ProcessLaunch {
@@ -12,8 +12,26 @@ export interface ProcessLaunch {
   readonly env: Readonly<Record<string, string>>;
 }
 
+/**
+ * A further pipe a launch gives the program, as descriptor 3, 4, … in the
+ * order of {@link PreparedLaunch.pipes}:
+ * - `{ input }`: the runner writes these bytes and closes its end, so the
+ *   program reads them to the end of file. What must not appear on a command
+ *   line — every user of the machine may read `/proc/<pid>/cmdline` — goes
+ *   here (`bwrap --args 3` reads its options from such a pipe);
+ * - `{ onOutput }`: what the program writes there is passed on as it comes
+ *   (`bwrap --info-fd 4` tells the namespace it made).
+ */
+export type LaunchPipe = { readonly input: Uint8Array } | { readonly onOutput: (chunk: Buffer) => void };
+
 /** A launch as a {@link ProcessLauncher} rewrote it, with what to do once the program is gone. */
 export interface PreparedLaunch extends ProcessLaunch {
+  /**
+   * Further pipes, from descriptor 3 on (see {@link LaunchPipe}). The runner
+   * waits for them to close, like stdout and stderr, and destroys them once
+   * the program has exited.
+   */
+  readonly pipes?: readonly LaunchPipe[];
   /**
    * Called once the program has exited and the runner has killed what was
    * left of its process group — after a success, a failure, a timeout or a

@@ -1,9 +1,9 @@
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CaError } from '@ca/domain';
-import { isProcessAlive, waitUntilProcessesGone } from '../testing/processes';
+import { isProcessAlive, processesWithArgument, uniqueSleep, waitUntil, waitUntilProcessesGone } from '../testing';
 import { ProcessError } from './process-error';
 import type { ProcessLauncher } from './process-launcher';
 import { ProcessLaunchError } from './process-launch-error';
@@ -16,25 +16,6 @@ import { runProcess } from './run-process';
 jest.setTimeout(30_000);
 
 const node = process.execPath;
-
-/** Pids of the running processes whose command line holds `argument` as one of its words. */
-function processesWithArgument(argument: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(argument) && isProcessAlive(Number(entry))) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
-/** A unique `sleep` duration, so the test finds its own sleeper among every process of the machine. */
-function uniqueSleep(): string {
-  return `40.${process.pid}${Math.floor(Math.random() * 1e6)}`;
-}
 
 /** Runs the program in a new PID namespace: what a kernel sandbox (`bwrap --unshare-pid`) does. */
 const pidNamespace: ProcessLauncher = {
@@ -202,7 +183,7 @@ describe('runProcess', () => {
   });
 
   it('does NOT reach a descendant that left the process group (setsid): the limit without a PID namespace', async () => {
-    const sleep = uniqueSleep();
+    const sleep = uniqueSleep(40);
     // The escaped sleeper holds stdout: the run ends after outputDrainMs instead of waiting for it.
     const result = await runProcess({ command: 'sh', args: ['-c', `setsid sleep ${sleep} & sleep 0.2; echo started`], outputDrainMs: 200 });
     expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'started\n' } });
@@ -213,7 +194,7 @@ describe('runProcess', () => {
   });
 
   it('reaches that descendant when a launcher runs the program in its own PID namespace (the sandbox seam)', async () => {
-    const sleep = uniqueSleep();
+    const sleep = uniqueSleep(40);
     const seen: ProcessExit[] = [];
     const launcher: ProcessLauncher = {
       name: pidNamespace.name,
@@ -228,6 +209,29 @@ describe('runProcess', () => {
     expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'running in the namespace\n' } });
     expect(await waitUntil(() => processesWithArgument(sleep).length === 0)).toBe(true);
     expect(seen).toEqual([expect.objectContaining({ pid: result.pid, exitCode: 0 })]);
+  });
+
+  it("gives the program a launcher's further pipes as descriptors 3 and 4: one to read to its end, one whose output the launcher gets", async () => {
+    const written: Buffer[] = [];
+    const launcher: ProcessLauncher = {
+      name: 'pipes',
+      prepare: async (launch) => ({
+        ...launch,
+        pipes: [{ input: Buffer.from('kept off the command line\0second\0') }, { onOutput: (chunk) => void written.push(chunk) }],
+      }),
+    };
+    const result = await runProcess({
+      command: process.execPath,
+      args: [
+        '-e',
+        "const fs = require('fs'); const text = fs.readFileSync(3, 'utf8'); fs.writeSync(4, text.split('\\0').join('|')); console.log('read', text.length);",
+      ],
+      launcher,
+    });
+    expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'read 33\n' } });
+    expect(Buffer.concat(written).toString()).toBe('kept off the command line|second|');
+    const wrong: ProcessLauncher = { name: 'wrong', prepare: async (launch) => ({ ...launch, pipes: [{ input: 'text' } as never] }) };
+    await expect(runProcess({ command: 'true', launcher: wrong })).rejects.toMatchObject({ code: 'PROCESS_LAUNCH_FAILED', stage: 'prepare' });
   });
 
   it('reports a launcher that fails to prepare or to release, with the stage', async () => {
@@ -316,13 +320,4 @@ async function readPid(file: string): Promise<number> {
     if (/^\d+$/.test(text)) return Number(text);
   }
   throw new Error(`no pid in ${file}`);
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return true;
 }

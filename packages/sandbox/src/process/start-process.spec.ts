@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { isProcessAlive, waitUntilProcessesGone } from '../testing/processes';
+import { isProcessAlive, killProcesses, waitUntilProcessesGone } from '../testing';
 import { ProcessStartError } from './process-start-error';
 import { startProcess } from './start-process';
 
@@ -32,15 +32,7 @@ async function firstLine(stream: NodeJS.ReadableStream): Promise<string> {
 describe('startProcess', () => {
   const leftovers: number[] = [];
 
-  afterEach(() => {
-    for (const pid of leftovers.splice(0)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  });
+  afterEach(() => killProcesses(leftovers.splice(0)));
 
   it('speaks through stdin and stdout, keeps the end of stderr, and closes politely through stdin', async () => {
     const pieces: string[] = [];

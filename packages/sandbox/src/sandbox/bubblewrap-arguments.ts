@@ -47,7 +47,8 @@ export interface BubblewrapLayout {
  * 5. `--unshare-net` unless the network is allowed.
  * 6. `--clearenv` and one `--setenv` per variable: the environment reaches the
  *    program only, never `bwrap` (a loader variable in it cannot act on the
- *    sandbox itself).
+ *    sandbox itself). The launcher passes all of these through a descriptor
+ *    (`--args`), never on a command line, which every user may read.
  */
 export function bubblewrapArguments(layout: BubblewrapLayout): string[] {
   const args = ['--ro-bind', '/', '/'];

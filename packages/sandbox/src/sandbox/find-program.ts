@@ -1,4 +1,4 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
 /** Why {@link findProgram} found nothing: the code `execvp` would have failed with. */
@@ -17,9 +17,12 @@ export interface ProgramFound {
 /**
  * @internal Finds a program as `execvp` would: a name holding `/` is taken as
  * it is (relative to `cwd`), any other name is looked up in the folders of
- * `searchPath`. Synchronous on purpose: a `stat` per folder of the `PATH`
- * takes microseconds, where a round trip through libuv's thread pool costs
- * far more on a busy machine, on the path of every sandboxed start.
+ * `searchPath`, in order. A folder that cannot be searched (no permission, not
+ * a folder, a loop of links…) is skipped, as `execvp` skips it; when nothing
+ * is found and a folder refused access, the answer is `EACCES`. Synchronous on
+ * purpose: a `stat` per folder of the `PATH` takes microseconds, where a round
+ * trip through libuv's thread pool costs far more on a busy machine, on the
+ * path of every sandboxed start.
  */
 export function findProgram(command: string, searchPath: string | undefined, cwd: string | undefined): ProgramFound | ProgramNotFound {
   if (command.includes('/')) return checkExecutable(isAbsolute(command) ? command : resolve(cwd ?? process.cwd(), command));
@@ -34,7 +37,13 @@ export function findProgram(command: string, searchPath: string | undefined, cwd
 }
 
 function checkExecutable(path: string): ProgramFound | ProgramNotFound {
-  const stats = statSync(path, { throwIfNoEntry: false });
+  let stats: Stats | undefined;
+  try {
+    // `throwIfNoEntry: false` spares ENOENT only: a folder of the path that cannot be searched throws EACCES, one that is a file ENOTDIR.
+    stats = statSync(path, { throwIfNoEntry: false });
+  } catch (error) {
+    return { found: false, code: (error as NodeJS.ErrnoException).code === 'EACCES' ? 'EACCES' : 'ENOENT' };
+  }
   if (stats === undefined) return { found: false, code: 'ENOENT' };
   if (!stats.isFile()) return { found: false, code: 'EACCES' };
   try {
@@ -45,9 +54,21 @@ function checkExecutable(path: string): ProgramFound | ProgramNotFound {
   }
 }
 
-/** @internal A program found on the runtime's own `PATH` (or the usual system folders), as an absolute path. */
+/** The folders searched after the runtime's `PATH` for the programs the sandbox starts (a service's `PATH` often lacks the `sbin` ones). */
+export const SYSTEM_PROGRAM_FOLDERS: readonly string[] = Object.freeze(['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']);
+
+/** Where {@link findSystemProgram} looks, for messages: `the PATH (…) and /usr/local/sbin, …, /bin`. */
+export function describeSystemProgramSearch(): string {
+  return `the folders of the PATH and ${SYSTEM_PROGRAM_FOLDERS.join(', ')}`;
+}
+
+/**
+ * @internal A program found in the folders of the runtime's own `PATH`, then
+ * in {@link SYSTEM_PROGRAM_FOLDERS}, as an absolute path. Relative entries of
+ * the `PATH` and folders that cannot be searched are skipped.
+ */
 export function findSystemProgram(name: string): string | undefined {
-  const searchPath = [process.env['PATH'] ?? '', '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(delimiter);
+  const searchPath = [process.env['PATH'] ?? '', ...SYSTEM_PROGRAM_FOLDERS].join(delimiter);
   for (const folder of searchPath.split(delimiter)) {
     if (folder === '' || !isAbsolute(folder)) continue;
     const checked = checkExecutable(join(folder, name));

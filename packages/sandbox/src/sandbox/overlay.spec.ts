@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceFromPath, type BoundResource } from '@ca/tool-context';
 import { runProcess } from '../process';
-import { sandboxAvailableForTests } from '../testing';
+import { makeTemporaryFolder, removeTemporaryFolders, sandboxAvailableForTests, snapshotTree } from '../testing';
 import { createSandbox, SandboxOverlayError, type OverlayChange, type SandboxLauncher } from './index';
-import { makeTemporaryFolder, removeTemporaryFolders, snapshotTree } from './sandbox.test-helper';
 
-const describeSandboxed = sandboxAvailableForTests('@ca/tool-lifecycle sandbox overlays (bubblewrap, unshare)') ? describe : describe.skip;
+const describeSandboxed = sandboxAvailableForTests('@ca/sandbox overlays (bubblewrap, unshare)') ? describe : describe.skip;
 
 describeSandboxed('checkpoint overlays (real bwrap, unshare and overlayfs)', () => {
   const sandbox = createSandbox('required');

@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { close, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync } from 'node:fs';
 import { chmod, lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confinementRootsOf, isPathInside, resourcePath, type BoundResource } from '@ca/tool-context';
+import { confinementRootsOf, isPathInside, resourcePath, type BoundResource, type SandboxWrites } from '@ca/tool-context';
 import { causeMessage } from '../process/process-error';
 import { ProcessStartError, type PreparedLaunch, type ProcessExit, type ProcessLaunch, type ProcessLauncher } from '../process';
 import { applyOverlayChanges, ApplyFailure, type OverlayApplyHooks } from './apply-overlay-changes';
@@ -11,15 +11,8 @@ import { findProgram } from './find-program';
 import { readOverlayChanges, type OverlayChange, type OverlayLayer, type OverlayReading, type OverlaySkippedEntry } from './overlay-changes';
 import { SandboxOverlayError } from './sandbox-overlay-error';
 
-/**
- * What a sandboxed program may write of the resources bound with write access:
- * - `'none'`: nothing (a read-only plan); every resource is bound read-only;
- * - `'in-place'`: write-bound resources are writable, writes land in the real tree;
- * - `'overlay'`: write-bound folders are writable through an overlay; the
- *   writes land in its upper layer and become changes once the program has
- *   exited ({@link SandboxLauncher.overlay}), for a checkpoint plan.
- */
-export type SandboxWrites = 'none' | 'in-place' | 'overlay';
+/** What a sandboxed program may write of the write-bound resources: `'none'`, `'in-place'` or `'overlay'` (see `SandboxWrites` of `@ca/tool-context`). */
+export type { SandboxWrites };
 
 /** What one sandboxed run may see and do. */
 export interface SandboxLaunchOptions {
@@ -83,15 +76,19 @@ export interface SandboxPrograms {
   readonly tar: string;
 }
 
-// Both scripts are fixed text: every path comes as an argument, never spliced
-// in. bubblewrap writes the host pid of the namespace's first process and the
-// namespace to fd 3 (`--info-fd`), so that the end of the run can wait for the
-// namespace to be gone (see waitForNamespaceEnd).
-const DIRECT_SCRIPT = 'info=$1; shift; exec "$@" 3> "$info"';
+// bubblewrap reads its options from descriptor 3 (`--args 3`), NUL-separated, so that nothing of them — the
+// program's environment above all — is on a command line, which every user of the machine may read in
+// /proc/<pid>/cmdline. It writes the host pid of the namespace's first process and the namespace to
+// descriptor 4 (`--info-fd 4`), so that the end of the run can wait for the namespace to be gone (see
+// waitForNamespaceEnd). Only the program and its arguments stay on bubblewrap's command line: they are on
+// the program's own once it runs.
+const OPTIONS_FD = '3';
+const INFO_FD = '4';
 
-// Runs in the new user and mount namespace, before bubblewrap. Relative layer
-// names keep the mount options free of the resources' own paths (a comma or
-// colon in a path would split them); l<i> are links to the resources.
+// Runs in the new user and mount namespace, before bubblewrap; fixed text: every path comes as an argument,
+// never spliced in. Relative layer names keep the mount options free of the resources' own paths (a comma or
+// colon in a path would split them); l<i> are links to the resources. Descriptors 3 and 4 pass through to
+// bubblewrap.
 const OVERLAY_SCRIPT = [
   'root=$1; count=$2; mount=$3; shift 3',
   'cd "$root" || exit 125',
@@ -101,8 +98,11 @@ const OVERLAY_SCRIPT = [
   '  i=$((i + 1))',
   'done',
   ': > mounted || exit 125',
-  'exec "$@" 3> info',
+  'exec "$@"',
 ].join('\n');
+
+/** Looks at the end of the namespace made at once, before waiting a millisecond between looks. */
+const QUICK_LOOKS = 20;
 
 /** How long the end of a run waits for the kernel to empty the PID namespace (a process in uninterruptible sleep can delay it). */
 const NAMESPACE_END_WAIT_MS = 5_000;
@@ -191,30 +191,18 @@ class BubblewrapLauncher implements SandboxLauncher {
     const env = { ...launch.env };
     // The runtime's TMPDIR may be read-only in here; the private /tmp is not.
     if (env['TMPDIR'] !== undefined && !mounts.isWritable(env['TMPDIR'])) env['TMPDIR'] = '/tmp';
-    const sandboxArgs = [
-      '--info-fd',
-      '3',
-      ...bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env }),
-      '--',
-      launch.command,
-      ...launch.args,
-    ];
+    const bubblewrapOptions = bubblewrapArguments({ mounts: mounts.list(), network: options.network, cwd, env });
+    const info = new NamespaceInfo(scratch === undefined);
+    const pipes = [{ input: Buffer.from(bubblewrapOptions.map((option) => `${option}\0`).join('')) }, { onOutput: info.add }];
+    const bwrapArgs = ['--args', OPTIONS_FD, '--info-fd', INFO_FD, '--', launch.command, ...launch.args];
     if (scratch === undefined) {
-      // A private folder (0700) for bubblewrap's info file alone.
-      const folder = mkdtempSync(join(tmpdir(), 'ca-sandbox-info-'));
-      const info = join(folder, 'info');
       return {
-        command: '/bin/sh',
-        args: ['-c', DIRECT_SCRIPT, 'ca-sandbox', info, this.programs.bwrap, ...sandboxArgs],
+        command: this.programs.bwrap,
+        args: bwrapArgs,
         cwd: launch.cwd,
         env: {},
-        release: async () => {
-          try {
-            await waitForNamespaceEnd(info);
-          } finally {
-            rmSync(folder, { recursive: true, force: true });
-          }
-        },
+        pipes,
+        release: () => info.release(),
       };
     }
     return {
@@ -231,17 +219,18 @@ class BubblewrapLauncher implements SandboxLauncher {
         String(this.#layers.length),
         this.programs.mount,
         this.programs.bwrap,
-        ...sandboxArgs,
+        ...bwrapArgs,
       ],
       cwd: launch.cwd,
       env: {},
-      release: (exit) => this.#release(exit, scratch),
+      pipes,
+      release: (exit) => this.#release(exit, scratch, info),
     };
   }
 
-  async #release(exit: ProcessExit, scratch: string): Promise<void> {
+  async #release(exit: ProcessExit, scratch: string, info: NamespaceInfo): Promise<void> {
     const { options } = this;
-    await waitForNamespaceEnd(join(scratch, 'info'));
+    await info.release();
     if (exit.pid === undefined || exit.cancelled || exit.timedOut) {
       await removeScratch(scratch);
       return;
@@ -334,24 +323,87 @@ class Overlay implements SandboxOverlay {
 }
 
 /**
+ * What bubblewrap wrote to its info descriptor: the namespace's first process,
+ * once it made one. With `holdMounts`, the sandbox's mount namespace is held
+ * open (a descriptor of `/proc/<pid>/ns/mnt`) from then until the run is over:
+ * the kernel then tears the sandbox's mounts down when {@link release} closes
+ * it, off the path of the run, instead of in the exit of the namespace's last
+ * process, which the end of the run waits for (about a millisecond, more on a
+ * busy machine). No process can enter a namespace through it; an overlay's
+ * run does not hold it (its upper layer is read back after the run).
+ */
+class NamespaceInfo {
+  #text = '';
+  #mounts: number | undefined;
+
+  constructor(private readonly holdMounts: boolean) {}
+
+  /** Keeps a chunk; bubblewrap writes a few dozen bytes, once — anything past 4 KiB is not its. */
+  readonly add = (chunk: Buffer): void => {
+    if (this.#text.length >= 4096) return;
+    this.#text += chunk.toString('utf8');
+    if (this.holdMounts && this.#mounts === undefined && this.#text.endsWith('}\n')) this.#holdMounts();
+  };
+
+  /** The pid and namespace, or `undefined` when bubblewrap never got that far (no namespace was made). */
+  read(): { readonly pid: number; readonly namespace: number } | undefined {
+    let info: { readonly 'child-pid'?: unknown; readonly 'pid-namespace'?: unknown };
+    try {
+      info = JSON.parse(this.#text) as typeof info;
+    } catch {
+      return undefined;
+    }
+    const pid = info['child-pid'];
+    const namespace = info['pid-namespace'];
+    return typeof pid === 'number' && typeof namespace === 'number' ? { pid, namespace } : undefined;
+  }
+
+  /** Waits for the end of the namespace, then lets its mounts go. */
+  async release(): Promise<void> {
+    try {
+      await waitForNamespaceEnd(this.read());
+    } finally {
+      const mounts = this.#mounts;
+      this.#mounts = undefined;
+      // Closed in the thread pool: the kernel's teardown of the mounts happens there, not before the run returns.
+      if (mounts !== undefined) close(mounts, () => undefined);
+    }
+  }
+
+  #holdMounts(): void {
+    const leader = this.read();
+    if (leader === undefined) return;
+    let fd: number | undefined;
+    try {
+      fd = openSync(`/proc/${leader.pid}/ns/mnt`, 'r');
+      // The pid may already be another process's (the program was that quick): only the sandbox's namespace is held.
+      if (isNamespaceLeader(leader.pid, leader.namespace)) this.#mounts = fd;
+      else closeSync(fd);
+    } catch {
+      if (fd !== undefined && this.#mounts === undefined) closeSync(fd);
+      // Not allowed, or gone already: the run waits for the teardown instead.
+    }
+  }
+}
+
+/**
  * bubblewrap reports the exit of the program as soon as it has it, and its
  * first process then ends the namespace (killing what is left in it) on its
  * own time. The run is over only when that first process is gone: the kernel
- * lets it end only once every other process of the namespace has.
+ * lets it end only once every other process of the namespace has. Usually it
+ * is gone by the time the runner has read the program's output to its end, and
+ * a single look at `/proc` settles it; otherwise this looks again, at once a
+ * few times (it is usually a matter of microseconds), then every millisecond,
+ * for at most {@link NAMESPACE_END_WAIT_MS}.
  */
-async function waitForNamespaceEnd(infoPath: string): Promise<void> {
-  let info: { readonly 'child-pid'?: unknown; readonly 'pid-namespace'?: unknown };
-  try {
-    info = JSON.parse(readFileSync(infoPath, 'utf8')) as typeof info;
-  } catch {
-    return; // bubblewrap never got that far: no namespace was made
-  }
-  const pid = info['child-pid'];
-  const namespace = info['pid-namespace'];
-  if (typeof pid !== 'number' || typeof namespace !== 'number') return;
+async function waitForNamespaceEnd(leader: { readonly pid: number; readonly namespace: number } | undefined): Promise<void> {
+  if (leader === undefined) return;
+  const { pid, namespace } = leader;
   const deadline = Date.now() + NAMESPACE_END_WAIT_MS;
   // Checked by its namespace, so a pid used again meanwhile is not mistaken for it.
-  while (isNamespaceLeader(pid, namespace) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+  for (let look = 0; isNamespaceLeader(pid, namespace) && Date.now() < deadline; look++) {
+    await new Promise((resolve) => (look < QUICK_LOOKS ? setImmediate(resolve) : setTimeout(resolve, 1)));
+  }
 }
 
 /** True while `pid` runs (not a zombie) as the first process of the PID namespace `namespace`. Reads `/proc`, which answers at once. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceFromPath } from '@ca/tool-context';
 import { runProcess } from '../process';
-import { findProgram, findSystemProgram } from './find-program';
+import { describeSystemProgramSearch, findProgram, findSystemProgram } from './find-program';
 import { createSandboxLauncher, type SandboxPrograms } from './sandbox-launcher';
 
 /** What {@link probeSandbox} found. */
@@ -26,7 +26,7 @@ export interface ProbedSandbox {
 
 /** Options of {@link probeSandbox}. */
 export interface ProbeSandboxOptions {
-  /** The `bwrap` program to try (an absolute path); default `bwrap` on the runtime's `PATH`. */
+  /** The `bwrap` program to try (an absolute path); default `bwrap` found in the folders of the runtime's `PATH`, then in `/usr/local/sbin`, `/usr/local/bin`, `/usr/sbin`, `/usr/bin`, `/sbin` and `/bin`. */
   readonly bwrapPath?: string;
   /** Probe again instead of answering from the cache. */
   readonly refresh?: boolean;
@@ -67,7 +67,7 @@ async function runProbe(bwrapPath: string | undefined): Promise<ProbedSandbox> {
     return { support: { available: false, reason: `the sandbox runs on Linux only (bubblewrap and namespaces); this is ${process.platform}` } };
   }
   const bwrap = bwrapPath ?? findSystemProgram('bwrap');
-  if (bwrap === undefined) return { support: { available: false, reason: 'bwrap (bubblewrap) was not found on the PATH' } };
+  if (bwrap === undefined) return { support: { available: false, reason: `bwrap (bubblewrap) was not found in ${describeSystemProgramSearch()}` } };
   const given = findProgram(bwrap, undefined, undefined);
   if (!given.found)
     return { support: { available: false, bwrapPath: bwrap, reason: `${bwrap} ${given.code === 'ENOENT' ? 'does not exist' : 'is not an executable file'}` } };
@@ -84,7 +84,8 @@ async function runProbe(bwrapPath: string | undefined): Promise<ProbedSandbox> {
   const missing = Object.entries({ unshare, mount, tar })
     .filter(([, path]) => path === undefined)
     .map(([name]) => name);
-  if (missing.length > 0) return { support: { available: false, ...found, reason: `${missing.join(', ')} (util-linux, tar) not found on the PATH` } };
+  if (missing.length > 0)
+    return { support: { available: false, ...found, reason: `${missing.join(', ')} (util-linux, tar) not found in ${describeSystemProgramSearch()}` } };
   const programs: SandboxPrograms = { bwrap, unshare: unshare as string, mount: mount as string, tar: tar as string };
   const problems = (await Promise.all([tryInPlace(programs), tryOverlay(programs)])).filter((problem): problem is string => problem !== undefined);
   if (problems.length > 0) return { support: { available: false, ...found, reason: problems.join('; ') } };

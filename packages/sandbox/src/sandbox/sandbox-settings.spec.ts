@@ -60,13 +60,43 @@ describe('sandbox settings', () => {
       /^Tool 'builtin\.command\.run' in plan 'p1': the sandbox is required \(command\.sandbox\) but does not work on this machine: .*apt-get install bubblewrap/,
     );
     await expect(required.launcher({ writes: 'none', network: false })).rejects.toMatchObject({ code: 'SANDBOX_UNAVAILABLE' });
-    const auto = createSandbox({ mode: 'auto', bwrapPath: missing });
+    const auto = createSandbox({ mode: 'auto', bwrapPath: missing }, { warn: () => undefined });
     expect(await auto.isEnabled()).toBe(false);
     await expect(auto.ensureAvailable()).resolves.toBeUndefined();
     expect(await auto.launcher({ writes: 'none', network: false })).toBeUndefined();
     const off = createSandbox('off');
     expect(await off.isEnabled()).toBe(false);
     expect(await off.launcher({ writes: 'in-place', network: true })).toBeUndefined();
+  });
+
+  it('auto falling back to no sandbox says so once per setting and reason, loudly, with the reason and what to do', async () => {
+    const missing = '/nonexistent/ca-no-bwrap-told-once';
+    const told: string[] = [];
+    const warn = (message: string) => void told.push(message);
+    const auto = createSandbox({ mode: 'auto', bwrapPath: missing }, { setting: 'command.sandbox', warn });
+    expect(await auto.isEnabled()).toBe(false);
+    expect(await auto.launcher({ writes: 'in-place', network: true })).toBeUndefined();
+    expect(await createSandbox({ mode: 'auto', bwrapPath: missing }, { setting: 'command.sandbox', warn }).isEnabled()).toBe(false);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/^The kernel sandbox is off: command\.sandbox is 'auto' and the sandbox does not work here \(/);
+    expect(told[0]).toContain(process.platform === 'linux' ? `${missing} does not exist` : 'Linux only');
+    expect(told[0]).toMatch(/Programs run unconfined: .*apt-get install bubblewrap.*'required'.*'off'/);
+    // Another setting is another warning; 'required' and 'off' never fall back.
+    await createSandbox({ mode: 'auto', bwrapPath: missing }, { setting: 'sandbox', warn }).launcher({ writes: 'none', network: false });
+    await createSandbox({ mode: 'required', bwrapPath: missing }, { setting: 'other', warn }).isEnabled();
+    await createSandbox('off', { setting: 'third', warn }).isEnabled();
+    expect(told).toHaveLength(2);
+    expect(told[1]).toMatch(/^The kernel sandbox is off: sandbox is 'auto'/);
+    // A logger that throws does not make the call fail.
+    const throwing = createSandbox(
+      { mode: 'auto', bwrapPath: `${missing}-2` },
+      {
+        warn: () => {
+          throw new Error('log down');
+        },
+      },
+    );
+    expect(await throwing.isEnabled()).toBe(false);
   });
 
   it('maps a plan to what its programs may write: nothing when read-only, an overlay under checkpoints only for a caller that records it', () => {

@@ -20,7 +20,7 @@ export interface SandboxSettings {
    * Default `true`: the network is as the plan allows it.
    */
   readonly network?: boolean;
-  /** The `bwrap` program: an absolute path. Default `bwrap` looked up on the runtime's `PATH`. */
+  /** The `bwrap` program: an absolute path. Default `bwrap` looked up in the folders of the runtime's `PATH`, then in `/usr/local/sbin`, `/usr/local/bin`, `/usr/sbin`, `/usr/bin`, `/sbin` and `/bin`. */
   readonly bwrapPath?: string;
 }
 

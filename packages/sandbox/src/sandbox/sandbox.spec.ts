@@ -3,11 +3,10 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { resourceFromPath } from '@ca/tool-context';
 import { ProcessStartError, runProcess, startProcess, type RunProcessOptions } from '../process';
-import { sandboxAvailableForTests } from '../testing';
+import { makeTemporaryFolder, processesWithArgument, removeTemporaryFolders, sandboxAvailableForTests, snapshotTree, uniqueSleep, waitUntil } from '../testing';
 import { createSandbox, type SandboxLaunchOptions } from './index';
-import { makeTemporaryFolder, processesWithArgument, removeTemporaryFolders, snapshotTree, uniqueSleep, waitUntil } from './sandbox.test-helper';
 
-const describeSandboxed = sandboxAvailableForTests('@ca/tool-lifecycle sandbox (bubblewrap)') ? describe : describe.skip;
+const describeSandboxed = sandboxAvailableForTests('@ca/sandbox (bubblewrap)') ? describe : describe.skip;
 const node = process.execPath;
 
 describeSandboxed('the kernel sandbox (real bwrap)', () => {

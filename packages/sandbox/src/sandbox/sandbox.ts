@@ -1,8 +1,8 @@
-import type { BoundResource, PlanPolicy } from '@ca/tool-context';
-import { createSandboxLauncher, type SandboxLauncher, type SandboxLaunchOptions, type SandboxWrites } from './sandbox-launcher';
+import { planAllowsNetwork, sandboxWritesForPlan, type BoundResource, type PlanPolicy } from '@ca/tool-context';
+import { createSandboxLauncher, type SandboxLauncher, type SandboxLaunchOptions } from './sandbox-launcher';
 import { probePrograms, type SandboxSupport } from './sandbox-probe';
 import { resolveSandboxSettings, type ResolvedSandboxSettings, type SandboxMode, type SandboxSetting } from './sandbox-settings';
-import { SandboxUnavailableError } from './sandbox-unavailable-error';
+import { SANDBOX_INSTALL_COMMAND, SandboxUnavailableError } from './sandbox-unavailable-error';
 
 /** The sandbox as an adapter holds it: its settings, and launchers for runs. Made by {@link createSandbox}. */
 export interface Sandbox {
@@ -11,7 +11,8 @@ export interface Sandbox {
   /**
    * Whether programs run in the sandbox: `false` for `'off'`, `true` for
    * `'required'` (whether or not it works: see {@link Sandbox.ensureAvailable}),
-   * the probe's answer for `'auto'`. Never rejects.
+   * the probe's answer for `'auto'` — a `false` there is told once through
+   * `warn` (see {@link CreateSandboxOptions.warn}). Never rejects.
    */
   isEnabled(): Promise<boolean>;
   /** What the probe found (probing once per process). Never rejects. */
@@ -42,6 +43,25 @@ export interface CreateSandboxOptions {
   readonly defaultMode?: SandboxMode;
   /** How the setting is named in messages (`'command.sandbox'`; default `'sandbox'`). */
   readonly setting?: string;
+  /**
+   * Told when `'auto'` runs programs without the sandbox because it does not
+   * work here, with the reason and what to do — once per process for a
+   * setting and a reason, however many sandboxes and calls see it. An adapter
+   * passes its logger's `warn`. Default: a `[ca] warn:` line on stderr (`console.error`).
+   */
+  readonly warn?: (message: string) => void;
+}
+
+/** The downgrades already told, by setting and reason: a silent fall back to no confinement is the failure to avoid, a repeated one is noise. */
+const toldDowngrades = new Set<string>();
+
+/** The warning of an `'auto'` sandbox that runs programs without confinement. */
+function describeSandboxDowngrade(setting: string, reason: string): string {
+  return (
+    `The kernel sandbox is off: ${setting} is 'auto' and the sandbox does not work here (${reason}). ` +
+    "Programs run unconfined: the whole file system and the network, with the service's rights (tools that run programs then declare that they write, so read-only and checkpoint plans refuse them). " +
+    `Install bubblewrap (${SANDBOX_INSTALL_COMMAND}) where it should work, set ${setting} to 'required' to refuse to run programs without it, or to 'off' to choose this knowingly.`
+  );
 }
 
 /**
@@ -61,13 +81,27 @@ export function createSandbox(setting?: SandboxSetting, options: CreateSandboxOp
     ...(options.setting === undefined ? {} : { setting: options.setting }),
   });
   const name = options.setting ?? 'sandbox';
+  const warn = options.warn ?? ((message: string) => console.error(`[ca] warn: ${message}`));
   const probe = () => probePrograms(settings.bwrapPath === undefined ? {} : { bwrapPath: settings.bwrapPath });
+  /** `'auto'` where the sandbox does not work: said once, loudly, with the reason. */
+  const downgraded = (reason: string | undefined): void => {
+    const key = `${name}\0${settings.bwrapPath ?? ''}\0${reason ?? ''}`;
+    if (toldDowngrades.has(key)) return;
+    if (toldDowngrades.size < 1_000) toldDowngrades.add(key);
+    try {
+      warn(describeSandboxDowngrade(name, reason ?? 'no reason given'));
+    } catch {
+      // A logger that throws must not turn the warning into a failure of the call.
+    }
+  };
   const sandbox: Sandbox = {
     settings,
     isEnabled: async () => {
       if (settings.mode === 'off') return false;
       if (settings.mode === 'required') return true;
-      return (await probe()).support.available;
+      const { support } = await probe();
+      if (!support.available) downgraded(support.reason);
+      return support.available;
     },
     support: async () => (await probe()).support,
     ensureAvailable: async (details = {}) => {
@@ -79,7 +113,10 @@ export function createSandbox(setting?: SandboxSetting, options: CreateSandboxOp
       if (settings.mode === 'off') return undefined;
       const { support, programs } = await probe();
       if (!support.available || programs === undefined) {
-        if (settings.mode === 'auto') return undefined;
+        if (settings.mode === 'auto') {
+          downgraded(support.reason);
+          return undefined;
+        }
         throw new SandboxUnavailableError({
           reason: support.reason ?? 'unknown',
           setting: name,
@@ -100,8 +137,10 @@ export interface SandboxedPlan {
 }
 
 /**
- * The one place where a plan's policy becomes what its programs may do in
- * the sandbox:
+ * A plan's policy as what its programs may do in the sandbox, through
+ * `sandboxWritesForPlan` and `planAllowsNetwork` of `@ca/tool-context` — the
+ * functions the runtime also reads a sandboxed tool's capability in a plan
+ * with (`capabilityInPlan`), so the kernel and the policy agree:
  * - a read-only plan: nothing writable (`writes: 'none'`);
  * - a plan that requires checkpoints: writes through an overlay, when the
  *   caller turns its changes into undoable ones (`overlay: true`), else
@@ -116,11 +155,5 @@ export function sandboxOptionsForPlan(
   options: { readonly overlay?: boolean } = {},
 ): Pick<SandboxLaunchOptions, 'resources' | 'writes' | 'network'> {
   const { policy } = plan;
-  const writes: SandboxWrites = policy.readOnly ? 'none' : policy.requireCheckpoint ? (options.overlay === true ? 'overlay' : 'none') : 'in-place';
-  return { resources: plan.resources, writes, network: planAllowsNetwork(policy) };
-}
-
-/** Whether a plan lets its programs reach the network: `policy.network`, the plan's one network switch. */
-function planAllowsNetwork(policy: PlanPolicy): boolean {
-  return policy.network !== 'deny';
+  return { resources: plan.resources, writes: sandboxWritesForPlan(policy, options), network: planAllowsNetwork(policy) };
 }

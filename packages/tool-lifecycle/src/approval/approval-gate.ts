@@ -1,12 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { describeValue, messageOf, safeMessage } from '@ca/domain';
+import { describeValue, messageOf, safeMessage, type ToolCapability } from '@ca/domain';
 import { ToolCancelledError, type PlanApprovalPolicy, type PlanContext, type ToolExecutionTraceApproval } from '@ca/tool-context';
 import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason, ApprovalRequest, ApprovalScope } from './approval-handler';
 import type { ApprovalRecord, ApprovalStore } from './approval-store';
 import { canonicalJson, digest } from './canonical-json';
 import { ToolApprovalDeniedError, ToolInvalidArgumentError, ToolPlanEndedError } from '../errors';
-import type { PlanCalls, PendingRequest } from '../plan';
-import type { PendingApprovalSummary, PlanApprovalMessage } from '../plan-registry';
+import { PlanApprovalRecords, type PendingApprovalSummary, type PendingRequest, type PlanApprovals } from './plan-approvals';
+import { capabilityInPlan } from '../plan';
 import type { RuntimeLogger } from '../observability';
 import type { ToolDescriptor } from '../tool';
 import type { RegisteredTool } from '../catalog';
@@ -75,9 +75,9 @@ class CompiledApprovalPolicy {
     }));
   }
 
-  reasonFor(descriptor: ToolDescriptor): ApprovalReason | undefined {
+  /** Why the policy asks before a call of this tool, whose capability in the plan is `capability` ({@link capabilityInPlan}). */
+  reasonFor(descriptor: ToolDescriptor, capability: ToolCapability): ApprovalReason | undefined {
     if (this.always) return ALWAYS;
-    const capability = descriptor.capability;
     if (this.writes && capability.writes) return CAPABILITY_REASONS.writes;
     if (this.destructive && capability.destructive) return CAPABILITY_REASONS.destructive;
     if (this.openWorld && capability.openWorld) return CAPABILITY_REASONS.openWorld;
@@ -108,9 +108,20 @@ function compiledPolicy(policy: PlanApprovalPolicy): CompiledApprovalPolicy {
   return compiled;
 }
 
-/** Where the gate finds what the runtime keeps about a plan's calls. */
-export interface PlanCallsSource {
-  planCalls(ctx: PlanContext): PlanCalls;
+/**
+ * An answer to a waiting request that comes from elsewhere than the approval
+ * handler: a `PlanApprovalMessage` of the plan registry.
+ */
+export interface ApprovalAnswer {
+  /** The request answered: its id in the plan. */
+  readonly requestId: string;
+  readonly decision: 'approve' | 'deny';
+  /** For `approve`: how far the approval reaches (`once` when absent). */
+  readonly scope?: ApprovalScope;
+  /** For `deny`: why. */
+  readonly reason?: string;
+  /** Who answered. */
+  readonly sentBy?: string;
 }
 
 const ruleReasons = new Map<string, ApprovalReason>();
@@ -145,7 +156,7 @@ class AskedApproval implements ApprovalContext {
     readonly subject: ApprovalSubject,
     readonly request: ApprovalRequest,
     readonly input: unknown,
-    readonly plan: PlanCalls,
+    readonly plan: PlanApprovals,
   ) {}
 
   get signal(): AbortSignal {
@@ -277,6 +288,8 @@ export class ApprovalGate {
   readonly monotonic: () => number;
   private readonly now: () => number;
   private readonly onPendingChange: ((ctx: PlanContext) => void) | undefined;
+  /** What the gate keeps per plan (remembered approvals, waiting requests); dropped with the plan's context. */
+  private readonly plans = new PlanApprovalRecords();
 
   constructor(settings: ApprovalGateSettings) {
     this.rules = settings.rules !== undefined && settings.rules.size > 0 ? settings.rules : undefined;
@@ -307,15 +320,26 @@ export class ApprovalGate {
     }
   }
 
+  /** The plan ended: its waiting requests are withdrawn (nobody will make their calls) and no new one is asked. */
+  endPlan(ctx: PlanContext): void {
+    this.plans.existing(ctx)?.end();
+  }
+
+  /** The plan's requests waiting for an answer, oldest first. */
+  pendingSummaries(ctx: PlanContext): PendingApprovalSummary[] {
+    return this.plans.existing(ctx)?.pendingSummaries() ?? [];
+  }
+
   /**
    * Applies an answer that came through the plan registry to the waiting
    * request it names: the first answer wins, and the handler's question is
    * withdrawn. An answer to a request that does not wait (answered already,
    * withdrawn, never asked) is ignored with a warning.
    */
-  answerFromRegistry(plan: PlanCalls | undefined, planId: string, message: PlanApprovalMessage, registry: string): void {
+  answerFromRegistry(ctx: PlanContext, message: ApprovalAnswer, registry: string): void {
+    const planId = ctx.planId;
     const requestId = safeMessage(message.requestId, 64);
-    const pending = plan?.pendingRequest(message.requestId);
+    const pending = this.plans.existing(ctx)?.pendingRequest(message.requestId);
     if (pending === undefined) {
       this.logger.warn(
         `Plan '${planId}' received an answer to approval request '${requestId}' through plan registry ${registry}, but no request with that id waits (answered already, withdrawn, or never asked); it was ignored.`,
@@ -347,11 +371,11 @@ export class ApprovalGate {
    * be waited for (see {@link ApprovalGate.check}).
    * @throws ToolApprovalDeniedError, ToolCancelledError, ToolPlanEndedError (see {@link ApprovalGate.check}).
    */
-  approve(subject: ApprovalSubject, tool: RegisteredTool, input: unknown, plans: PlanCallsSource): Promise<void> | undefined {
+  approve(subject: ApprovalSubject, tool: RegisteredTool, input: unknown): Promise<void> | undefined {
     // Whether a rule names the tool is asked once per tool: the rules never change.
     const ruled = this.rules !== undefined && (tool.ruled ??= this.rules.coversTool(tool.descriptor.name));
     if (!ruled && subject.ctx.policy.approval === undefined) return undefined;
-    return this.check(subject, tool.descriptor, input, plans, ruled);
+    return this.check(subject, tool.descriptor, input, ruled);
   }
 
   /**
@@ -362,7 +386,7 @@ export class ApprovalGate {
    * @throws ToolApprovalDeniedError (a deny rule, or nobody to ask: synchronously; the rest through the promise),
    *   ToolCancelledError, ToolPlanEndedError.
    */
-  check(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, plans: PlanCallsSource, ruled: boolean): Promise<void> | undefined {
+  check(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, ruled: boolean): Promise<void> | undefined {
     let reason: ApprovalReason | undefined;
     if (ruled && this.rules !== undefined) {
       const verdict = this.rules.decide(subject.toolName, input);
@@ -387,10 +411,10 @@ export class ApprovalGate {
     if (reason === undefined) {
       const policy = subject.ctx.policy.approval;
       if (policy === undefined) return undefined;
-      reason = compiledPolicy(policy).reasonFor(descriptor);
+      reason = compiledPolicy(policy).reasonFor(descriptor, capabilityInPlan(descriptor, subject.ctx.policy));
       if (reason === undefined) return undefined;
     }
-    const plan = plans.planCalls(subject.ctx);
+    const plan = this.plans.of(subject.ctx);
     if (this.store !== undefined && !plan.storeRead) {
       plan.approvalsLoaded ??= this.load(subject.ctx.planId, plan);
       const asked = reason;
@@ -400,7 +424,7 @@ export class ApprovalGate {
   }
 
   /** After the store was read: a remembered approval, or the handler asked. */
-  private ask(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, reason: ApprovalReason, plan: PlanCalls): Promise<void> | undefined {
+  private ask(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, reason: ApprovalReason, plan: PlanApprovals): Promise<void> | undefined {
     const { ctx, toolName } = subject;
     const planId = ctx.planId;
     let fingerprint: string;
@@ -440,7 +464,8 @@ export class ApprovalGate {
       toolName,
       description: descriptor.description,
       source: descriptor.source,
-      capability: descriptor.capability,
+      // What the tool can do in this plan: a sandboxed command writes in a plain plan, nothing in a read-only one.
+      capability: capabilityInPlan(descriptor, ctx.policy),
       arguments: input,
       fingerprint,
       reason,
@@ -515,7 +540,7 @@ export class ApprovalGate {
   }
 
   private async remember(
-    plan: PlanCalls,
+    plan: PlanApprovals,
     planId: string,
     toolName: string,
     fingerprint: string,
@@ -564,7 +589,7 @@ export class ApprovalGate {
   }
 
   /** Reads the plan's records from the store once, keeping those whose signature holds. */
-  private async load(planId: string, plan: PlanCalls): Promise<void> {
+  private async load(planId: string, plan: PlanApprovals): Promise<void> {
     let records: readonly unknown[];
     try {
       records = await (this.store as ApprovalStore).load(planId);

@@ -40,7 +40,7 @@ export interface ApprovalRequest {
   readonly description: string;
   /** The kind of source the tool comes from. */
   readonly source: ToolSourceKind;
-  /** What the tool may do (writes, destructive, open world, …). */
+  /** What the tool can do in this plan (writes, destructive, open world, …): `capabilityInPlan` of its descriptor and the plan's policy. */
   readonly capability: ToolCapability;
   /** The arguments of the call, already validated against the tool's input schema. */
   readonly arguments: unknown;

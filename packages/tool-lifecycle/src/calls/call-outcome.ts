@@ -3,28 +3,34 @@ import type { RegisteredTool } from '../catalog';
 import { ToolExecutionError } from '../errors';
 import type { ExecutionRecorder } from '../observability';
 import type { ExecutionResult, ToolFailure, ToolResult } from '../tool';
-import type { CallRunner } from './call-runner';
-import type { Execution } from './execution';
+import type { CallAttempts } from './call-attempts';
+import type { Execution } from '../observability';
+import { jsonByteLength } from './json-size';
 
 /**
  * Steps 6 and 7 of an execution: the changes recorded (first, so a failed
- * output check keeps them), the output serialised (its size for the trace)
+ * output check keeps them), the size of the serialised output (for the trace)
  * and checked against the tool's output schema, and the execution traced.
  */
-export function finishCall(runner: CallRunner, recorder: ExecutionRecorder, execution: Execution, tool: RegisteredTool, raw: unknown): ExecutionResult<never> {
+export function finishCall(
+  runner: CallAttempts,
+  recorder: ExecutionRecorder,
+  execution: Execution,
+  tool: RegisteredTool,
+  raw: unknown,
+): ExecutionResult<never> {
   const { toolName, ctx } = execution;
   const planId = ctx.planId;
   let result = checkResult(raw, toolName, planId);
   if (result.changes !== undefined) runner.recordChanges(execution, result.changes);
   let size = 0;
   if (result.ok) {
-    let json: string | undefined;
     try {
-      json = JSON.stringify(result.output);
+      // The bytes JSON.stringify would write, counted without writing them.
+      size = jsonByteLength(result.output) ?? 0;
     } catch (error) {
       result = { ok: false, error: new ToolExecutionError({ toolName, planId, failure: 'unserialisable-output', cause: error }) };
     }
-    if (json !== undefined) size = utf8Length(json);
     if (result.ok && tool.output !== undefined) {
       const check = tool.output.validate(result.output);
       if (!check.valid) {
@@ -38,15 +44,6 @@ export function finishCall(runner: CallRunner, recorder: ExecutionRecorder, exec
     }
   }
   return recorder.complete(execution, result, size);
-}
-
-/** UTF-8 byte length; short ASCII strings (the common output) skip Buffer. */
-function utf8Length(text: string): number {
-  if (text.length > 256) return Buffer.byteLength(text, 'utf8');
-  for (let index = 0; index < text.length; index++) {
-    if (text.charCodeAt(index) > 0x7f) return Buffer.byteLength(text, 'utf8');
-  }
-  return text.length;
 }
 
 /** What the tool returned, as a result: a failure without an `Error` and anything that is not a result become `ToolExecutionError`s. */

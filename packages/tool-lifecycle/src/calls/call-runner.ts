@@ -1,14 +1,16 @@
 import { messageOf } from '@ca/domain';
 import { ToolCancelledError, type CancellationToken, type ChangeInput } from '@ca/tool-context';
 import type { RegisteredTool } from '../catalog';
-import type { PlanCallRecords, ToolLifecycleCache } from '../plan';
+import type { ToolLifecycleCache } from '../plan';
+import type { PlanCallRecords } from './plan-calls';
 import type { ExecutionRecorder, RuntimeLogger, TraceClock } from '../observability';
 import type { ExecutionResult, ToolCallOptions, ToolInstance, ToolResult } from '../tool';
+import type { CallAttempts } from './call-attempts';
 import type { CallLimiter } from './call-limiter';
 import { finishCall } from './call-outcome';
 import type { CallSettings } from './call-settings';
 import type { ExecuteOptions } from './execute-options';
-import type { Execution } from './execution';
+import type { Execution } from '../observability';
 import { idempotencyKeyOf } from './idempotency';
 import { callWithSettings } from './retries';
 
@@ -19,7 +21,7 @@ import { callWithSettings } from './retries';
  * when the service set some. Also where a call's changes are recorded
  * (step 7), since a retried or cancelled call's changes are kept too.
  */
-export class CallRunner {
+export class CallRunner implements CallAttempts {
   /** Limiters of the `runtime` scope, by settings entry and tool. */
   readonly runtimeLimiters = new Map<string, CallLimiter>();
 
@@ -55,7 +57,7 @@ export class CallRunner {
     const planToken = ctx.cancellationToken;
     // Cancelled while activating, validating or waiting for approval: the tool must not start.
     if (onSettled === undefined) {
-      planToken.check({ toolName, planId });
+      if (planToken.isCancelled) planToken.check({ toolName, planId });
       if (options?.signal?.aborted === true) throw new ToolCancelledError({ reason: abortReason(options.signal), toolName, planId });
       this.cache.beginExecution(ctx, toolName);
     } else {

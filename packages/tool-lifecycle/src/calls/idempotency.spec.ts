@@ -36,6 +36,17 @@ describe('idempotency keys', () => {
     expect(activationKey).toBeUndefined();
   });
 
+  it('the trace (and the span) holds the key a tool read, and no key where the tool never read one', async () => {
+    const silent = new TestTool({ name: 'keys.silent', execute: () => 'no key read' });
+    const runtime = setup([keyReader(), silent]);
+    const ctx = runtime.createPlan();
+    const read = await runtime.execute('keys.read', { a: 1 }, ctx);
+    expect(read.trace.idempotencyKey).toBe(read.output);
+    expect(ctx.traces[0]?.idempotencyKey).toBe(read.output);
+    const unread = await runtime.execute('keys.silent', {}, ctx);
+    expect(unread.trace).not.toHaveProperty('idempotencyKey');
+  });
+
   it('identical calls in one plan get different keys (their ordinal), different arguments or tools too', async () => {
     const runtime = setup([keyReader(), keyReader('keys.other')]);
     const ctx = runtime.createPlan({ planId: 'p' });

@@ -1,7 +1,7 @@
 import { canonicalJson, digest } from '../approval';
 import { ToolInvalidArgumentError } from '../errors';
-import type { PlanCallRecords } from '../plan';
-import { extraOf, type Execution } from './execution';
+import type { PlanCallRecords } from './plan-calls';
+import { extraOf, type Execution } from '../observability';
 
 /**
  * The call's idempotency key: a hash of the plan, the tool, the canonical

@@ -1,10 +1,10 @@
-import type { CallRunner } from './call-runner';
+import type { CallAttempts } from './call-attempts';
 import { CallLimiter } from './call-limiter';
 import type { ToolCallPlan } from './call-settings';
-import type { Execution } from './execution';
+import type { Execution } from '../observability';
 
 /** Takes a turn of every limit of the tool, in order; gives back those taken when one refuses. */
-export async function takeTurns(runner: CallRunner, execution: Execution, callPlan: ToolCallPlan): Promise<() => void> {
+export async function takeTurns(runner: CallAttempts, execution: Execution, callPlan: ToolCallPlan): Promise<() => void> {
   const { ctx, toolName } = execution;
   const taken: (() => void)[] = [];
   const subject = { toolName, planId: ctx.planId, token: ctx.cancellationToken };

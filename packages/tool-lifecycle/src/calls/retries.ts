@@ -1,10 +1,10 @@
 import { ToolCancelledError } from '@ca/tool-context';
 import type { RegisteredTool } from '../catalog';
 import type { ToolInstance, ToolResult } from '../tool';
-import type { CallRunner } from './call-runner';
+import type { CallAttempts } from './call-attempts';
 import type { RetryPlan, ToolCallPlan } from './call-settings';
 import type { ExecuteOptions } from './execute-options';
-import { extraOf, type Execution } from './execution';
+import { extraOf, type Execution } from '../observability';
 import { takeTurns } from './limits';
 import { sleep } from './until-cancelled';
 
@@ -15,7 +15,7 @@ import { sleep } from './until-cancelled';
  * same idempotency key, while attempts are left.
  */
 export async function callWithSettings(
-  runner: CallRunner,
+  runner: CallAttempts,
   execution: Execution,
   tool: RegisteredTool,
   instance: ToolInstance,

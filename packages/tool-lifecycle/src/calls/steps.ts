@@ -1,7 +1,7 @@
 import { ToolInvalidArgumentError } from '../errors';
-import type { PlanCallRecords } from '../plan';
+import type { PlanCallRecords } from './plan-calls';
 import type { ExecutionResult, ToolResult } from '../tool';
-import { extraOf, type Execution } from './execution';
+import { extraOf, type Execution } from '../observability';
 import { idempotencyKeyOf } from './idempotency';
 import { untilCancelled } from './until-cancelled';
 

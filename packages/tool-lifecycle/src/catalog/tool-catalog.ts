@@ -335,6 +335,11 @@ export class ToolCatalog {
     if (candidate.timeoutMs !== undefined && !isTimeout(candidate.timeoutMs)) {
       return unavailable(`its timeoutMs ${describeValue(candidate.timeoutMs)} is not a positive number of milliseconds.`);
     }
+    const sandboxed = candidate.sandboxed;
+    if (sandboxed !== undefined && (typeof sandboxed !== 'object' || sandboxed === null || typeof sandboxed.overlay !== 'boolean')) {
+      // Read loosely it would loosen the tool's capability in read-only and checkpoint plans: refused instead.
+      return unavailable(`its sandboxed ${describeValue(sandboxed)} is not { overlay: true } or { overlay: false }.`);
+    }
     let input: CompiledSchema | undefined;
     let output: CompiledSchema | undefined;
     const trust = schemaTrustOf(source);
@@ -352,6 +357,7 @@ export class ToolCatalog {
       description: typeof candidate.description === 'string' ? candidate.description : '',
       source: candidate.source,
       capability: normalizeCapability(candidate.capability),
+      ...(sandboxed === undefined ? {} : { sandboxed: Object.freeze({ overlay: sandboxed.overlay }) }),
     }) as ToolDescriptor;
     return {
       descriptor,

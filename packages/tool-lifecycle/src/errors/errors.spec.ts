@@ -1,4 +1,5 @@
 import { CaError } from '@ca/domain';
+import { ToolCancelledError } from '@ca/tool-context';
 import {
   ToolAccessDeniedError,
   ToolActivationError,
@@ -106,6 +107,18 @@ describe('ToolRuntimeError hierarchy', () => {
     expect(ToolRuntimeError.isInstance(error)).toBe(true);
     expect(CaError.isInstance(error)).toBe(true);
     expect((error.constructor as typeof ToolRuntimeError).isInstance(error)).toBe(true);
+  });
+
+  it("builds one sentence around a cause that ends with its own period: '…'off'. Fix the cause', not '..'", () => {
+    const unavailable = new Error("Tool 'builtin.command.run' in plan 'p': the sandbox is required (command.sandbox). Set the sandbox to 'auto' or 'off'.");
+    const messages = [
+      new ToolActivationError({ toolName: 't', planId: 'p', cause: unavailable }).message,
+      new ToolExecutionError({ toolName: 't', planId: 'p', cause: unavailable }).message,
+      new ToolDeactivationError({ toolName: 't', planId: 'p', cause: unavailable }).message,
+      new ToolCancelledError({ toolName: 't', planId: 'p', reason: 'the person pressed Ctrl-C.' }).message,
+    ];
+    expect(messages[0]).toMatch(/'auto' or 'off'\. Fix the cause and execute it again/);
+    for (const message of messages) expect(message).not.toMatch(/\.\./);
   });
 
   it('keeps the cause where one is given, and omits it where none is', () => {

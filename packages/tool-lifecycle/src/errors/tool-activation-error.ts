@@ -1,4 +1,4 @@
-import { messageOf } from '@ca/domain';
+import { asClause, messageOf } from '@ca/domain';
 import { ToolRuntimeError } from './tool-runtime-error';
 
 /** Options of {@link ToolActivationError}. */
@@ -24,7 +24,7 @@ export class ToolActivationError extends ToolRuntimeError {
     const { toolName, planId, cause } = options;
     super(
       'TOOL_ACTIVATION_FAILED',
-      `Tool '${toolName}' could not be activated in plan '${planId}': ${messageOf(cause)}. Fix the cause and execute it again; the activation was not kept.`,
+      `Tool '${toolName}' could not be activated in plan '${planId}': ${asClause(messageOf(cause))}. Fix the cause and execute it again; the activation was not kept.`,
       options,
     );
   }

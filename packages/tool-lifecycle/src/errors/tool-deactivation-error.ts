@@ -1,4 +1,4 @@
-import { messageOf } from '@ca/domain';
+import { asClause, messageOf } from '@ca/domain';
 import { ToolRuntimeError } from './tool-runtime-error';
 
 /** Options of {@link ToolDeactivationError}. */
@@ -24,7 +24,7 @@ export class ToolDeactivationError extends ToolRuntimeError {
     const { toolName, planId, cause } = options;
     super(
       'TOOL_DEACTIVATION_FAILED',
-      `Tool '${toolName}' failed to deactivate at the end of plan '${planId}': ${messageOf(cause)}. The other tools were still deactivated; check what the tool holds (sessions, processes) and release it by hand if needed.`,
+      `Tool '${toolName}' failed to deactivate at the end of plan '${planId}': ${asClause(messageOf(cause))}. The other tools were still deactivated; check what the tool holds (sessions, processes) and release it by hand if needed.`,
       options,
     );
   }

@@ -1,4 +1,4 @@
-import { describeValue, messageOf } from '@ca/domain';
+import { asClause, describeValue, messageOf } from '@ca/domain';
 import { ToolRuntimeError } from './tool-runtime-error';
 
 /**
@@ -46,12 +46,12 @@ function describeFailure(failure: ToolExecutionFailure, options: ToolExecutionEr
   const { toolName, planId, cause } = options;
   switch (failure) {
     case 'reported':
-      return `Tool '${toolName}' failed in plan '${planId}': ${messageOf(cause ?? 'no error given')}.`;
+      return `Tool '${toolName}' failed in plan '${planId}': ${asClause(messageOf(cause ?? 'no error given'))}.`;
     case 'invalid-result':
       return `Tool '${toolName}' in plan '${planId}' returned ${describeValue(options.returned)} instead of a ToolResult ({ ok: true, output } or { ok: false, error }). Fix the tool's execute().`;
     case 'unserialisable-output':
       return `Tool '${toolName}' in plan '${planId}' returned an output that cannot be serialised to JSON (${messageOf(cause)}). Return plain JSON data: no cycles, BigInt or functions.`;
     default:
-      return `Tool '${toolName}' failed in plan '${planId}': ${messageOf(cause)}. See the cause for details.`;
+      return `Tool '${toolName}' failed in plan '${planId}': ${asClause(messageOf(cause))}. See the cause for details.`;
   }
 }

@@ -15,7 +15,10 @@ export type ToolRuntimeErrorCode =
   | 'TOOL_REGISTRATION_FAILED'
   | 'TOOL_PLAN_ENDED'
   | 'TOOL_INVALID_ARGUMENT'
-  | 'TOOL_SEARCH_FAILED';
+  | 'TOOL_SEARCH_FAILED'
+  | 'TOOL_RESULT_NOT_FOUND'
+  | 'TOOL_RESULT_READ_INVALID'
+  | 'TOOL_RESULT_STORE_FAILED';
 
 /** The tool and plan an error of the hierarchy is about, and its cause. */
 export interface ToolRuntimeErrorOptions extends CaErrorOptions {

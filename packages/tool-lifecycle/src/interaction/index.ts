@@ -1,4 +1,6 @@
 // The seams through which sources ask a person (forms, URLs) or a model (sampling).
+export { approvalThroughInteraction } from './approval-interaction';
+export type { ApprovalFormAnswer, ApprovalThroughInteractionOptions } from './approval-interaction';
 export { INTERACTION_HANDLER } from './interaction-handler';
 export type {
   FormInteraction,

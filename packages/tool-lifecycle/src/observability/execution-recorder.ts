@@ -1,9 +1,8 @@
 import { messageOf } from '@ca/domain';
 import { ToolCancelledError, createExecutionId, toTraceError, type PlanContext, type ToolExecutionTrace } from '@ca/tool-context';
-import type { RegisteredTool } from '../catalog';
-import type { Execution } from '../calls';
+import type { Execution } from './execution';
 import { ToolExecutionError, ToolRuntimeError } from '../errors';
-import type { ExecutionResult, ToolResult } from '../tool';
+import type { ExecutionResult, ToolDescriptor, ToolResult } from '../tool';
 import type { RuntimeLogger } from './runtime-logger';
 import { activeTracer, endToolSpan, startToolSpan } from './telemetry';
 import type { TraceClock } from './trace-clock';
@@ -28,7 +27,6 @@ export class ExecutionRecorder {
       executionId: createExecutionId(),
       startedMono,
       startedAt: this.clock.wallTime(startedMono),
-      tool: undefined,
       view: undefined,
       span: undefined,
       extra: undefined,
@@ -36,8 +34,7 @@ export class ExecutionRecorder {
   }
 
   /** The tool is known: its span starts, when a tracer is registered (one read of the API's registry otherwise). */
-  found(execution: Execution, tool: RegisteredTool): void {
-    execution.tool = tool;
+  found(execution: Execution, tool: { readonly descriptor: ToolDescriptor }): void {
     const tracer = activeTracer();
     if (tracer !== undefined) {
       execution.span = startToolSpan(tracer, execution.toolName, execution.executionId, tool.descriptor.source, execution.ctx.planId);
@@ -87,6 +84,11 @@ export class ExecutionRecorder {
       if (extra.attempts !== undefined) trace.attempts = extra.attempts;
       if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
       if (extra.repairs !== undefined) trace.repairs = extra.repairs;
+      // The key a tool read could have left the process (an Idempotency-Key header, an MCP call's _meta): the trace says which.
+      if (extra.idempotencyKey !== undefined) {
+        trace.idempotencyKey = extra.idempotencyKey;
+        execution.span?.setAttribute('ca.tool.call.idempotency_key', extra.idempotencyKey);
+      }
     }
     // Frozen, the context records this very object instead of a copy.
     Object.freeze(trace);

@@ -31,5 +31,3 @@ export {
 export type { PlanApprovalAnswer } from './plan-registry-records';
 export { PlanRegistryLink, checkRegistryOption } from './plan-registry-link';
 export type { PlanRegistryHooks } from './plan-registry-link';
-export { linkToRegistry } from './runtime-link';
-export type { RuntimePlanParts } from './runtime-link';

@@ -1,4 +1,4 @@
-import { CaError } from '@ca/domain';
+import { asClause, CaError } from '@ca/domain';
 
 /** Stable codes of {@link PlanRegistryError}. */
 export type PlanRegistryErrorCode =
@@ -65,10 +65,14 @@ export class PlanRegistryError extends CaError {
 
   constructor(options: PlanRegistryErrorOptions) {
     const { code, registry, planId, reason, advice } = options;
-    super(code, `${subject(code, registry, planId)}${reason === undefined || reason === '' ? '' : `: ${reason}`}. ${advice ?? DEFAULT_ADVICE[code]}`, {
-      ...(planId === undefined ? {} : { planId }),
-      ...(options.cause === undefined ? {} : { cause: options.cause }),
-    });
+    super(
+      code,
+      `${subject(code, registry, planId)}${reason === undefined || asClause(reason) === '' ? '' : `: ${asClause(reason)}`}. ${advice ?? DEFAULT_ADVICE[code]}`,
+      {
+        ...(planId === undefined ? {} : { planId }),
+        ...(options.cause === undefined ? {} : { cause: options.cause }),
+      },
+    );
     this.registry = registry;
     this.reason = reason;
   }

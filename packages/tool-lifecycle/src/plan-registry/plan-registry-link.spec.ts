@@ -232,15 +232,27 @@ describe('a runtime with a plan registry', () => {
   });
 
   it('beats on a timer that keeps no process alive, and stops once every plan has ended', async () => {
-    const keepingAlive = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
-    const before = keepingAlive();
+    // The link's timers, as it makes them: counting the process's active
+    // timers instead would count those of whatever else runs in this worker.
+    const realSetInterval = global.setInterval;
+    const intervals: NodeJS.Timeout[] = [];
+    const spy = jest.spyOn(global, 'setInterval').mockImplementation(((...args: Parameters<typeof setInterval>) => {
+      const timer = realSetInterval(...args);
+      intervals.push(timer);
+      return timer;
+    }) as typeof setInterval);
     const registry = new RecordingRegistry(5);
     const runtime = new ToolRuntime({ planRegistry: registry });
     const beatsOf = (planId: string) => registry.calls.filter((call) => call === `heartbeat ${planId}`).length;
     const plans = [runtime.createPlan({ planId: 'p1' }), runtime.createPlan({ planId: 'p2' })];
-    await waitFor(() => beatsOf('p1') >= 2 && beatsOf('p2') >= 2);
-    // The timer beats, but is unref'd: it is not among what keeps the event loop alive.
-    expect(keepingAlive()).toBe(before);
+    try {
+      await waitFor(() => beatsOf('p1') >= 2 && beatsOf('p2') >= 2);
+    } finally {
+      spy.mockRestore();
+    }
+    // One timer beats for both plans, and it is unref'd: it does not keep the event loop alive.
+    expect(intervals).toHaveLength(1);
+    expect(intervals[0]!.hasRef()).toBe(false);
     await runtime.endPlan(plans[0]!);
     const third = runtime.createPlan({ planId: 'p3' });
     await waitFor(() => beatsOf('p3') >= 1);

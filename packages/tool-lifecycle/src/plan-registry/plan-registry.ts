@@ -1,4 +1,6 @@
-import type { ApprovalScope } from '../approval';
+import type { ApprovalScope, PendingApprovalSummary } from '../approval';
+
+export type { PendingApprovalSummary } from '../approval';
 
 /**
  * A plan as the runtime announces it to a {@link PlanRegistry}: who it is,
@@ -24,16 +26,6 @@ export interface PlanRegistration {
    * from its registry (`registryApprovals`); absent or empty when none waits.
    */
   readonly pendingApprovals?: readonly PendingApprovalSummary[];
-}
-
-/** An approval request waiting for an answer, as a plan's registration lists it. */
-export interface PendingApprovalSummary {
-  /** The request's id in its plan (`1`, `2`, …): what an answer names. */
-  readonly requestId: string;
-  /** The tool whose call waits. */
-  readonly toolName: string;
-  /** When the request was asked (ISO-8601). */
-  readonly askedAt: string;
 }
 
 /** What a heartbeat refreshes. */

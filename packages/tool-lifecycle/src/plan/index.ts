@@ -5,6 +5,4 @@ export { createPlanContext } from './create-plan';
 export type { PlanOptions } from './create-plan';
 export { ToolLifecycleCache } from './lifecycle-cache';
 export type { PlanEndReport, ToolLifecycleCacheOptions } from './lifecycle-cache';
-export { PlanCallRecords, PlanCalls, RECORDED_RESULTS_PER_PLAN } from './plan-calls';
-export type { PendingRequest, RecordedResult, RememberedApproval } from './plan-calls';
-export { enforcePolicy, policyRefusal } from './policy';
+export { capabilityInPlan, enforcePolicy, policyRefusal } from './policy';

@@ -13,3 +13,5 @@ export type {
 } from './tool-search';
 export { ToolSearchError } from './tool-search-error';
 export type { ToolSearchErrorOptions } from './tool-search-error';
+export { createSearchTool, SEARCH_TOOL_NAME } from './search-tool';
+export type { ToolsSearchFound, ToolsSearchInput, ToolsSearchOutput } from './search-tool';

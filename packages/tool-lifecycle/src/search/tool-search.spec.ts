@@ -105,6 +105,22 @@ describe('ToolSearchIndex, words (bm25)', () => {
     expect(await names(index, 'delete a file', { ctx: checkpoints })).toContain('builtin.fs.delete');
     expect(await names(index, 'delete a file', { ctx: checkpoints })).not.toContain('mcp.filesystem.write_file');
   });
+
+  it('with a plan, filters a sandboxed tool by its capability in that plan, as the runtime reads it', async () => {
+    const sandboxed = new ToolSearchIndex();
+    sandboxed.update([
+      tool('builtin.command.run', 'Run a program with arguments in a sandbox.', {
+        capability: { writes: true, destructive: true, checkpointable: false },
+        sandboxed: { overlay: true },
+      }),
+    ]);
+    const readOnly = createExecutionContext({ planId: 'p-read-sandboxed', policy: { readOnly: true } });
+    const plain = createExecutionContext({ planId: 'p-plain-sandboxed' });
+    expect(await names(sandboxed, 'run a program', { capability: { writes: false } })).toEqual([]);
+    expect(await names(sandboxed, 'run a program', { ctx: readOnly, capability: { writes: false } })).toEqual(['builtin.command.run']);
+    expect(await names(sandboxed, 'run a program', { ctx: plain, capability: { destructive: true } })).toEqual(['builtin.command.run']);
+    expect(await names(sandboxed, 'run a program', { ctx: plain, capability: { writes: false } })).toEqual([]);
+  });
 });
 
 describe('ToolSearchIndex, regex', () => {

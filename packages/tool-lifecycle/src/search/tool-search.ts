@@ -3,7 +3,7 @@ import { compileLinearPattern, PatternCompileError, type LinearPattern } from '@
 import type { PlanPolicy } from '@ca/tool-context';
 import type { InjectionToken } from 'tsyringe';
 import { ToolInvalidArgumentError } from '../errors';
-import { policyRefusal } from '../plan';
+import { capabilityInPlan, policyRefusal } from '../plan';
 import type { ToolDescriptor } from '../tool';
 import { ToolSearchError } from './tool-search-error';
 import { DOCUMENT_LIMITS } from './tool-document';
@@ -26,7 +26,7 @@ export interface ToolSearchOptions {
   readonly ctx?: { readonly planId: string; readonly policy: PlanPolicy };
   /** Only tools of these source kinds (`'mcp'`, `'skill'`, `'builtin'`, …). */
   readonly sources?: readonly ToolSourceKind[];
-  /** Only tools whose capability has these values: `{ writes: false }` finds the tools that do not write. */
+  /** Only tools whose capability has these values: `{ writes: false }` finds the tools that do not write — with `ctx`, in that plan (`capabilityInPlan`). */
   readonly capability?: Partial<ToolCapability>;
   /** Add each tool's `inputSchema` and `outputSchema` to its hit. Default `false`. */
   readonly schemas?: boolean;
@@ -263,7 +263,9 @@ export class ToolSearchIndex {
     return (descriptor, position) => {
       if (sources !== undefined && !sources.has(descriptor.source)) return false;
       if (capability !== undefined) {
-        for (const [key, value] of capability) if (descriptor.capability?.[key] !== value) return false;
+        // In a plan, what the tool can do there (a sandboxed command writes nothing in a read-only plan).
+        const effective = policy === undefined ? descriptor.capability : capabilityInPlan(descriptor, policy);
+        for (const [key, value] of capability) if (effective?.[key] !== value) return false;
       }
       if (verdicts !== undefined && policy !== undefined) {
         // The runtime's own decision (step 3 of execute), asked once per tool and policy.

@@ -1,9 +1,9 @@
 // What a tool and a source are: the contract every adapter implements.
 export { closestNames } from './closest-names';
-export type { ToolDescriptor } from './tool-descriptor';
+export type { ToolDescriptor, ToolSandboxing } from './tool-descriptor';
 export type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
 export { toolFailure, toolSuccess } from './tool-result';
-export type { ExecutionResult, ToolContent, ToolFailure, ToolResult, ToolSuccess } from './tool-result';
+export type { ExecutionResult, ResultHandle, ToolContent, ToolFailure, ToolResult, ToolSuccess } from './tool-result';
 export { ToolSet } from './tool-set';
 export type { ToolSetSettings } from './tool-set';
 export type { ToolSource, UnavailableTool } from './tool-source';

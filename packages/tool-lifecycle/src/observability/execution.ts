@@ -1,6 +1,5 @@
 import type { PlanContext, ToolExecutionContext, ToolExecutionTraceApproval, ToolExecutionTraceRepair } from '@ca/tool-context';
 import type { Span } from '@opentelemetry/api';
-import type { RegisteredTool } from '../catalog';
 
 /** One execution in flight: what its steps share, in one place. */
 export interface Execution {
@@ -9,7 +8,6 @@ export interface Execution {
   readonly executionId: string;
   readonly startedMono: number;
   readonly startedAt: number;
-  tool: RegisteredTool | undefined;
   /** The tool's view of the plan, once the call has started. */
   view: ToolExecutionContext | undefined;
   span: Span | undefined;

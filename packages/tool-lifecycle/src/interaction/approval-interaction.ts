@@ -1,6 +1,6 @@
 import { describeValue } from '@ca/domain';
-import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalRequest, ApprovalScope } from './approval-handler';
-import type { FormInteraction, InteractionContext, InteractionHandler, InteractionResponse } from '../interaction';
+import type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalRequest, ApprovalScope } from '../approval';
+import type { FormInteraction, InteractionContext, InteractionHandler, InteractionResponse } from './interaction-handler';
 import { ToolInvalidArgumentError } from '../errors';
 
 /** Options of {@link approvalThroughInteraction}. */

@@ -1,8 +1,5 @@
 import type { PlanContext } from '@ca/tool-context';
-import type { ApprovalDecision } from '../approval';
-import type { CallLimiter } from '../calls';
-import type { PendingApprovalSummary } from '../plan-registry';
-import type { ToolResult } from '../tool';
+import type { ApprovalDecision } from './approval-handler';
 
 /** An approval given for the rest of a plan. */
 export interface RememberedApproval {
@@ -10,11 +7,14 @@ export interface RememberedApproval {
   readonly decidedBy: string;
 }
 
-/** A result kept for an idempotency key, returned instead of calling again. */
-export interface RecordedResult {
-  readonly executionId: string;
-  readonly result: ToolResult;
-  readonly sizeBytes: number;
+/** An approval request waiting for an answer, as a plan's registration lists it. */
+export interface PendingApprovalSummary {
+  /** The request's id in its plan (`1`, `2`, …): what an answer names. */
+  readonly requestId: string;
+  /** The tool whose call waits. */
+  readonly toolName: string;
+  /** When the request was asked (ISO-8601). */
+  readonly askedAt: string;
 }
 
 /** A request waiting for an answer, linked into its plan's list. */
@@ -31,16 +31,13 @@ export interface PendingRequest {
   end(): void;
 }
 
-/** How many results a plan keeps for explicit steps; beyond, the oldest is forgotten. */
-export const RECORDED_RESULTS_PER_PLAN = 10_000;
-
 /**
- * What the runtime keeps about the calls of one plan beyond its context:
- * remembered approvals, pending approval requests, idempotency ordinals and
- * recorded results, and the plan's call limiters. Made when a plan first
- * needs one of them and dropped with the plan's context.
+ * What the approval step keeps about one plan: the approvals remembered for
+ * the rest of it, whether the store's records of it were read, and the
+ * requests waiting for an answer. Made when a plan first needs approval and
+ * dropped with the plan's context.
  */
-export class PlanCalls {
+export class PlanApprovals {
   /** `tool` approvals by `tool\0fingerprint`, `call` approvals by `tool\0fingerprint\0argumentsHash`. */
   readonly approvals = new Map<string, RememberedApproval>();
   /** `tool\0fingerprint` of the tools that have `call` approvals (so that only they hash arguments). */
@@ -54,16 +51,6 @@ export class PlanCalls {
   /** The requests waiting for an answer, a list through their own links (a Set's add and delete cost more on every request). */
   firstPending: PendingRequest | undefined;
   ended = false;
-
-  /** How many times each call (tool and canonical arguments) received its idempotency key. */
-  readonly ordinals = new Map<string, number>();
-  /** Results of calls made with an explicit step, by idempotency key. */
-  readonly results = new Map<string, RecordedResult>();
-  /** Calls with an explicit step in flight, by idempotency key. */
-  readonly inFlight = new Map<string, Promise<void>>();
-
-  /** The plan's call limiters, by settings entry and tool. */
-  readonly limiters = new Map<string, CallLimiter>();
 
   /** The plan ended: pending requests are withdrawn and no new one is asked. */
   end(): void {
@@ -101,36 +88,24 @@ export class PlanCalls {
     if (request.nextPending !== undefined) request.nextPending.previousPending = request.previousPending;
     request.previousPending = request.nextPending = undefined;
   }
-
-  record(key: string, recorded: RecordedResult): void {
-    this.results.set(key, recorded);
-    if (this.results.size > RECORDED_RESULTS_PER_PLAN) {
-      const oldest = this.results.keys().next().value;
-      if (oldest !== undefined) this.results.delete(oldest);
-    }
-  }
 }
 
-/**
- * What the runtime keeps per plan beyond its context, by context: made on a
- * plan's first need and dropped with its context (a `WeakMap`), so a plan that
- * never needs it costs nothing.
- */
-export class PlanCallRecords {
-  private readonly plans = new WeakMap<PlanContext, PlanCalls>();
+/** The approval state of every plan, by context: a plan that never needs approval costs nothing. */
+export class PlanApprovalRecords {
+  private readonly plans = new WeakMap<PlanContext, PlanApprovals>();
 
-  /** The plan's records, made on first need. */
-  planCalls(ctx: PlanContext): PlanCalls {
+  /** The plan's approval state, made on first need. */
+  of(ctx: PlanContext): PlanApprovals {
     let plan = this.plans.get(ctx);
     if (plan === undefined) {
-      plan = new PlanCalls();
+      plan = new PlanApprovals();
       this.plans.set(ctx, plan);
     }
     return plan;
   }
 
-  /** The plan's records when it has some. */
-  existing(ctx: PlanContext): PlanCalls | undefined {
+  /** The plan's approval state when it has some. */
+  existing(ctx: PlanContext): PlanApprovals | undefined {
     return this.plans.get(ctx);
   }
 }
