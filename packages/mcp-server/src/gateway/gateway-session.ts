@@ -58,6 +58,8 @@ export interface SessionSettings {
   readonly serverInfo: { readonly name: string; readonly version: string };
   readonly maxConcurrentCalls: number;
   readonly maxCallsPerSession: number;
+  /** The most characters of text, and of `structuredContent` as JSON, one result gives the client. */
+  readonly maxResultCharacters: number;
   readonly interactionTimeoutMs: number;
   readonly onTrace: ((trace: ToolExecutionTrace) => void) | undefined;
   readonly onEnd: (session: GatewaySession, report: PlanEndReport | undefined) => void;
@@ -330,11 +332,13 @@ export class GatewaySession implements ClientChannel {
     extra: Extra,
   ): Promise<CallToolResult> {
     const progressToken = extra._meta?.progressToken;
+    // Progress sent is waited for before the result, so the client gets every step before the answer (after it, it drops them).
+    const sending = new Set<Promise<void>>();
     const onProgress =
       progressToken === undefined
         ? undefined
-        : (progress: ToolProgress) =>
-            void extra
+        : (progress: ToolProgress) => {
+            const sent: Promise<void> = extra
               .sendNotification({
                 method: 'notifications/progress',
                 params: {
@@ -344,7 +348,10 @@ export class GatewaySession implements ClientChannel {
                   ...(progress.message === undefined ? {} : { message: progress.message }),
                 },
               })
-              .catch(() => undefined);
+              .catch(() => undefined)
+              .finally(() => sending.delete(sent));
+            sending.add(sent);
+          };
     const call: CallInFlight = { requestId: extra.requestId, toolName, signal: extra.signal };
     this.inFlight.set(extra.requestId, call);
     try {
@@ -353,6 +360,7 @@ export class GatewaySession implements ClientChannel {
         ...(onProgress === undefined ? {} : { onProgress }),
       });
       if (outcome.trace !== undefined) this.settings.onTrace?.(outcome.trace);
+      if (sending.size > 0) await Promise.all(sending);
       return tool === undefined ? (message as unknown as CallToolResult) : this.fit(message, tool, plan);
     } finally {
       this.inFlight.delete(extra.requestId);
@@ -367,9 +375,15 @@ export class GatewaySession implements ClientChannel {
    * saying so.
    */
   private fit(message: McpCallToolResult, tool: CallableTool, plan: PlanContext): CallToolResult {
-    const result = message as unknown as CallToolResult;
+    let result = message as unknown as CallToolResult;
+    let structured = message.structuredContent;
+    // Structured content counts against the same budget as text: past it, a tool without an output schema keeps its (cut) text only.
+    if (structured !== undefined && serializedLength(structured) > this.settings.maxResultCharacters) {
+      const { structuredContent: _dropped, ...rest } = result;
+      result = rest as CallToolResult;
+      structured = undefined;
+    }
     if (tool.outputSchema === undefined || message.isError === true) return result;
-    const structured = message.structuredContent;
     if (structured === undefined) {
       return this.refusal(tool.definition.name, plan, {
         kind: 'output-unfit',
@@ -546,4 +560,13 @@ function rpcError(error: unknown, toolName: string, plan: PlanContext): McpError
   const rpcCode = (error as { rpcCode?: unknown })?.rpcCode;
   const code = typeof rpcCode === 'number' ? rpcCode : ErrorCode.InternalError;
   return new McpError(code, modelErrorText(error, { providerName: toolName, allowedRoots: rootsOf(plan) }));
+}
+
+/** The length of a value as JSON; a value that cannot be written counts as endless. */
+function serializedLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
 }

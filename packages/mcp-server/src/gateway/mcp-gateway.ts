@@ -28,7 +28,7 @@ export interface McpGatewayOptions {
   readonly profile?: McpSessionProfile | ((session: McpSessionInfo) => McpSessionProfile | Promise<McpSessionProfile>);
   /** The name and version the server gives clients; default `{ name: 'agents-mcp-gateway', version }` of this package. */
   readonly serverInfo?: { readonly name: string; readonly version: string };
-  /** Most characters of text one result gives a client (default 100,000); beyond, it is cut with a marker. */
+  /** Most characters of text one result gives a client (default 100,000); beyond, it is cut with a marker. `structuredContent` longer than this as JSON is left out (a tool with an output schema then answers with an error). */
   readonly maxResultCharacters?: number;
   /** Largest image, audio or binary resource (decoded bytes) a result passes on (default 4 MiB). */
   readonly maxImageBytes?: number;
@@ -121,8 +121,9 @@ export class McpGateway {
     if (profile !== undefined && typeof profile !== 'function') resolveProfile(profile);
     this.clients = options.clients ?? new GatewayClients();
     this.logger = options.logger ?? silentLogger;
+    const maxResultCharacters = positiveInteger(options.maxResultCharacters, 'maxResultCharacters', DEFAULT_MAX_RESULT_CHARACTERS);
     this.modelTools = new ModelTools(runtime, {
-      maxResultCharacters: positiveInteger(options.maxResultCharacters, 'maxResultCharacters', DEFAULT_MAX_RESULT_CHARACTERS),
+      maxResultCharacters,
       ...(options.maxImageBytes === undefined ? {} : { maxImageBytes: options.maxImageBytes }),
       // MCP has no strict mode; a client's call has no id to make a step of; refused tools are kept for the listing to leave out.
       strict: false,
@@ -138,6 +139,7 @@ export class McpGateway {
       serverInfo: options.serverInfo ?? { name: 'agents-mcp-gateway', version: packageVersion() },
       maxConcurrentCalls: positiveInteger(options.maxConcurrentCalls, 'maxConcurrentCalls', DEFAULT_MAX_CONCURRENT_CALLS),
       maxCallsPerSession: positiveInteger(options.maxCallsPerSession, 'maxCallsPerSession', DEFAULT_MAX_CALLS_PER_SESSION),
+      maxResultCharacters,
       interactionTimeoutMs: positiveInteger(options.interactionTimeoutMs, 'interactionTimeoutMs', DEFAULT_INTERACTION_TIMEOUT_MS),
       onTrace: options.onTrace,
     };
