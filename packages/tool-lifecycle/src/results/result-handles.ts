@@ -136,7 +136,10 @@ export class ResultHandles {
     // What is stored is what a model is shown of a result: its content's text when it has some (an MCP
     // tool's text blocks), else its output — a text as it is, anything else as JSON.
     const text = contentText(result.content) ?? (typeof output === 'string' ? output : undefined);
-    const handle = `res-${randomBytes(18).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0')}`;
+    const handle = `res-${randomBytes(18)
+      .toString('base64url')
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '0')}`;
     const record: ResultRecord = {
       planId: ctx.planId,
       handle,
