@@ -62,7 +62,8 @@ export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan';
 
 // Observability.
 export type { RuntimeLogger, LogFields, LogLevel, RuntimeClock } from './observability';
-export { containerLogger, createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
+export { createConsoleLogger, createRedactingLogger, silentLogger, systemClock } from './observability';
+export { containerLogger } from './container-logger';
 
 // Approval, rules, and the calls' retries and limits.
 export { APPROVAL_HANDLER, APPROVAL_KEY, APPROVAL_STORE, FileApprovalStore, MemoryApprovalStore } from './approval';

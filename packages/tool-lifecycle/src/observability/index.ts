@@ -7,6 +7,5 @@ export { systemClock } from './runtime-clock';
 export type { RuntimeClock } from './runtime-clock';
 export { createConsoleLogger, createRedactingLogger, silentLogger } from './runtime-logger';
 export type { LogFields, LogLevel, RuntimeLogger } from './runtime-logger';
-export { containerLogger } from './container-logger';
 export { activeTracer, endToolSpan, startToolSpan } from './telemetry';
 export { TraceClock } from './trace-clock';

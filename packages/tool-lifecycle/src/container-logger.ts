@@ -1,6 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
-import { RUNTIME_LOGGER } from '../tokens';
-import { createConsoleLogger, type RuntimeLogger } from './runtime-logger';
+import { RUNTIME_LOGGER } from './tokens';
+import { createConsoleLogger, type RuntimeLogger } from './observability';
 
 /**
  * The logger of an adapter registered in `container`: the container's

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+'use strict';
+// The `build` target of every package (nx.json): `tsc -p <tsconfig>`, then
+// every file under the output folder that this compilation did not emit is
+// removed. tsc never deletes what an earlier build emitted, so a source that
+// moved or went would otherwise leave its old .js, .d.ts and maps behind, to
+// be packed or resolved before the new ones.
+//
+// The output folder is never emptied first: tests that run while another
+// task builds (the publishing test builds every package itself) keep
+// resolving `dist/index.js` throughout, since tsc overwrites files in place.
+//
+//   node tools/scripts/build-package.js packages/x/tsconfig.lib.json
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const tsconfig = process.argv[2];
+if (tsconfig === undefined) {
+  console.error('usage: build-package.js <tsconfig.lib.json>');
+  process.exit(2);
+}
+const tsc = require.resolve('typescript/bin/tsc');
+const result = spawnSync(process.execPath, [tsc, '-p', tsconfig, '--listEmittedFiles'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+const emitted = new Set();
+for (const line of result.stdout.split('\n')) {
+  if (line.startsWith('TSFILE: ')) emitted.add(path.resolve(line.slice('TSFILE: '.length).trim()));
+  else if (line.trim() !== '') process.stdout.write(`${line}\n`);
+}
+process.stderr.write(result.stderr);
+if (result.status !== 0) process.exit(result.status ?? 1);
+
+const config = JSON.parse(spawnSync(process.execPath, [tsc, '-p', tsconfig, '--showConfig'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }).stdout);
+const outDir = config.compilerOptions?.outDir;
+if (typeof outDir !== 'string') process.exit(0);
+const outRoot = path.resolve(path.dirname(tsconfig), outDir);
+if (emitted.size === 0 || ![...emitted].some((file) => file.startsWith(outRoot + path.sep))) {
+  // Nothing emitted into it (an error, or noEmit): leave it as it is.
+  process.exit(0);
+}
+
+/** Removes what this build did not write; returns true when the folder is left empty. */
+function prune(folder) {
+  let empty = true;
+  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+    const full = path.join(folder, entry.name);
+    if (entry.isDirectory()) {
+      if (prune(full)) fs.rmdirSync(full);
+      else empty = false;
+    } else if (emitted.has(full)) {
+      empty = false;
+    } else {
+      fs.rmSync(full, { force: true });
+    }
+  }
+  return empty;
+}
+if (fs.existsSync(outRoot)) prune(outRoot);
