@@ -57,7 +57,8 @@ export {
 
 // The catalog and the plan.
 export type { DiscoveryResult, SourceError } from './catalog';
-export { ToolLifecycleCache, capabilityInPlan, policyRefusal } from './plan';
+export { ToolLifecycleCache, policyRefusal } from './plan';
+export { capabilityInPlan } from './tool';
 export type { ToolLifecycleCacheOptions, PlanEndReport } from './plan';
 
 // Observability.

@@ -5,4 +5,4 @@ export { createPlanContext } from './create-plan';
 export type { PlanOptions } from './create-plan';
 export { ToolLifecycleCache } from './lifecycle-cache';
 export type { PlanEndReport, ToolLifecycleCacheOptions } from './lifecycle-cache';
-export { capabilityInPlan, enforcePolicy, policyRefusal } from './policy';
+export { enforcePolicy, policyRefusal } from './policy';

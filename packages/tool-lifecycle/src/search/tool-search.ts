@@ -3,8 +3,8 @@ import { compileLinearPattern, PatternCompileError, type LinearPattern } from '@
 import type { PlanPolicy } from '@ca/tool-context';
 import type { InjectionToken } from 'tsyringe';
 import { ToolInvalidArgumentError } from '../errors';
-import { capabilityInPlan, policyRefusal } from '../plan';
-import type { ToolDescriptor } from '../tool';
+import { policyRefusal } from '../plan';
+import { capabilityInPlan, type ToolDescriptor } from '../tool';
 import { ToolSearchError } from './tool-search-error';
 import { DOCUMENT_LIMITS } from './tool-document';
 import { LexicalIndex, type RankedTool, type ToolFilter } from './tool-search-index';

@@ -1,4 +1,5 @@
 // What a tool and a source are: the contract every adapter implements.
+export { capabilityInPlan } from './capability-in-plan';
 export { closestNames } from './closest-names';
 export type { ToolDescriptor, ToolSandboxing } from './tool-descriptor';
 export type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
