@@ -13,8 +13,9 @@ const layers = {
   'layer:sandbox': ['layer:domain', 'layer:context'],
   'layer:lifecycle': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox'],
   'layer:adapter': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle'],
-  // The front door (@ca/model-tools): above the lifecycle, beside the adapters, importing none of them.
-  'layer:front-door': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle'],
+  // The front door (@ca/model-tools, @ca/mcp-server): above the lifecycle, beside the adapters, importing none of them.
+  // One front door may build on another (the MCP server on the model formats); a cycle between them is an error of its own.
+  'layer:front-door': ['layer:domain', 'layer:schema', 'layer:context', 'layer:lifecycle', 'layer:front-door'],
   'layer:app': ['layer:domain', 'layer:schema', 'layer:context', 'layer:sandbox', 'layer:lifecycle', 'layer:adapter', 'layer:front-door'],
   'layer:tooling': [
     'layer:domain',

@@ -27,6 +27,7 @@ import {
   type PlanRegistry,
   type ResultStore,
   type RuntimeLogger,
+  type SamplingHandler,
   type ToolDescriptor,
   type ToolRuleDefinition,
   type ToolInstance,
@@ -51,6 +52,8 @@ export interface BuiltRuntime {
   readonly selection: SourceSelection;
   /** True when configured sources were left out because the command named the tools it needs. */
   readonly partial: boolean;
+  /** The tool sources it holds (`agents mcp serve` listens to the MCP source's resource updates). */
+  readonly sources: readonly ToolSource[];
   /** Releases shared sessions and watchers; call once the command is done. */
   dispose(): Promise<void>;
 }
@@ -75,6 +78,8 @@ export interface BuildRuntimeOptions {
   /** What MCP servers need from the command: who answers their questions, where sign-ins are kept. */
   readonly mcp?: {
     readonly interactionHandler?: InteractionHandler;
+    /** Who answers a server's sampling requests (`agents mcp serve`: the client's model); none by default. */
+    readonly samplingHandler?: SamplingHandler;
     readonly tokenStore?: McpTokenStore;
     /** Where servers' tool lists are kept between commands: discovery then starts no server whose list is cached. */
     readonly toolListCache?: McpToolListCache;
@@ -149,6 +154,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
         // The user waits for the command to end and sees nothing of a server's own shutdown.
         shutdown: 'prompt',
         ...(options.mcp?.interactionHandler === undefined ? {} : { interactionHandler: options.mcp.interactionHandler }),
+        ...(options.mcp?.samplingHandler === undefined ? {} : { samplingHandler: options.mcp.samplingHandler }),
         ...(options.mcp?.tokenStore === undefined ? {} : { tokenStore: options.mcp.tokenStore }),
         ...(options.mcp?.toolListCache === undefined ? {} : { toolListCache: options.mcp.toolListCache }),
       });
@@ -174,6 +180,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
     validator: container.resolve(SCHEMA_VALIDATOR),
     selection,
     partial: isPartial(selection, config),
+    sources: container.isRegistered(TOOL_SOURCE, true) ? container.resolveAll(TOOL_SOURCE) : [],
     dispose: async () => {
       await runtime.dispose();
       container.clearInstances();

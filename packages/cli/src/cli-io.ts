@@ -12,6 +12,8 @@ export interface CliIo {
    * are declined.
    */
   readonly terminalInput?: NodeJS.ReadableStream;
+  /** The process's own standard streams, for a protocol spoken on them (`agents mcp serve` over stdio); absent in-process. */
+  readonly protocolStreams?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream };
 }
 
 /** Streams this module listens to for errors, and those whose reader went away (`agents --help | head -1`). */
@@ -48,5 +50,6 @@ export function processIo(): CliIo {
     env: process.env,
     interactive: process.stdout.isTTY === true,
     ...(process.stdin.isTTY === true && process.stderr.isTTY === true ? { terminalInput: process.stdin } : {}),
+    protocolStreams: { input: process.stdin, output: process.stdout },
   };
 }

@@ -60,6 +60,51 @@ export type RegistrySetting =
       readonly tls?: { readonly caFile?: string; readonly servername?: string };
     };
 
+/** A profile of `agents mcp serve` as configuration writes it: what a client session gets. */
+export interface ServeProfileEntry {
+  readonly description?: string;
+  readonly policy?: {
+    readonly readOnly?: boolean;
+    readonly requireCheckpoint?: boolean;
+    readonly network?: 'allow' | 'deny';
+    readonly approval?: PlanApprovalPolicy;
+  };
+  /** Bound besides the configuration's resources (the same id replaces it); relative paths against the configuration's folder. */
+  readonly resources?: readonly ResourceEntry[];
+  readonly tools?: readonly string[];
+  readonly mode?: 'all' | 'search';
+  readonly pin?: readonly string[];
+  readonly approve?: readonly string[];
+  readonly timeoutMs?: number;
+}
+
+/** The `serve` block: `agents mcp serve`. */
+export interface ServeConfig {
+  readonly profile?: string;
+  readonly profiles?: Readonly<Record<string, ServeProfileEntry>>;
+  readonly maxConcurrentCalls?: number;
+  readonly maxCallsPerSession?: number;
+  readonly maxResultCharacters?: number;
+  readonly http?: {
+    readonly host?: string;
+    readonly port?: number;
+    readonly path?: string;
+    readonly publicUrl?: string;
+    readonly allowedHosts?: readonly string[];
+    readonly allowedOrigins?: readonly string[];
+    readonly maxSessions?: number;
+    readonly sessionIdleTimeoutMs?: number;
+    readonly maxRequestBytes?: number;
+    readonly oauth?: {
+      readonly issuer: string;
+      readonly audience: string | readonly string[];
+      readonly requiredScopes?: readonly string[];
+      readonly introspection?: { readonly clientId: string; readonly clientSecret: string; readonly endpoint?: string };
+      readonly resourceName?: string;
+    };
+  };
+}
+
 /** `agents.config.json` as written (after `${VAR}` expansion). */
 export interface AgentsConfigFile {
   readonly runtime?: ToolRuntimeOptions;
@@ -79,6 +124,7 @@ export interface AgentsConfigFile {
   readonly guardrails?: GuardrailsConfig;
   /** The lockfile of pinned tool definitions, relative to this file (default `agents.lock.json` beside it). */
   readonly lockfile?: string;
+  readonly serve?: ServeConfig;
 }
 
 /** The `guardrails` key. */

@@ -36,6 +36,7 @@ import { FileTokenStore } from './file-token-store';
 import { FileToolListCache } from './file-tool-list-cache';
 import { formatTable } from './format-table';
 import { addMcpCommands } from './mcp-commands';
+import { addMcpServeCommand } from './mcp-serve-command';
 import { checkPlanFile, formatProblems } from './plan-check';
 import { loadPlanFile, type PlanFile } from './plan-file';
 import { inCommandSpan, resolveOtlpEndpoint, startTraceExport, type TraceExport } from './otel-export';
@@ -797,6 +798,21 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
       exitCode = code;
     },
     withInterrupt,
+  });
+
+  addMcpServeCommand(program.commands.find((command) => command.name() === 'mcp') as Command, {
+    io,
+    loadConfiguration,
+    planRegistry,
+    startTracing,
+    createLogger: () => createCliLogger(io.stderr, verbose()),
+    stateDir: () => resolveStateDir(globals().stateDir, io.env),
+    parseResource: (text, previous) => parseResource(text, io.cwd, previous),
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+    withInterrupt,
+    version: packageVersion(),
   });
 
   try {

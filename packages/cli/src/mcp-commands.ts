@@ -36,7 +36,7 @@ const loadMcp = () => require('@ca/adapters-mcp') as typeof import('@ca/adapters
  */
 export function addMcpCommands(program: Command, context: McpCommandContext): void {
   const { io } = context;
-  const mcp = program.command('mcp').description("an MCP server's resources and prompts, and its OAuth sign-in");
+  const mcp = program.command('mcp').description("an MCP server's resources and prompts, and its OAuth sign-in; serving the tools to MCP clients (mcp serve)");
 
   mcp
     .command('resources <server>')

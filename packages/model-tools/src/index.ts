@@ -1,5 +1,15 @@
 export { ModelTools } from './calls/model-tools';
-export type { CallArguments, ModelTool, ModelToolCallOutcome, ModelToolCallResult, ModelToolsOptions, PlanPolicySource, RunOptions } from './calls/model-tools';
+export type {
+  CallArguments,
+  CallOptions,
+  DefinitionsOptions,
+  ModelTool,
+  ModelToolCallOutcome,
+  ModelToolCallResult,
+  ModelToolsOptions,
+  PlanPolicySource,
+  RunOptions,
+} from './calls/model-tools';
 export { DeferredTools, NATIVE_DEFERRED_FORMATS } from './deferred/deferred-tools';
 export type { DeferredCallResult, DeferredDefinition, DeferredLoading, DeferredMessage, DeferredToolsOptions } from './deferred/deferred-tools';
 export { FrameworkApprovals } from './approval/framework-approvals';

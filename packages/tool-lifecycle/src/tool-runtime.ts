@@ -316,6 +316,18 @@ export class ToolRuntime {
   }
 
   /**
+   * Calls `listener` whenever a source reports that its tools changed (an MCP
+   * server's `list_changed`): the next `discover` or `listTools` lists them
+   * again. For a front door that tells its own clients (`@ca/mcp-server`).
+   * @returns A function that unsubscribes.
+   * @throws ToolInvalidArgumentError when `listener` is not a function.
+   */
+  onToolsChanged(listener: () => void): () => void {
+    if (typeof listener !== 'function') throw new ToolInvalidArgumentError({ argument: 'listener', expected: 'a function () => void', received: listener });
+    return this.catalog.onChange(listener);
+  }
+
+  /**
    * Keeps a successful result's output behind a handle now, whatever the
    * output budget: for a front door whose own limit is below the budget
    * (`@ca/model-tools` renders a handle instead of cutting the text). Changes

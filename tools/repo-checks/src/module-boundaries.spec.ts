@@ -49,6 +49,8 @@ describe('layering is enforced by lint', () => {
     ['packages/model-tools/src/violation.ts', "export { main } from '@ca/cli';", 'front door → app'],
     ['packages/tool-lifecycle/src/violation.ts', "export { ModelTools } from '@ca/model-tools';", 'lifecycle → front door'],
     ['packages/adapters-mcp/src/violation.ts', "export { ModelTools } from '@ca/model-tools';", 'adapter → front door'],
+    ['packages/mcp-server/src/violation.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';", 'front door → adapter'],
+    ['packages/model-tools/src/violation.ts', "export { McpGateway } from '@ca/mcp-server';", 'front door → the front door built on it'],
   ])('refuses %s importing upward (%s)', async (filePath, code) => {
     const errors = await boundaryErrors(filePath, code);
     expect(errors.length).toBeGreaterThan(0);
@@ -89,6 +91,8 @@ describe('layering is enforced by lint', () => {
     ['packages/cli/src/allowed.ts', "export { createMcpAdapter } from '@ca/adapters-mcp';"],
     ['packages/cli/src/allowed.ts', "export { ModelTools } from '@ca/model-tools';"],
     ['packages/model-tools/src/allowed.ts', "export { ToolRuntime } from '@ca/tool-lifecycle';"],
+    ['packages/mcp-server/src/allowed.ts', "export { ModelTools } from '@ca/model-tools';"],
+    ['packages/cli/src/allowed.ts', "export { McpGateway } from '@ca/mcp-server';"],
   ])('allows %s importing downward', async (filePath, code) => {
     expect(await boundaryErrors(filePath, code)).toEqual([]);
   });

@@ -74,6 +74,7 @@ describe('package manifests', () => {
         'adapters-wrapped',
         'cli',
         'model-tools',
+        'mcp-server',
       ]),
     );
   });

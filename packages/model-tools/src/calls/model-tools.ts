@@ -2,7 +2,7 @@ import { describeValue } from '@ca/domain';
 import { createSchemaValidator, type CompiledSchema } from '@ca/schema';
 import type { BoundResource, PlanContext, PlanPolicy, ToolExecutionTrace, ToolExecutionTraceRepair } from '@ca/tool-context';
 import { resourcePath } from '@ca/tool-context';
-import { policyRefusal, type ExecutionResult, type ToolDescriptor, type ToolRuntime } from '@ca/tool-lifecycle';
+import { policyRefusal, type ExecuteOptions, type ExecutionResult, type ToolDescriptor, type ToolRuntime } from '@ca/tool-lifecycle';
 import { ModelToolsError } from '../errors/model-tools-error';
 import { MODEL_TOOL_FORMATS, ToolNameMap, nameRulesOf, type ModelToolFormat, type ProviderNameRules } from '../names/provider-names';
 import { PROVIDERS, type ProviderDefinition, type ProviderResult } from '../providers/providers';
@@ -27,11 +27,21 @@ export interface ModelToolsOptions {
   readonly callIdAsStep?: boolean;
 }
 
-/** What the front door needs of a plan to list definitions: its policy (and id, for messages). A `PlanContext` is one. */
+/** What the front door needs of a plan to list definitions: its policy (and id, for messages; its resources, for the MCP `readOnlyHint`). A `PlanContext` is one. */
 export interface PlanPolicySource {
   readonly policy: PlanPolicy;
   readonly planId?: string;
+  readonly resources?: readonly BoundResource[];
 }
+
+/** Options of {@link ModelTools.definitions}. */
+export interface DefinitionsOptions {
+  /** Only the tools this says yes to, by the runtime's name (a gateway's profile); default every tool. */
+  readonly include?: (name: string) => boolean;
+}
+
+/** Options of one {@link ModelTools.call}: what the runtime's `execute` takes besides the call (progress, a signal for this call only, a deadline). */
+export type CallOptions = Pick<ExecuteOptions, 'onProgress' | 'signal' | 'timeoutMs'>;
 
 /** A tool as a model sees it in one format. */
 export interface ModelTool {
@@ -154,16 +164,20 @@ export class ModelTools {
    * out, or marked with `refused: 'mark'`), sorted by name.
    * @throws ModelToolsError for an unknown format or something that is not a plan or a policy.
    */
-  async definitions<F extends ModelToolFormat>(format: F, plan: PlanPolicySource): Promise<ProviderDefinition<F>[]> {
+  async definitions<F extends ModelToolFormat>(format: F, plan: PlanPolicySource, options: DefinitionsOptions = {}): Promise<ProviderDefinition<F>[]> {
     checkFormat(format);
     const provider = PROVIDERS[format];
-    return (await this.tools(plan, nameRulesOf(format))).map((tool) =>
+    const include = options.include;
+    if (include !== undefined && typeof include !== 'function') throw invalidArgument('include', 'a function (name) => boolean', describeValue(include));
+    const tools = await this.tools(plan, nameRulesOf(format));
+    return (include === undefined ? tools : tools.filter((tool) => include(tool.name))).map((tool) =>
       provider.define({
         descriptor: tool.descriptor,
         providerName: tool.providerName,
         description: describeFor(tool),
         inputSchema: inputSchemaOf(tool.descriptor),
         strict: this.strict,
+        plan,
       }),
     ) as ProviderDefinition<F>[];
   }
@@ -195,7 +209,7 @@ export class ModelTools {
    * result for the model, never as a throw.
    * @throws ModelToolsError when `format` is unknown, `call` lacks the provider's fields, or `plan` is not a plan.
    */
-  async call<F extends ModelToolFormat>(format: F, call: unknown, plan: PlanContext): Promise<ModelToolCallResult<F>> {
+  async call<F extends ModelToolFormat>(format: F, call: unknown, plan: PlanContext, options?: CallOptions): Promise<ModelToolCallResult<F>> {
     checkFormat(format);
     checkPlan(plan);
     const provider = PROVIDERS[format];
@@ -207,7 +221,7 @@ export class ModelTools {
       toolName = namesFor(await this.loadCatalog(), nameRulesOf(format)).fromProvider(read.name);
     }
     const strictNulls = this.strict && (format === 'openai-chat' || format === 'openai-responses');
-    const outcome = await this.runMapped(plan, toolName, read, strictNulls, nameRulesOf(format));
+    const outcome = await this.runMapped(plan, toolName, read, strictNulls, nameRulesOf(format), undefined, undefined, options);
     return { message: provider.result(outcome.rendered, read) as ProviderResult<F>, outcome };
   }
 
@@ -279,6 +293,7 @@ export class ModelTools {
     rules: ProviderNameRules | undefined,
     unknownName?: string,
     beforeExecute?: RunOptions['beforeExecute'],
+    callOptions?: CallOptions,
   ): Promise<ModelToolCallOutcome> {
     // Only failures spread it: the successful path builds its outcome field by field.
     const base = (): { providerName: string; callId?: string } =>
@@ -295,7 +310,9 @@ export class ModelTools {
     }
     const { value, repairs, declined } = prepareValue(descriptor, parsed.value, strictNulls);
     const step = this.callIdAsStep && read.callId !== undefined && read.callId.length > 0 && read.callId.length <= MAX_STEP_LENGTH ? read.callId : undefined;
-    const options = repairs.length === 0 ? (step === undefined ? undefined : { step }) : step === undefined ? { repairs } : { repairs, step };
+    let options: ExecuteOptions | undefined =
+      repairs.length === 0 ? (step === undefined ? undefined : { step }) : step === undefined ? { repairs } : { repairs, step };
+    if (callOptions !== undefined) options = options === undefined ? callOptions : { ...callOptions, ...options };
     let result: ExecutionResult;
     let after: (() => void) | void = undefined;
     try {

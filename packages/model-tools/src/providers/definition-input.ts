@@ -1,3 +1,4 @@
+import type { BoundResource, PlanPolicy } from '@ca/tool-context';
 import type { ToolDescriptor } from '@ca/tool-lifecycle';
 
 /** What every provider's definition is made from. */
@@ -11,4 +12,6 @@ export interface DefinitionInput {
   readonly inputSchema: Readonly<Record<string, unknown>>;
   /** Whether strict mode is wanted where the provider has one and the schema allows it. */
   readonly strict: boolean;
+  /** The plan the definition is for: what a tool can do in it (MCP's `readOnlyHint`). */
+  readonly plan?: { readonly policy: PlanPolicy; readonly resources?: readonly BoundResource[] };
 }

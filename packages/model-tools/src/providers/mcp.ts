@@ -1,3 +1,4 @@
+import { capabilityInPlan } from '@ca/tool-lifecycle';
 import type { RenderedResult } from '../render/render-result';
 import type { DefinitionInput } from './definition-input';
 import { callField, type ProviderToolCall } from './provider-call';
@@ -24,7 +25,10 @@ export interface McpCallToolParams {
   readonly arguments?: Readonly<Record<string, unknown>>;
 }
 
-/** An MCP content block of a result. */
+/**
+ * An MCP content block of a result: text and image, a resource link, or a
+ * block the tool produced that passes as it is (audio, an embedded resource).
+ */
 export type McpContent =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'image'; readonly data: string; readonly mimeType: string }
@@ -35,7 +39,8 @@ export type McpContent =
       readonly title?: string;
       readonly description?: string;
       readonly mimeType?: string;
-    };
+    }
+  | (Readonly<Record<string, unknown>> & { readonly type: string });
 
 /** A `CallToolResult`. */
 export interface McpCallToolResult {
@@ -44,10 +49,30 @@ export interface McpCallToolResult {
   readonly isError?: true;
 }
 
-/** The `Tool`: schemas as they are, the capability as annotations (`readOnlyHint` is `!writes`). */
+/**
+ * Whether a tool can change anything in the plan: what it can do there
+ * (`capabilityInPlan`: a sandboxed command writes nothing in a read-only
+ * plan) says `writes` — and, for a tool whose programs run in the kernel
+ * sandbox, the plan binds a writable resource (the sandbox lets it write
+ * nothing else). Without a plan, its capability as declared.
+ */
+function writesInPlan(input: DefinitionInput): boolean {
+  const { descriptor, plan } = input;
+  if (plan === undefined) return descriptor.capability.writes;
+  if (!capabilityInPlan(descriptor, plan.policy).writes) return false;
+  if (descriptor.sandboxed === undefined) return true;
+  return plan.resources === undefined || plan.resources.some((resource) => resource.access === 'write');
+}
+
+/**
+ * The `Tool`: schemas as they are, the capability as annotations.
+ * `readOnlyHint` is true only where the tool cannot write in the plan (see
+ * {@link writesInPlan}); `destructiveHint` is then false, as MCP reads it.
+ */
 export function toMcpTool(input: DefinitionInput): McpTool {
   const { descriptor } = input;
-  const capability = descriptor.capability;
+  const capability = input.plan === undefined ? descriptor.capability : capabilityInPlan(descriptor, input.plan.policy);
+  const writes = writesInPlan(input);
   const title = typeof descriptor.annotations?.['title'] === 'string' ? (descriptor.annotations['title'] as string) : undefined;
   const schema = input.inputSchema['type'] === 'object' ? input.inputSchema : { type: 'object', ...input.inputSchema };
   const output = descriptor.outputSchema as Readonly<Record<string, unknown>> | undefined;
@@ -59,8 +84,8 @@ export function toMcpTool(input: DefinitionInput): McpTool {
     ...(output !== undefined && typeof output === 'object' && output['type'] === 'object' ? { outputSchema: output } : {}),
     annotations: {
       ...(title === undefined ? {} : { title }),
-      readOnlyHint: !capability.writes,
-      destructiveHint: capability.destructive,
+      readOnlyHint: !writes,
+      destructiveHint: writes && capability.destructive,
       idempotentHint: capability.idempotent,
       openWorldHint: capability.openWorld,
     },
@@ -81,15 +106,19 @@ export function readMcpCall(call: unknown): ProviderToolCall {
   };
 }
 
-/** The `CallToolResult`: text and image content, `structuredContent` for an object output, `isError` for a failure. */
+/**
+ * The `CallToolResult`: the content in order — text, images, and the blocks
+ * that pass as they are (audio, embedded resources, resource links) —,
+ * `structuredContent` for an object output, `isError` for a failure.
+ */
 export function toMcpCallToolResult(rendered: RenderedResult): McpCallToolResult {
   // A resource link a tool returned stays a link: the client reads it if it wants to.
   const content = rendered.parts.map((part): McpContent =>
     part.type === 'image'
       ? { type: 'image', data: part.data, mimeType: part.mimeType }
-      : part.link === undefined
-        ? { type: 'text', text: part.text }
-        : { type: 'resource_link', ...part.link },
+      : part.link !== undefined
+        ? { type: 'resource_link', ...part.link }
+        : ((part.block as McpContent | undefined) ?? { type: 'text', text: part.text }),
   );
   if (rendered.isError) return { content, isError: true };
   const structured = rendered.structured;

@@ -10,10 +10,14 @@ export interface RenderedLink {
 /**
  * One piece of what a model reads back. A resource link is a text part (a
  * note naming it, for APIs that take text) with `link` set, which the MCP
- * format passes on as a `resource_link` block.
+ * format passes on as a `resource_link` block. A text part may also stand for
+ * an MCP content block that has no common form (audio, an embedded resource):
+ * `block` is that block as the tool produced it, for formats that take MCP
+ * content as it is (MCP); the others read `text`.
  */
 export type RenderedPart =
-  { readonly type: 'text'; readonly text: string; readonly link?: RenderedLink } | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
+  | { readonly type: 'text'; readonly text: string; readonly link?: RenderedLink; readonly block?: Readonly<Record<string, unknown>> }
+  | { readonly type: 'image'; readonly data: string; readonly mimeType: string };
 
 /** A tool's result, ready to be put in any provider's shape. */
 export interface RenderedResult {
@@ -105,16 +109,25 @@ function blockParts(block: ContentBlock, budget: RenderBudget): RenderedPart[] {
         return [{ type: 'text', text: `[an image (${block.mimeType}, ${bytes} bytes) was left out: larger than ${budget.maxImageBytes} bytes]` }];
       return [{ type: 'image', data: block.data, mimeType: block.mimeType }];
     }
-    case 'resource':
-      return typeof block.resource?.text === 'string'
-        ? [{ type: 'text', text: block.resource.text }]
-        : [{ type: 'text', text: `[resource ${String(block.resource?.uri ?? '')}]` }];
+    case 'resource': {
+      const uri = String(block.resource?.uri ?? '');
+      if (typeof block.resource?.text === 'string') return [{ type: 'text', text: block.resource.text, block: block as Readonly<Record<string, unknown>> }];
+      const blob = (block.resource as { blob?: unknown } | undefined)?.blob;
+      const bytes = typeof blob === 'string' ? Math.floor((blob.length * 3) / 4) : 0;
+      if (bytes > budget.maxImageBytes)
+        return [{ type: 'text', text: `[resource ${uri} (${bytes} bytes) was left out: larger than ${budget.maxImageBytes} bytes]` }];
+      return [{ type: 'text', text: `[resource ${uri}]`, block: block as Readonly<Record<string, unknown>> }];
+    }
     case 'resource_link': {
       if (typeof block.uri !== 'string') return [];
       return [{ type: 'text', text: `[resource link ${block.uri}${typeof block.name === 'string' ? ` (${block.name})` : ''}]`, link: linkOf(block) }];
     }
-    case 'audio':
-      return [{ type: 'text', text: `[audio (${String(block.mimeType ?? 'unknown type')}) left out]` }];
+    case 'audio': {
+      const mimeType = String(block.mimeType ?? 'unknown type');
+      const bytes = typeof block.data === 'string' ? Math.floor((block.data.length * 3) / 4) : 0;
+      if (typeof block.data !== 'string' || bytes > budget.maxImageBytes) return [{ type: 'text', text: `[audio (${mimeType}, ${bytes} bytes) left out]` }];
+      return [{ type: 'text', text: `[audio (${mimeType}) left out]`, block: block as Readonly<Record<string, unknown>> }];
+    }
     default:
       return [];
   }

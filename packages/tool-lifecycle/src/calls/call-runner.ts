@@ -1,5 +1,5 @@
 import { messageOf } from '@ca/domain';
-import { ToolCancelledError, type ChangeInput } from '@ca/tool-context';
+import { ToolCancelledError, type CancellationToken, type ChangeInput } from '@ca/tool-context';
 import type { RegisteredTool } from '../catalog';
 import type { ToolLifecycleCache } from '../plan';
 import type { PlanCallRecords } from './plan-calls';
@@ -58,17 +58,27 @@ export class CallRunner implements CallAttempts {
     // Cancelled while activating, validating or waiting for approval: the tool must not start.
     if (onSettled === undefined) {
       if (planToken.isCancelled) planToken.check({ toolName, planId });
+      if (options?.signal?.aborted === true) throw new ToolCancelledError({ reason: abortReason(options.signal), toolName, planId });
       this.cache.beginExecution(ctx, toolName);
     } else {
       try {
         planToken.check({ toolName, planId });
+        if (options?.signal?.aborted === true) throw new ToolCancelledError({ reason: abortReason(options.signal), toolName, planId });
         this.cache.beginExecution(ctx, toolName);
       } catch (error) {
         onSettled();
         throw error;
       }
     }
-    const token = timeoutMs === undefined ? planToken : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
+    const signal = options?.signal;
+    const token =
+      timeoutMs === undefined
+        ? signal === undefined
+          ? planToken
+          : planToken.child()
+        : planToken.child({ timeoutMs, reason: `timed out after ${timeoutMs} ms` });
+    // The caller's signal cancels this call only: its token is a child of the plan's.
+    const unlink = signal === undefined ? undefined : linkSignal(token, signal);
     const view = ctx.forExecution({
       executionId,
       toolName,
@@ -94,6 +104,7 @@ export class CallRunner implements CallAttempts {
       running.then(
         (result) => {
           unsubscribe();
+          unlink?.();
           this.cache.endExecution(planId);
           onSettled?.();
           if (token !== planToken) token.dispose();
@@ -104,6 +115,7 @@ export class CallRunner implements CallAttempts {
         },
         (error: unknown) => {
           unsubscribe();
+          unlink?.();
           this.cache.endExecution(planId);
           onSettled?.();
           const cancelled = token.isCancelled;
@@ -139,4 +151,19 @@ export class CallRunner implements CallAttempts {
       }
     }
   }
+}
+
+/** Cancels `token` when `signal` aborts, with the signal's reason; returns a function that removes the listener. */
+function linkSignal(token: CancellationToken, signal: AbortSignal): () => void {
+  const cancel = (): void => token.cancel(abortReason(signal));
+  signal.addEventListener('abort', cancel, { once: true });
+  return () => signal.removeEventListener('abort', cancel);
+}
+
+/** The text of an abort reason: a string as it is, an error's message, else `cancelled by the caller`. */
+function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (typeof reason === 'string' && reason.length > 0) return reason;
+  if (reason instanceof Error && reason.message.length > 0 && reason.name !== 'AbortError') return reason.message;
+  return 'cancelled by the caller';
 }

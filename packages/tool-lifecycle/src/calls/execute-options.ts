@@ -16,6 +16,15 @@ export interface ExecuteOptions {
    * again (the trace says `replayedFrom`).
    */
   readonly step?: string;
+  /**
+   * Cancels this execution only, not its plan (a client that cancelled one
+   * request, as an MCP client's `notifications/cancelled` does): the call is
+   * not started when the signal has aborted, and a call in progress is
+   * cancelled as the plan's cancellation would cancel it (`ToolCancelledError`
+   * with the signal's reason). The waits before the call — activation,
+   * approval — follow the plan's token.
+   */
+  readonly signal?: AbortSignal;
   /** The repairs a front door made to the arguments before this call (`@ca/model-tools`), kept in the call's trace. */
   readonly repairs?: readonly ToolExecutionTraceRepair[];
 }

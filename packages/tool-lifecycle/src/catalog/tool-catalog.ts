@@ -79,6 +79,7 @@ export class ToolCatalog {
   private snapshot: Snapshot | undefined;
   private loading: Promise<Snapshot> | undefined;
   private readonly unsubscribers: (() => void)[] = [];
+  private readonly changeListeners = new Set<() => void>();
 
   constructor(settings: ToolCatalogSettings) {
     settings.sources.forEach((source, index) => {
@@ -160,6 +161,16 @@ export class ToolCatalog {
     return entry.instancePromise;
   }
 
+  /**
+   * Calls `listener` whenever a source reports that its tools changed (the
+   * next discovery lists them again).
+   * @returns A function that unsubscribes.
+   */
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
   /** Unsubscribes from the sources and disposes them; failures are logged. */
   async dispose(): Promise<void> {
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
@@ -214,8 +225,19 @@ export class ToolCatalog {
     for (const source of this.sources) {
       const unsubscribe = source.onToolsChanged?.(() => {
         this.snapshot = undefined;
+        this.notifyChanged(source);
       });
       if (unsubscribe !== undefined) this.unsubscribers.push(unsubscribe);
+    }
+  }
+
+  private notifyChanged(source: ToolSource): void {
+    for (const listener of [...this.changeListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        this.settings.logger.warn(`A listener of tool changes threw after source '${source.id}' changed: ${messageOf(error)}`, { sourceId: source.id });
+      }
     }
   }
 

@@ -1,0 +1,136 @@
+import { describeValue } from '@ca/domain';
+import {
+  approvalThroughInteraction,
+  silentLogger,
+  type ApprovalContext,
+  type ApprovalDecision,
+  type ApprovalHandler,
+  type ApprovalRequest,
+  type InteractionContext,
+  type InteractionHandler,
+  type InteractionRequest,
+  type InteractionResponse,
+  type RuntimeLogger,
+  type SamplingContext,
+  type SamplingHandler,
+  type SamplingRequest,
+  type SamplingResult,
+} from '@ca/tool-lifecycle';
+import { invalidArgument } from '../errors/mcp-gateway-error';
+
+/**
+ * The MCP client of one session, as the gateway's handlers reach it: what it
+ * declared it can do, and the requests the gateway sends it. @internal
+ */
+export interface ClientChannel {
+  /** The client's name and version, for traces (`claude-code 1.2.3`). */
+  readonly clientName: string;
+  /** Whether the client declared elicitation of this kind. */
+  canAsk(kind: InteractionRequest['kind']): boolean;
+  /** Whether the client declared sampling. */
+  canSample(): boolean;
+  /** `elicitation/create` on the client, tied to the tool call in flight when there is one. */
+  ask(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse>;
+  /** `sampling/createMessage` on the client. */
+  sample(request: SamplingRequest, context: SamplingContext): Promise<SamplingResult>;
+}
+
+/** Options of {@link GatewayClients}. */
+export interface GatewayClientsOptions {
+  /**
+   * Who decides an approval when the session's client cannot be asked (it
+   * declares no elicitation): `--approve` patterns, the service's own
+   * handler. Without one such calls are denied, and the denial says what
+   * would let them run. The runtime's rules decide first in every case.
+   */
+  readonly fallbackApprovals?: ApprovalHandler;
+  /** Where the gateway logs what it asked and why it could not (default: nowhere). */
+  readonly logger?: RuntimeLogger;
+}
+
+/**
+ * Routes what the runtime and the upstream servers want to ask a person, or
+ * a model, to the MCP client of the plan it comes from: each session of the
+ * gateway is one plan, so a request's `planId` names its client.
+ *
+ * - `interactionHandler`: upstream elicitation (a form, a page to open) is
+ *   asked of the client through its own elicitation, when it declared that
+ *   kind; otherwise declined.
+ * - `approvalHandler`: an approval the plan needs is a form asked of the
+ *   client (`approvalThroughInteraction`) when it declared form elicitation;
+ *   otherwise the fallback decides (`--approve`), else it is denied.
+ * - `samplingHandler`: upstream sampling is asked of the client's model when
+ *   it declared sampling; otherwise refused.
+ *
+ * Made before the runtime (the runtime and the MCP adapter take its
+ * handlers), handed to the {@link McpGateway}, which attaches each session.
+ */
+export class GatewayClients {
+  readonly interactionHandler: InteractionHandler;
+  readonly samplingHandler: SamplingHandler;
+  readonly approvalHandler: ApprovalHandler;
+  private readonly channels = new Map<string, ClientChannel>();
+  private readonly logger: RuntimeLogger;
+
+  /** @throws McpGatewayError (`GATEWAY_INVALID_ARGUMENT`) for a fallback that is not an approval handler. */
+  constructor(options: GatewayClientsOptions = {}) {
+    const fallback = options.fallbackApprovals;
+    if (fallback !== undefined && typeof fallback?.requestApproval !== 'function') {
+      throw invalidArgument('fallbackApprovals', 'an ApprovalHandler: an object with requestApproval(request, context)', describeValue(fallback));
+    }
+    this.logger = options.logger ?? silentLogger;
+    this.interactionHandler = { interact: (request, context) => this.interact(request, context) };
+    this.samplingHandler = { createMessage: (request, context) => this.createMessage(request, context) };
+    this.approvalHandler = { requestApproval: (request, context) => this.requestApproval(request, context, fallback) };
+  }
+
+  /** Routes the requests of `planId` to `channel` until the returned function is called. @internal */
+  attach(planId: string, channel: ClientChannel): () => void {
+    this.channels.set(planId, channel);
+    return () => {
+      if (this.channels.get(planId) === channel) this.channels.delete(planId);
+    };
+  }
+
+  private async interact(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse> {
+    const channel = context.planId === undefined ? undefined : this.channels.get(context.planId);
+    const during = `${context.source} '${context.origin}'${context.toolName === undefined ? '' : ` (tool '${context.toolName}')`}`;
+    if (channel === undefined) {
+      this.logger.warn(`${during} asked a person something outside any session of the MCP gateway; it was declined.`, { planId: context.planId });
+      return { action: 'decline' };
+    }
+    if (!channel.canAsk(request.kind)) {
+      this.logger.info(`${during} asked a person something (${request.kind}); the MCP client ${channel.clientName} cannot be asked that, so it was declined.`, {
+        planId: context.planId,
+      });
+      return { action: 'decline' };
+    }
+    return channel.ask(request, context);
+  }
+
+  private async createMessage(request: SamplingRequest, context: SamplingContext): Promise<SamplingResult> {
+    const channel = this.channels.get(context.planId);
+    if (channel === undefined) throw new Error(`the request came outside any session of the MCP gateway (plan '${context.planId}')`);
+    if (!channel.canSample()) throw new Error(`the MCP client ${channel.clientName} of the gateway's session declares no sampling`);
+    return channel.sample(request, context);
+  }
+
+  private async requestApproval(request: ApprovalRequest, context: ApprovalContext, fallback: ApprovalHandler | undefined): Promise<ApprovalDecision> {
+    const channel = this.channels.get(request.planId);
+    if (channel !== undefined && channel.canAsk('form')) {
+      const asked = approvalThroughInteraction(
+        { interact: (form, interaction) => channel.ask(form, interaction) },
+        { decidedBy: `${channel.clientName} (MCP client)` },
+      );
+      return asked.requestApproval(request, context);
+    }
+    if (fallback !== undefined) return fallback.requestApproval(request, context);
+    const client =
+      channel === undefined ? 'no MCP client is connected to this plan' : `the MCP client ${channel.clientName} declares no elicitation to ask a person with`;
+    return {
+      decision: 'deny',
+      reason: `${client}; start the gateway with an --approve pattern for '${request.toolName}', add an allow rule for it, or use a client that supports elicitation`,
+      decidedBy: 'MCP gateway',
+    };
+  }
+}

@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describeValue, messageOf } from '@ca/domain';
+import type { RuntimeLogger } from '@ca/tool-lifecycle';
+import { silentLogger } from '@ca/tool-lifecycle';
+import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
+import { getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { McpHttpAuth } from '../auth/resource-server-auth';
+import { McpGatewayError, invalidArgument } from '../errors/mcp-gateway-error';
+import type { McpGateway, McpGatewaySession } from '../gateway/mcp-gateway';
+import { RequestGuards, isLoopbackHost } from './request-guards';
+
+/** Options of {@link serveHttp}. */
+export interface ServeHttpOptions {
+  /** The address to listen on; default `127.0.0.1` (this machine only). Another needs `allowedHosts`, and `auth` or `allowUnauthenticated`. */
+  readonly host?: string;
+  /** The port; default 0 (a free one: read `url`). */
+  readonly port?: number;
+  /** The MCP endpoint's path; default `/mcp`. */
+  readonly path?: string;
+  /** Host names clients use besides the loopback names (`localhost`, `127.0.0.1`, `[::1]`); a request with another `Host` is refused (403). */
+  readonly allowedHosts?: readonly string[];
+  /** Web origins (`https://app.example.com`) allowed besides the server's own; a browser's request from another is refused (403). */
+  readonly allowedOrigins?: readonly string[];
+  /** OAuth 2.1 resource-server mode: every request needs a bearer token the verifier accepts (`createResourceServerAuth`). */
+  readonly auth?: McpHttpAuth;
+  /** Serve beyond loopback without `auth`: anyone who reaches the address may run the tools. Default false. */
+  readonly allowUnauthenticated?: boolean;
+  /** The public URL of the endpoint, when clients reach it through a proxy (named in the protected-resource metadata); default the address it listens on. */
+  readonly publicUrl?: string;
+  /** Most sessions at once (default 32); a client that would open one more gets 503. */
+  readonly maxSessions?: number;
+  /** A session with no request and no open stream for this long is ended, and its plan with it (default 1,800,000 ms: 30 minutes). */
+  readonly sessionIdleTimeoutMs?: number;
+  /** Largest request body, in bytes (default 4 MiB). */
+  readonly maxRequestBytes?: number;
+  /** Where it logs refused requests and ended sessions (default: nowhere). */
+  readonly logger?: RuntimeLogger;
+}
+
+/** A running Streamable HTTP endpoint of a gateway. */
+export interface McpHttpServer {
+  /** The endpoint's URL (`http://127.0.0.1:<port>/mcp`; the `publicUrl` when one was given). */
+  readonly url: URL;
+  /** Where it listens. */
+  readonly address: { readonly host: string; readonly port: number };
+  /** How many sessions are open. */
+  readonly sessionCount: number;
+  /** Stops listening and ends every session (each plan ended). Idempotent. */
+  close(): Promise<void>;
+}
+
+interface SessionEntry {
+  readonly transport: StreamableHTTPServerTransport;
+  session: McpGatewaySession | undefined;
+  /** Who opened it: the token's client and subject, when signed in. */
+  readonly owner: string | undefined;
+  /** Requests in progress and open streams. */
+  active: number;
+  lastSeen: number;
+}
+
+const DEFAULT_MAX_SESSIONS = 32;
+const DEFAULT_IDLE_MS = 30 * 60_000;
+const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+function rpcError(response: Response | ServerResponse, status: number, code: number, message: string): void {
+  const res = response as ServerResponse;
+  if (res.headersSent) return;
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+function ownerOf(auth: AuthInfo | undefined): string | undefined {
+  if (auth === undefined) return undefined;
+  const subject = auth.extra?.['subject'];
+  return `${auth.clientId}\u0000${typeof subject === 'string' ? subject : ''}`;
+}
+
+/**
+ * Serves the gateway over Streamable HTTP: one MCP session per client
+ * (`Mcp-Session-Id`), each its own plan. Loopback only by default; every
+ * request's `Host` (and a browser's `Origin`) is checked against the names
+ * the server answers to (DNS rebinding); with `auth`, every request needs a
+ * valid bearer token (the SDK's `requireBearerAuth`), 401s name the RFC 9728
+ * metadata (served at `/.well-known/oauth-protected-resource<path>`), and a
+ * session can only be used with tokens of the client that opened it. A
+ * session ends — its plan with it, each tool deactivated once — when the
+ * client deletes it, when it was idle for `sessionIdleTimeoutMs`, when its
+ * plan is cancelled, and when the server closes.
+ * @throws McpGatewayError `GATEWAY_HTTP_UNSAFE` for an address beyond loopback without allowed host names or sign-in;
+ *   `GATEWAY_INVALID_ARGUMENT` for an option it cannot use.
+ */
+export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions = {}): Promise<McpHttpServer> {
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const port = options.port ?? 0;
+  const logger = options.logger ?? silentLogger;
+  if (typeof host !== 'string' || host.length === 0) throw invalidArgument('host', 'an address to listen on', describeValue(host));
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65_535) throw invalidArgument('port', 'a port number (0 for a free one)', describeValue(port));
+  if (typeof path !== 'string' || !path.startsWith('/')) throw invalidArgument('path', "a path starting with '/'", describeValue(path));
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.sessionIdleTimeoutMs ?? DEFAULT_IDLE_MS;
+  if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) throw invalidArgument('maxSessions', 'a whole number ≥ 1', describeValue(maxSessions));
+  if (!Number.isSafeInteger(idleMs) || idleMs < 1) throw invalidArgument('sessionIdleTimeoutMs', 'a whole number of ms ≥ 1', describeValue(idleMs));
+  const allowedHosts = options.allowedHosts ?? [];
+  if (!isLoopbackHost(host)) {
+    if (allowedHosts.length === 0) {
+      throw new McpGatewayError({
+        problem: {
+          kind: 'http-unsafe',
+          host,
+          reason: 'it is reachable from other machines and no allowed host names are set, so DNS rebinding could not be told apart',
+          advice: 'Name the host names clients use (allowedHosts, --allow-host), or listen on 127.0.0.1.',
+        },
+      });
+    }
+    if (options.auth === undefined && options.allowUnauthenticated !== true) {
+      throw new McpGatewayError({
+        problem: {
+          kind: 'http-unsafe',
+          host,
+          reason: 'it is reachable from other machines and no OAuth sign-in is configured, so anyone who reaches it could run the tools',
+          advice:
+            'Configure OAuth (auth, the configuration\'s "serve.http.oauth"), listen on 127.0.0.1, or accept it explicitly (allowUnauthenticated, --allow-unauthenticated).',
+        },
+      });
+    }
+  }
+  const guards = new RequestGuards(allowedHosts, options.allowedOrigins ?? []);
+  const sessions = new Map<string, SessionEntry>();
+  let opening = 0;
+  let listeningPort = port;
+  let closing: Promise<void> | undefined;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    const refusal = guards.refusal(request, listeningPort, 'http');
+    if (refusal === undefined) return next();
+    logger.warn(`MCP over HTTP: refused a request: ${refusal}.`, {});
+    rpcError(response, 403, -32000, `Forbidden: ${refusal}.`);
+  });
+
+  const bearer: express.RequestHandler[] = [];
+  const mountAuth = (url: URL): void => {
+    const auth = options.auth;
+    if (auth === undefined) return;
+    app.use(
+      mcpAuthMetadataRouter({
+        oauthMetadata: auth.oauthMetadata,
+        resourceServerUrl: url,
+        ...(auth.scopesSupported === undefined && auth.requiredScopes === undefined
+          ? {}
+          : { scopesSupported: [...(auth.scopesSupported ?? auth.requiredScopes ?? [])] }),
+        ...(auth.resourceName === undefined ? {} : { resourceName: auth.resourceName }),
+      }),
+    );
+    bearer.push(
+      requireBearerAuth({
+        verifier: auth.verifier,
+        requiredScopes: [...(auth.requiredScopes ?? [])],
+        resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(url),
+      }),
+    );
+  };
+
+  const handle = async (request: Request, response: Response): Promise<void> => {
+    const sessionId = request.header('mcp-session-id');
+    const auth = (request as Request & { auth?: AuthInfo }).auth;
+    if (sessionId !== undefined) {
+      const entry = sessions.get(sessionId);
+      if (entry === undefined) return rpcError(response, 404, -32001, 'Session not found: it ended or never existed. Start a new session (initialize).');
+      if (entry.owner !== ownerOf(auth)) return rpcError(response, 403, -32000, 'Forbidden: this session belongs to another client.');
+      entry.active++;
+      entry.lastSeen = Date.now();
+      response.once('close', () => {
+        entry.active--;
+        entry.lastSeen = Date.now();
+      });
+      await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
+      return;
+    }
+    if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
+      return rpcError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id header; the first request of a session is initialize.');
+    }
+    if (sessions.size + opening >= maxSessions) {
+      logger.warn(`MCP over HTTP: refused a new session: ${maxSessions} session(s) are open, the limit.`, {});
+      return rpcError(response, 503, -32000, new McpGatewayError({ problem: { kind: 'session-limit', limit: maxSessions } }).message);
+    }
+    const id = randomUUID();
+    const entry: SessionEntry = {
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => id,
+        onsessioninitialized: () => {
+          sessions.set(id, entry);
+        },
+        onsessionclosed: () => {
+          void entry.session?.close('the client deleted the session');
+        },
+      }),
+      session: undefined,
+      owner: ownerOf(auth),
+      active: 1,
+      lastSeen: Date.now(),
+    };
+    opening++;
+    try {
+      entry.session = await gateway.connect(entry.transport, { transport: 'http', sessionId: id, ...(auth === undefined ? {} : { authInfo: auth }) });
+    } finally {
+      opening--;
+    }
+    void entry.session.ended.then(() => {
+      sessions.delete(id);
+      logger.info(`MCP over HTTP: session ${id} ended.`, {});
+    });
+    response.once('close', () => {
+      entry.active--;
+      entry.lastSeen = Date.now();
+    });
+    await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
+    // An initialize the transport refused leaves no session to keep.
+    if (!sessions.has(id)) void entry.session.close('its initialize was refused');
+  };
+
+  const serve = (request: Request, response: Response): void => {
+    handle(request, response).catch((error: unknown) => {
+      logger.error(`MCP over HTTP: a request failed: ${messageOf(error)}`, {});
+      rpcError(response, 500, -32603, 'Internal error.');
+    });
+  };
+
+  const server = await new Promise<HttpServer>((resolve, reject) => {
+    const listening = app.listen(port, host, (error?: Error) => (error === undefined ? resolve(listening) : reject(error)));
+    listening.once('error', reject);
+  });
+  listeningPort = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const endpoint = new URL(options.publicUrl ?? `http://${urlHost}:${listeningPort}${path}`);
+  mountAuth(endpoint);
+  const json = express.json({ limit: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES });
+  app.post(path, ...bearer, json, serve);
+  app.get(path, ...bearer, serve);
+  app.delete(path, ...bearer, serve);
+  app.use((error: Error & { type?: string; status?: number }, _request: Request, response: Response, next: NextFunction) => {
+    if (response.headersSent) return next(error);
+    if (error.type === 'entity.too.large')
+      return rpcError(response, 413, -32600, `Request too large: at most ${options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES} bytes.`);
+    if (error.type === 'entity.parse.failed') return rpcError(response, 400, -32700, 'Parse error: the body is not JSON.');
+    rpcError(response, error.status ?? 500, -32603, 'Internal error.');
+  });
+
+  // Sessions nobody uses end: a client that went away without deleting its session must not hold a plan forever.
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, entry] of sessions) {
+        if (entry.active <= 0 && now - entry.lastSeen >= idleMs)
+          void entry.session?.close(`idle for ${Math.round((now - entry.lastSeen) / 1000)} s (session ${id})`);
+      }
+    },
+    Math.max(10, Math.min(60_000, Math.floor(idleMs / 4))),
+  );
+  sweep.unref();
+
+  return {
+    url: endpoint,
+    address: { host, port: listeningPort },
+    get sessionCount() {
+      return sessions.size;
+    },
+    close: () => {
+      closing ??= (async () => {
+        clearInterval(sweep);
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.all([...sessions.values()].map((entry) => entry.session?.close('the server stopped')));
+        server.closeAllConnections();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}
