@@ -1,4 +1,4 @@
-import { safeMessage } from '@ca/domain';
+import { asClause, safeMessage } from '@ca/domain';
 import type { DeclinedRepair } from '../repair/repair-arguments';
 import { scrubPaths } from './scrub-paths';
 
@@ -78,7 +78,7 @@ function describe(error: Record<string, unknown> | null | undefined, context: Mo
     case 'TOOL_REGISTRATION_FAILED':
       return `Error ${code}: ${tool} is not available right now. Continue without it.`;
     case 'TOOL_EXECUTION_FAILED':
-      return `Error ${code}: ${tool} failed: ${scrubPaths(causeText(error), context.allowedRoots)}. Check the arguments; do not repeat the same call unchanged.`;
+      return `Error ${code}: ${tool} failed: ${asClause(scrubPaths(causeText(error), context.allowedRoots))}. Check the arguments; do not repeat the same call unchanged.`;
     case 'TOOL_RESULT_NOT_FOUND':
       return `Error ${code}: this plan has no stored result with that handle (a handle of another plan, or of one that ended, is not valid here). Use a handle this plan gave you, or run the tool that produced it again.`;
     case 'TOOL_RESULT_READ_INVALID':
@@ -86,7 +86,7 @@ function describe(error: Record<string, unknown> | null | undefined, context: Mo
     case 'TOOL_RESULT_STORE_FAILED':
       return `Error ${code}: the stored result could not be read (${text('detail') ?? 'the store failed'}). Run the tool again with arguments that ask for less.`;
     default:
-      return `Error ${code}: ${tool} failed: ${text('message') ?? 'no reason given'}. Check the arguments; do not repeat the same call unchanged.`;
+      return `Error ${code}: ${tool} failed: ${asClause(text('message') ?? 'no reason given')}. Check the arguments; do not repeat the same call unchanged.`;
   }
 }
 

@@ -11,6 +11,8 @@ const { CallToolRequestSchema, ListToolsRequestSchema } = require('@modelcontext
 if (process.env.HOSTILE_PIDS) fs.appendFileSync(process.env.HOSTILE_PIDS, `${process.pid}\n`);
 
 const EIGHT_MB = 8 * 1024 * 1024;
+// Below the 8 Mi characters the CLI's secret guardrail scans, above what the gateway passes on as structuredContent.
+const FOUR_MB = 4 * 1024 * 1024;
 const catastrophic = '^(a+)+$';
 const tools = [
   { name: 'echo', description: 'Echoes the text back.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
@@ -23,7 +25,7 @@ const tools = [
   { name: 'huge-text', description: 'Returns 8 MB of text.', inputSchema: { type: 'object' } },
   {
     name: 'huge-structured',
-    description: 'Returns 8 MB of structured content.',
+    description: 'Returns 4 MB of structured content.',
     inputSchema: { type: 'object' },
     outputSchema: { type: 'object', properties: { blob: { type: 'string' } }, required: ['blob'] },
   },
@@ -44,8 +46,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
     case 'huge-text':
       return { content: [{ type: 'text', text: 'x'.repeat(EIGHT_MB) }] };
     case 'huge-structured': {
-      const blob = 'y'.repeat(EIGHT_MB);
-      // One 8 MB message (below the 10 MB a stdout line may hold), all of it structured.
+      const blob = 'y'.repeat(FOUR_MB);
+      // One 4 MB message, all of it structured.
       return { content: [{ type: 'text', text: 'the blob is in structuredContent' }], structuredContent: { blob } };
     }
     case 'die':
