@@ -76,7 +76,11 @@ async function leftoversOf(mark: string): Promise<number[]> {
  * gateway is `node packages/cli/dist/bin.js -c <config> mcp serve --resource
  * work=<folder>:write <serveArgs>`, started by the inspector over stdio.
  */
-async function inspect(serveArgs: readonly string[], inspectorArgs: readonly string[]): Promise<InspectorResult> {
+async function inspect(
+  serveArgs: readonly string[],
+  inspectorArgs: (mark: string) => readonly string[],
+  whileRunning?: (inspectorPid: number, mark: string) => void,
+): Promise<InspectorResult> {
   runs += 1;
   const mark = `${process.pid}-${runs}`;
   writeFileSync(
@@ -107,9 +111,14 @@ async function inspect(serveArgs: readonly string[], inspectorArgs: readonly str
       '--resource',
       `work=${work}:write`,
       ...serveArgs,
-      ...inspectorArgs,
+      ...inspectorArgs(mark),
     ],
-    { timeoutMs: 90_000, killGroupAtExit: false, env: { PATH: process.env['PATH'] ?? '', HOME: join(folder, 'home') } },
+    {
+      timeoutMs: 90_000,
+      killGroupAtExit: false,
+      onStart: whileRunning === undefined ? undefined : (pid) => whileRunning(pid, mark),
+      env: { PATH: process.env['PATH'] ?? '', HOME: join(folder, 'home') },
+    },
   );
   const leftovers = await leftoversOf(mark);
   const parse = (text: string): Partial<InspectorResult> => {
@@ -125,6 +134,15 @@ async function inspect(serveArgs: readonly string[], inspectorArgs: readonly str
 
 function describeRun(result: InspectorResult): string {
   return `exit ${result.run.exitCode}${result.run.timedOut ? ' (timed out)' : ''}\nstdout: ${result.run.stdout}\nstderr: ${result.run.stderr}`;
+}
+
+/** Exit 0, nothing left behind; on failure the message shows what the inspector printed. */
+function expectSuccess(result: InspectorResult): void {
+  expect({ exit: result.run.exitCode, leftovers: result.leftovers, output: result.run.exitCode === 0 ? '' : describeRun(result) }).toEqual({
+    exit: 0,
+    leftovers: [],
+    output: '',
+  });
 }
 
 function textOf(result: InspectorResult): string {
@@ -146,8 +164,8 @@ afterAll(() => {
 
 describe('MCP Inspector CLI against agents mcp serve (stdio)', () => {
   it('lists the configured tools, built-in and upstream, with annotations that state what they can do', async () => {
-    const listed = await inspect([], ['--method', 'tools/list']);
-    expect({ exit: listed.run.exitCode, leftovers: listed.leftovers }).toEqual({ exit: 0, leftovers: [] });
+    const listed = await inspect([], () => ['--method', 'tools/list']);
+    expectSuccess(listed);
     const tools = new Map((listed.result?.tools ?? []).map((tool) => [tool.name, tool]));
     expect([...tools.keys()]).toEqual(
       expect.arrayContaining([
@@ -170,8 +188,8 @@ describe('MCP Inspector CLI against agents mcp serve (stdio)', () => {
   }, 120_000);
 
   it('with the read-only profile, lists only tools that cannot write in that plan', async () => {
-    const listed = await inspect(['--profile', 'read-only'], ['--method', 'tools/list']);
-    expect({ exit: listed.run.exitCode, leftovers: listed.leftovers }).toEqual({ exit: 0, leftovers: [] });
+    const listed = await inspect(['--profile', 'read-only'], () => ['--method', 'tools/list']);
+    expectSuccess(listed);
     const tools = listed.result?.tools ?? [];
     const names = tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['builtin.fs.read', 'builtin.fs.list', 'builtin.fs.grep']));
@@ -180,46 +198,51 @@ describe('MCP Inspector CLI against agents mcp serve (stdio)', () => {
   }, 120_000);
 
   it('calls a built-in tool and an upstream tool, and returns their results', async () => {
-    const read = await inspect([], ['--method', 'tools/call', '--tool-name', 'builtin.fs.read', '--tool-arg', 'path=notes.txt']);
-    expect({ exit: read.run.exitCode, leftovers: read.leftovers }).toEqual({ exit: 0, leftovers: [] });
+    const read = await inspect([], () => ['--method', 'tools/call', '--tool-name', 'builtin.fs.read', '--tool-arg', 'path=notes.txt']);
+    expectSuccess(read);
     expect(read.result?.isError).not.toBe(true);
     expect(read.result?.structuredContent).toMatchObject({ resource: 'work', content: 'first line\nsecond line\n' });
     expect(JSON.parse(textOf(read))).toEqual(read.result?.structuredContent);
 
-    const echo = await inspect([], ['--method', 'tools/call', '--tool-name', 'mcp.everything.echo', '--tool-arg', 'message=through the gateway']);
-    expect({ exit: echo.run.exitCode, leftovers: echo.leftovers }).toEqual({ exit: 0, leftovers: [] });
+    const echo = await inspect([], () => ['--method', 'tools/call', '--tool-name', 'mcp.everything.echo', '--tool-arg', 'message=through the gateway']);
+    expectSuccess(echo);
     expect(textOf(echo)).toBe('Echo: through the gateway');
   }, 180_000);
 
   it('runs a writer in the default profile, and the read-only profile refuses it with a clear error', async () => {
-    const written = await inspect(
-      [],
-      ['--method', 'tools/call', '--tool-name', 'builtin.fs.write', '--tool-args-json', JSON.stringify({ path: 'written.txt', content: 'allowed' })],
-    );
-    expect({ exit: written.run.exitCode, leftovers: written.leftovers }).toEqual({ exit: 0, leftovers: [] });
+    const written = await inspect([], () => [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'builtin.fs.write',
+      '--tool-args-json',
+      JSON.stringify({ path: 'written.txt', content: 'allowed' }),
+    ]);
+    expectSuccess(written);
     expect(readFileSync(join(work, 'written.txt'), 'utf8')).toBe('allowed');
 
     // Not offered: the inspector finds no such tool on the server.
-    const notListed = await inspect(
-      ['--profile', 'read-only'],
-      ['--method', 'tools/call', '--tool-name', 'builtin.fs.write', '--tool-args-json', JSON.stringify({ path: 'refused.txt', content: 'x' })],
-    );
+    const notListed = await inspect(['--profile', 'read-only'], () => [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'builtin.fs.write',
+      '--tool-args-json',
+      JSON.stringify({ path: 'refused.txt', content: 'x' }),
+    ]);
     expect(notListed.run.exitCode).not.toBe(0);
     expect(notListed.error?.code).toBe('tool_not_found');
     expect(notListed.leftovers).toEqual([]);
 
     // Called anyway (the search mode's tools.call takes any name): the gateway refuses it before it runs.
-    const refused = await inspect(
-      ['--profile', 'read-only', '--search'],
-      [
-        '--method',
-        'tools/call',
-        '--tool-name',
-        'tools.call',
-        '--tool-args-json',
-        JSON.stringify({ name: 'builtin.fs.write', arguments: { path: 'refused.txt', content: 'x' } }),
-      ],
-    );
+    const refused = await inspect(['--profile', 'read-only', '--search'], () => [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'tools.call',
+      '--tool-args-json',
+      JSON.stringify({ name: 'builtin.fs.write', arguments: { path: 'refused.txt', content: 'x' } }),
+    ]);
     expect(refused.leftovers).toEqual([]);
     expect(refused.result?.isError).toBe(true);
     expect(textOf(refused)).toMatch(/TOOL_ACCESS_DENIED.*'builtin\.fs\.write'.*read-only/);
@@ -228,18 +251,57 @@ describe('MCP Inspector CLI against agents mcp serve (stdio)', () => {
 
   it('a call that needs approval is denied, saying what would let it run, since the inspector CLI declares no elicitation; --approve lets it run', async () => {
     writeFileSync(join(work, 'old.txt'), 'old');
-    const denied = await inspect([], ['--method', 'tools/call', '--tool-name', 'builtin.fs.delete', '--tool-arg', 'path=old.txt']);
+    const denied = await inspect([], () => ['--method', 'tools/call', '--tool-name', 'builtin.fs.delete', '--tool-arg', 'path=old.txt']);
     expect(denied.leftovers).toEqual([]);
     expect(denied.result?.isError).toBe(true);
     expect(textOf(denied)).toMatch(/TOOL_APPROVAL_DENIED.*declares no elicitation.*--approve/s);
     expect(existsSync(join(work, 'old.txt'))).toBe(true);
 
-    const approved = await inspect(
-      ['--approve', 'builtin.fs.delete'],
-      ['--method', 'tools/call', '--tool-name', 'builtin.fs.delete', '--tool-arg', 'path=old.txt'],
-    );
-    expect({ exit: approved.run.exitCode, leftovers: approved.leftovers }).toEqual({ exit: 0, leftovers: [] });
+    const approved = await inspect(['--approve', 'builtin.fs.delete'], () => [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'builtin.fs.delete',
+      '--tool-arg',
+      'path=old.txt',
+    ]);
+    expectSuccess(approved);
     expect(approved.result?.structuredContent).toMatchObject({ deleted: 1 });
     expect(existsSync(join(work, 'old.txt'))).toBe(false);
+  }, 240_000);
+
+  it('a client that goes away mid-call (the inspector interrupted) ends the call, the gateway and the server behind it', async () => {
+    const started = join(work, 'started');
+    let seenWhileRunning: number[] = [];
+    let interrupted: Promise<void> = Promise.resolve();
+    const gone = await inspect(
+      [],
+      (mark) => [
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'builtin.command.run',
+        '--tool-args-json',
+        JSON.stringify({ command: ['sh', '-c', 'touch started; exec sleep 120'], env: { [MARK_VARIABLE]: mark } }),
+      ],
+      (inspectorPid, mark) => {
+        interrupted = (async () => {
+          // A hang guard: the command says it started by the file it made.
+          for (let attempt = 0; attempt < 600 && !existsSync(started); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+          seenWhileRunning = markedProcesses(mark);
+          try {
+            process.kill(inspectorPid, 'SIGINT');
+          } catch {
+            // It ended on its own: the assertions below say why.
+          }
+        })();
+      },
+    );
+    await interrupted;
+    expect(existsSync(started)).toBe(true);
+    // The gateway, server-everything and the command's sleep were running when the client went away.
+    expect(seenWhileRunning.length).toBeGreaterThanOrEqual(3);
+    expect(gone.run.exitCode === 0).toBe(false);
+    expect(gone.leftovers).toEqual([]);
   }, 240_000);
 });

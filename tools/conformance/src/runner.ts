@@ -62,17 +62,18 @@ export interface RunnerOutput {
  * so that nothing it started — a client program whose shell the suite
  * killed on its own timeout — outlives it. With `killGroupAtExit: false` the
  * group is killed on timeout only: a test that checks what the program left
- * behind when it ended on its own.
+ * behind when it ended on its own. `onStart` gets the program's process id.
  */
 export function runWithNode22(
   args: readonly string[],
-  options: { readonly timeoutMs: number; readonly env?: NodeJS.ProcessEnv; readonly killGroupAtExit?: boolean },
+  options: { readonly timeoutMs: number; readonly env?: NodeJS.ProcessEnv; readonly killGroupAtExit?: boolean; readonly onStart?: (pid: number) => void },
 ): Promise<RunnerOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE_22, [...args], { cwd: RUNNER_DIR, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
+    if (child.pid !== undefined) options.onStart?.(child.pid);
     child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     const killGroup = (): void => {
