@@ -15,6 +15,9 @@ export const NODE_22 = join(RUNNER_DIR, 'node_modules', '.bin', 'node');
 /** The entry of `@modelcontextprotocol/conformance`. */
 export const CONFORMANCE_CLI = join(RUNNER_DIR, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 
+/** The launcher of `@modelcontextprotocol/inspector` 2.x (`--cli` runs its CLI mode). */
+export const INSPECTOR_CLI = join(RUNNER_DIR, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
+
 /** Written into node_modules after an install: the hash of the lockfile it installed. */
 const INSTALLED_MARK = join(RUNNER_DIR, 'node_modules', '.ca-installed-lock');
 
@@ -27,7 +30,14 @@ export async function ensureRunnerInstalled(): Promise<void> {
   const lock = createHash('sha256')
     .update(readFileSync(join(RUNNER_DIR, 'package-lock.json')))
     .digest('hex');
-  if (existsSync(NODE_22) && existsSync(CONFORMANCE_CLI) && existsSync(INSTALLED_MARK) && readFileSync(INSTALLED_MARK, 'utf8') === lock) return;
+  if (
+    existsSync(NODE_22) &&
+    existsSync(CONFORMANCE_CLI) &&
+    existsSync(INSPECTOR_CLI) &&
+    existsSync(INSTALLED_MARK) &&
+    readFileSync(INSTALLED_MARK, 'utf8') === lock
+  )
+    return;
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   await promisify(execFile)(npm, ['ci', '--prefix', RUNNER_DIR, '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd: RUNNER_DIR,
@@ -50,14 +60,20 @@ export interface RunnerOutput {
  * Runs `node22 <args>` in the runner folder, in a process group of its own:
  * when it ends (or `timeoutMs` runs out), SIGKILL goes to the whole group,
  * so that nothing it started — a client program whose shell the suite
- * killed on its own timeout — outlives it.
+ * killed on its own timeout — outlives it. With `killGroupAtExit: false` the
+ * group is killed on timeout only: a test that checks what the program left
+ * behind when it ended on its own. `onStart` gets the program's process id.
  */
-export function runWithNode22(args: readonly string[], options: { readonly timeoutMs: number; readonly env?: NodeJS.ProcessEnv }): Promise<RunnerOutput> {
+export function runWithNode22(
+  args: readonly string[],
+  options: { readonly timeoutMs: number; readonly env?: NodeJS.ProcessEnv; readonly killGroupAtExit?: boolean; readonly onStart?: (pid: number) => void },
+): Promise<RunnerOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE_22, [...args], { cwd: RUNNER_DIR, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
+    if (child.pid !== undefined) options.onStart?.(child.pid);
     child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     const killGroup = (): void => {
@@ -77,7 +93,7 @@ export function runWithNode22(args: readonly string[], options: { readonly timeo
     });
     child.once('close', (exitCode, signal) => {
       clearTimeout(timer);
-      killGroup();
+      if (options.killGroupAtExit !== false || timedOut) killGroup();
       resolve({ exitCode, signal, stdout, stderr, timedOut });
     });
   });
