@@ -19,15 +19,9 @@
 const { spawnSync } = require('node:child_process');
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { comparePaired, runWhenMain, scaled } = require('./harness');
+const { GREET_SCHEMAS, comparePaired, runWhenMain, scaled } = require('./harness');
 
-const inputSchema = {
-  type: 'object',
-  properties: { name: { type: 'string' }, count: { type: 'integer' } },
-  required: ['name', 'count'],
-  additionalProperties: false,
-};
-const outputSchema = { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'] };
+const { inputSchema, outputSchema } = GREET_SCHEMAS;
 const rules = [
   { name: 'no-env-files', decision: 'deny', tools: 'builtin.fs.*', arguments: { '/path': { glob: '*.env' } } },
   { name: 'ask-on-push', decision: 'ask', tools: 'builtin.command.run', arguments: { '/command/1': { equals: 'push' } } },

@@ -12,15 +12,9 @@
 // Not a *.bench.js: `npm run bench` does not run it, since it needs the
 // other tree built.
 const path = require('node:path');
-const { median, timeAsync } = require('./harness');
+const { GREET_SCHEMAS, median, timeAsync } = require('./harness');
 
-const inputSchema = {
-  type: 'object',
-  properties: { name: { type: 'string' }, count: { type: 'integer' } },
-  required: ['name', 'count'],
-  additionalProperties: false,
-};
-const outputSchema = { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'] };
+const { inputSchema, outputSchema } = GREET_SCHEMAS;
 const PLAN_SIZE = 1_000;
 
 /** The runtime of one tree with the trivial tool of runtime.bench.js, and a function that runs one execute in plans of 1,000. */

@@ -130,4 +130,18 @@ function runWhenMain(module, run) {
     );
 }
 
-module.exports = { SMOKE, scaled, median, timeSync, timeAsync, compare, comparePaired, heapAfterGc, formatNs, runWhenMain };
+/**
+ * The schemas of the trivial tool the execute rows share (runtime, approval,
+ * hooks, compare-trees): an object of a name and a count in, a greeting out.
+ */
+const GREET_SCHEMAS = Object.freeze({
+  inputSchema: {
+    type: 'object',
+    properties: { name: { type: 'string' }, count: { type: 'integer' } },
+    required: ['name', 'count'],
+    additionalProperties: false,
+  },
+  outputSchema: { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'] },
+});
+
+module.exports = { GREET_SCHEMAS, SMOKE, scaled, median, timeSync, timeAsync, compare, comparePaired, heapAfterGc, formatNs, runWhenMain };

@@ -16,15 +16,9 @@
 const { spawnSync } = require('node:child_process');
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { comparePaired, runWhenMain, scaled } = require('./harness');
+const { GREET_SCHEMAS, comparePaired, runWhenMain, scaled } = require('./harness');
 
-const inputSchema = {
-  type: 'object',
-  properties: { name: { type: 'string' }, count: { type: 'integer' } },
-  required: ['name', 'count'],
-  additionalProperties: false,
-};
-const outputSchema = { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'] };
+const { inputSchema, outputSchema } = GREET_SCHEMAS;
 
 /** The hooks of each comparison's subject, and how many of them run around the call. */
 const SUBJECTS = {

@@ -5,15 +5,9 @@
 const Ajv2020 = require('ajv/dist/2020').default;
 const { ToolRuntime, silentLogger } = require('../../packages/tool-lifecycle/dist/index.js');
 const { InMemoryToolSource } = require('../../packages/tool-lifecycle/dist/testing/index.js');
-const { compare, heapAfterGc, runWhenMain, scaled } = require('./harness');
+const { GREET_SCHEMAS, compare, heapAfterGc, runWhenMain, scaled } = require('./harness');
 
-const inputSchema = {
-  type: 'object',
-  properties: { name: { type: 'string' }, count: { type: 'integer' } },
-  required: ['name', 'count'],
-  additionalProperties: false,
-};
-const outputSchema = { type: 'object', properties: { greeting: { type: 'string' } }, required: ['greeting'] };
+const { inputSchema, outputSchema } = GREET_SCHEMAS;
 
 async function run() {
   const execute = async (input) => ({ ok: true, output: { greeting: `hi ${input.name}` } });
