@@ -58,6 +58,36 @@ describe('SecretScanner', () => {
     expect(text.slice(finding!.start, finding!.end)).toBe(GITHUB_TOKEN);
   });
 
+  it('picks the rules whose keywords appear, each keyword found wherever it is, and none for a text without keywords', () => {
+    const ids = (rules: readonly { readonly id: string }[]): string[] => rules.map((rule) => rule.id);
+    expect(scanner.candidates('{"content":[{"type":"text","text":"echo: bench"}]}')).toEqual([]);
+    for (const rule of GITLEAKS_RULES.rules) {
+      for (const keyword of rule.keywords ?? []) {
+        const text = `before ${keyword.toLowerCase()} after`;
+        expect(ids(scanner.candidates(text))).toContain(rule.id);
+      }
+    }
+    // Keywords are literals: characters that mean something in a pattern match only themselves.
+    const literal = new SecretScanner({
+      rules: [
+        { id: 'dot', regex: 'x', keywords: ['a.b'] },
+        { id: 'bar', regex: 'x', keywords: ['c|d'] },
+        { id: 'paren', regex: 'x', keywords: ['(e', 'f]'] },
+      ],
+    });
+    expect(ids(literal.candidates('axb c d e f'))).toEqual([]);
+    expect(ids(literal.candidates('a.b and c|d'))).toEqual(['dot', 'bar']);
+    expect(ids(literal.candidates('f]'))).toEqual(['paren']);
+    // A rule without keywords applies to every text.
+    const keywordless = new SecretScanner({
+      rules: [
+        { id: 'any', regex: 'x' },
+        { id: 'dot', regex: 'x', keywords: ['a.b'] },
+      ],
+    });
+    expect(ids(keywordless.candidates('nothing here'))).toEqual(['any']);
+  });
+
   it('computes the Shannon entropy as gitleaks does', () => {
     expect(shannonEntropy('')).toBe(0);
     expect(shannonEntropy('aaaa')).toBe(0);
