@@ -30,12 +30,16 @@ for (const line of result.stdout.split('\n')) {
 process.stderr.write(result.stderr);
 if (result.status !== 0) process.exit(result.status ?? 1);
 
-const config = JSON.parse(spawnSync(process.execPath, [tsc, '-p', tsconfig, '--showConfig'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }).stdout);
-const outDir = config.compilerOptions?.outDir;
-if (typeof outDir !== 'string') process.exit(0);
-const outRoot = path.resolve(path.dirname(tsconfig), outDir);
-if (emitted.size === 0 || ![...emitted].some((file) => file.startsWith(outRoot + path.sep))) {
-  // Nothing emitted into it (an error, or noEmit): leave it as it is.
+// The output folder is the deepest folder that holds every emitted file
+// (dist/, for a package whose src/index.ts emits dist/index.js): derived
+// from what tsc listed, so the configuration is not read a second time.
+if (emitted.size === 0) process.exit(0); // nothing emitted (noEmit): leave the folder as it is
+let outRoot = path.dirname([...emitted][0]);
+for (const file of emitted) {
+  while (!file.startsWith(outRoot + path.sep)) outRoot = path.dirname(outRoot);
+}
+if (!outRoot.startsWith(path.resolve(path.dirname(tsconfig)) + path.sep)) {
+  console.error(`build-package.js: tsc emitted outside the package (${outRoot}); nothing pruned`);
   process.exit(0);
 }
 
