@@ -31,3 +31,44 @@ export function loopTools(): { search: TestTool; fetch: TestTool; write: TestToo
 export function executed(tool: TestTool): TestTool['events'] {
   return tool.events.filter((event) => event.type === 'execute');
 }
+
+/** A slow tool: waits on a real timer (30 s) until its call is cancelled, and tells when it started and when it saw the cancellation. */
+export function slowTool(name = 'reports.build'): { tool: TestTool; started: Promise<void>; cancelled: Promise<unknown> } {
+  let markStarted!: () => void;
+  let markCancelled!: (reason: unknown) => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const cancelled = new Promise<unknown>((resolve) => (markCancelled = resolve));
+  const tool = new TestTool({
+    name,
+    description: 'Builds a report (slowly).',
+    inputSchema: { type: 'object', properties: { month: { type: 'string' } } },
+    capability: { writes: false, openWorld: false },
+    execute: (_input, ctx) =>
+      new Promise((resolve, reject) => {
+        const signal = ctx.cancellationToken.signal;
+        const timer = setTimeout(() => resolve('report'), 30_000);
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            markCancelled(signal.reason);
+            reject(new Error('stopped'));
+          },
+          { once: true },
+        );
+        markStarted();
+      }),
+  });
+  return { tool, started, cancelled };
+}
+
+/** Resolves with the promise's value, or rejects saying what did not happen within `ms` (a generous bound: the machine is shared). */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
