@@ -3,7 +3,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
-import { executed, loopTools, slowTool, within } from '../testing/loop-tools.test-helper';
+import { abortMidCall, executed, loopRuntime, loopTools, slowTool, within } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createAiSdkTools } from './index';
 
@@ -135,8 +135,7 @@ describe('AI SDK 7 agent loop over the runtime', () => {
   });
 
   it("with a user's defaults, a call of a tool the plan refuses is the runtime's refusal, read by the model, and the loop goes on", async () => {
-    const { search, fetch, write } = loopTools();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger });
+    const { write, runtime } = loopRuntime();
     await runtime.runPlan({ policy: { readOnly: true } }, async (plan) => {
       const toolSet = await createAiSdkTools(new ModelTools(runtime), plan);
       // The model sees only the name and why: no parameters, no description to tempt it.
@@ -183,26 +182,18 @@ describe('AI SDK 7 agent loop over the runtime', () => {
 
   it('the user stopping the run (abortSignal) reaches the running tool; cancelPlanOnAbort cancels the plan too', async () => {
     for (const cancelPlanOnAbort of [false, true]) {
-      const { tool, started, cancelled } = slowTool();
-      const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger });
-      const plan = runtime.createPlan();
-      const toolSet = await createAiSdkTools(new ModelTools(runtime), plan, { cancelPlanOnAbort });
-      const { model } = scriptedModel([[{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', toolName: 'reports_build', input: '{}' }]]);
-      const stop = new AbortController();
-      const running = generateText({ model, tools: toolSet, prompt: 'report', stopWhen: stepCountIs(3), abortSignal: stop.signal });
-      await within(started, 5_000, 'the tool starting');
-      stop.abort(new Error('the user pressed stop'));
-      await expect(running).rejects.toThrow();
-      await within(cancelled, 5_000, 'the tool seeing its cancellation');
-      expect(plan.cancellationToken.isCancelled).toBe(cancelPlanOnAbort);
-      await runtime.endPlan(plan);
+      const { planCancelled, traces } = await abortMidCall(cancelPlanOnAbort, async (modelTools, plan, abortSignal) => {
+        const tools = await createAiSdkTools(modelTools, plan, { cancelPlanOnAbort });
+        const { model } = scriptedModel([[{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', toolName: 'reports_build', input: '{}' }]]);
+        return generateText({ model, tools, prompt: 'report', stopWhen: stepCountIs(3), abortSignal });
+      });
+      expect(planCancelled).toBe(cancelPlanOnAbort);
+      expect(traces.map((trace) => trace.error?.code)).toEqual(['TOOL_CANCELLED']);
     }
   });
 
   it('a call the runtime fails closed on (no approval given anywhere) is not told to the model as a person’s denial', async () => {
-    const { search, fetch, write } = loopTools();
-    const approvals = new FrameworkApprovals();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
+    const { write, runtime } = loopRuntime(new FrameworkApprovals());
     await runtime.runPlan({ policy: { approval: { capabilities: ['writes'] } } }, async (plan) => {
       // The bridge was not given to the tools: the AI SDK never asks, and the runtime's question goes unanswered.
       const toolSet = await createAiSdkTools(new ModelTools(runtime), plan);
@@ -222,8 +213,7 @@ describe('AI SDK 7 agent loop over the runtime', () => {
   });
 
   it('a durable loop replaying a turn (the same tool-call id in the same plan) does not run the tool twice', async () => {
-    const { search, fetch, write } = loopTools();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger });
+    const { write, runtime } = loopRuntime();
     await runtime.runPlan({}, async (plan) => {
       const toolSet = await createAiSdkTools(new ModelTools(runtime), plan);
       const turn = (): Step[] => [

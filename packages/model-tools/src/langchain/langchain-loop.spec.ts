@@ -6,7 +6,7 @@ import { createAgent, humanInTheLoopMiddleware } from 'langchain';
 import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
-import { executed, loopTools, slowTool, within } from '../testing/loop-tools.test-helper';
+import { abortMidCall, executed, loopRuntime, loopTools } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createLangChainApprovalMiddleware, createLangChainTools, type LangChainApprovalRequest } from './index';
 
@@ -128,9 +128,8 @@ describe('LangChain agent loop over the runtime', () => {
     const writeCall = (text: unknown, id = 'call_DdmO9pD3xa9XTPNJ32zg2hcA') => call(id, 'notes_write', { text });
 
     async function agentFor(steps: AIMessage[], interruptOn?: Parameters<typeof createLangChainApprovalMiddleware>[2]['interruptOn'], withInterrupt = false) {
-      const { search, fetch, write } = loopTools();
       const approvals = new FrameworkApprovals();
-      const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
+      const { search, write, runtime } = loopRuntime(approvals);
       const plan = runtime.createPlan({ policy });
       const modelTools = new ModelTools(runtime);
       const model = new ScriptedChatModel(steps);
@@ -230,9 +229,8 @@ describe('LangChain agent loop over the runtime', () => {
     });
 
     it('a second humanInTheLoopMiddleware beside it (which would ask twice) is refused when the agent is made', async () => {
-      const { search, fetch, write } = loopTools();
       const approvals = new FrameworkApprovals();
-      const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
+      const { runtime } = loopRuntime(approvals);
       await runtime.runPlan({ policy }, async (plan) => {
         const modelTools = new ModelTools(runtime);
         const middleware = [
@@ -246,8 +244,7 @@ describe('LangChain agent loop over the runtime', () => {
   });
 
   it("with a user's defaults, a call of a tool the plan refuses is the runtime's refusal, not LangChain's 'not a valid tool'", async () => {
-    const { search, fetch, write } = loopTools();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger });
+    const { write, runtime } = loopRuntime();
     await runtime.runPlan({ policy: { readOnly: true } }, async (plan) => {
       const model = new ScriptedChatModel([
         new AIMessage({ content: '', tool_calls: [call('call_DdmO9pD3xa9XTPNJ32zg2hcA', 'notes_write', { text: 'x' })] }),
@@ -265,29 +262,21 @@ describe('LangChain agent loop over the runtime', () => {
 
   it("the run's abort signal reaches the running tool within a bound, and the plan is not cancelled (unless cancelPlanOnAbort)", async () => {
     for (const cancelPlanOnAbort of [false, true]) {
-      const { tool, started, cancelled } = slowTool();
-      const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger });
-      const plan = runtime.createPlan();
-      const model = new ScriptedChatModel([
-        new AIMessage({ content: '', tool_calls: [call('call_DdmO9pD3xa9XTPNJ32zg2hcA', 'reports_build', { month: 'May' })] }),
-      ]);
-      const agent = createAgent({ model, tools: await createLangChainTools(new ModelTools(runtime), plan, { cancelPlanOnAbort }) });
-      const stop = new AbortController();
-      const running = agent.invoke({ messages: [{ role: 'user', content: 'report' }] }, { signal: stop.signal });
-      running.catch(() => undefined);
-      await within(started, 5_000, 'the tool starting');
-      stop.abort(new Error('the user pressed stop'));
-      await within(cancelled, 5_000, 'the tool seeing its cancellation');
-      await running.catch(() => undefined);
-      expect(plan.cancellationToken.isCancelled).toBe(cancelPlanOnAbort);
-      await runtime.endPlan(plan);
+      const { planCancelled, traces } = await abortMidCall(cancelPlanOnAbort, async (modelTools, plan, signal) => {
+        const model = new ScriptedChatModel([
+          new AIMessage({ content: '', tool_calls: [call('call_DdmO9pD3xa9XTPNJ32zg2hcA', 'reports_build', { month: 'May' })] }),
+        ]);
+        const agent = createAgent({ model, tools: await createLangChainTools(modelTools, plan, { cancelPlanOnAbort }) });
+        return agent.invoke({ messages: [{ role: 'user', content: 'report' }] }, { signal });
+      });
+      expect(planCancelled).toBe(cancelPlanOnAbort);
+      expect(traces.map((trace) => trace.error?.code)).toEqual(['TOOL_CANCELLED']);
     }
   });
 
   it('a call the runtime fails closed on (no approval given anywhere) is not told to the model as a person’s denial', async () => {
-    const { search, fetch, write } = loopTools();
     const approvals = new FrameworkApprovals();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
+    const { write, runtime } = loopRuntime(approvals);
     await runtime.runPlan({ policy: { approval: { capabilities: ['writes'] } } }, async (plan) => {
       const model = new ScriptedChatModel([
         new AIMessage({ content: '', tool_calls: [call('call_DdmO9pD3xa9XTPNJ32zg2hcA', 'notes_write', { text: 'x' })] }),
@@ -304,8 +293,7 @@ describe('LangChain agent loop over the runtime', () => {
   });
 
   it('a durable loop replaying a turn (the same tool-call id in the same plan) does not run the tool twice', async () => {
-    const { search, fetch, write } = loopTools();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger });
+    const { write, runtime } = loopRuntime();
     await runtime.runPlan({}, async (plan) => {
       const tools = await createLangChainTools(new ModelTools(runtime), plan);
       for (let replay = 0; replay < 2; replay++) {

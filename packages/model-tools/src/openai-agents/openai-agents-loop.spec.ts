@@ -3,7 +3,7 @@ import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/te
 import { MemoryApprovalStore, ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
-import { executed, loopTools, slowTool, within } from '../testing/loop-tools.test-helper';
+import { abortMidCall, executed, loopRuntime, loopTools } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createOpenAiAgentsTools } from './index';
 
@@ -112,8 +112,7 @@ describe('OpenAI Agents SDK run loop over the runtime', () => {
   });
 
   it("with a user's defaults, a call of a tool the plan refuses is the runtime's refusal: the run goes on instead of throwing ModelBehaviorError", async () => {
-    const { search, fetch, write } = loopTools();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger });
+    const { write, runtime } = loopRuntime();
     await runtime.runPlan({ policy: { readOnly: true } }, async (plan) => {
       const model = new ScriptedModel([
         [functionCall('notes_write', { text: 'x' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
@@ -130,31 +129,21 @@ describe('OpenAI Agents SDK run loop over the runtime', () => {
 
   it("the run's abort signal reaches the running tool within a bound, and the plan is not cancelled (unless cancelPlanOnAbort)", async () => {
     for (const cancelPlanOnAbort of [false, true]) {
-      const { tool, started, cancelled } = slowTool();
-      const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool])], logger: silentLogger });
-      const plan = runtime.createPlan();
-      const model = new ScriptedModel([
-        [functionCall('reports_build', { month: 'May' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
-        [assistantMessage('never')],
-      ]);
-      const agent = new Agent({ name: 'r', model, tools: await createOpenAiAgentsTools(new ModelTools(runtime), plan, { cancelPlanOnAbort }) });
-      const stop = new AbortController();
-      const running = run(agent, 'report', { signal: stop.signal });
-      running.catch(() => undefined);
-      await within(started, 5_000, 'the tool starting');
-      stop.abort(new Error('the user pressed stop'));
-      await within(cancelled, 5_000, 'the tool seeing its cancellation');
-      await running.catch(() => undefined);
-      expect(plan.cancellationToken.isCancelled).toBe(cancelPlanOnAbort);
-      expect(plan.traces.map((trace) => trace.error?.code)).toEqual(['TOOL_CANCELLED']);
-      await runtime.endPlan(plan);
+      const { planCancelled, traces } = await abortMidCall(cancelPlanOnAbort, async (modelTools, plan, signal) => {
+        const model = new ScriptedModel([
+          [functionCall('reports_build', { month: 'May' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
+          [assistantMessage('never')],
+        ]);
+        const agent = new Agent({ name: 'r', model, tools: await createOpenAiAgentsTools(modelTools, plan, { cancelPlanOnAbort }) });
+        return run(agent, 'report', { signal });
+      });
+      expect(planCancelled).toBe(cancelPlanOnAbort);
+      expect(traces.map((trace) => trace.error?.code)).toEqual(['TOOL_CANCELLED']);
     }
   });
 
   it('a call the runtime fails closed on (no approval given anywhere) is not told to the model as a person’s denial', async () => {
-    const { search, fetch, write } = loopTools();
-    const approvals = new FrameworkApprovals();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger, approvalHandler: approvals });
+    const { write, runtime } = loopRuntime(new FrameworkApprovals());
     await runtime.runPlan({ policy: { approval: { capabilities: ['writes'] } } }, async (plan) => {
       const model = new ScriptedModel([
         [functionCall('notes_write', { text: 'x' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
@@ -171,8 +160,7 @@ describe('OpenAI Agents SDK run loop over the runtime', () => {
   });
 
   it('a durable loop replaying a turn (the same call id in the same plan) does not run the tool twice', async () => {
-    const { search, fetch, write } = loopTools();
-    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([search, fetch, write])], logger: silentLogger });
+    const { write, runtime } = loopRuntime();
     await runtime.runPlan({}, async (plan) => {
       const tools = await createOpenAiAgentsTools(new ModelTools(runtime), plan);
       for (let replay = 0; replay < 2; replay++) {
