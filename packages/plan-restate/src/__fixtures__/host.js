@@ -7,10 +7,10 @@ const { DurableApprovalRouter, createPlanWorkflow, serveDurablePlans } = require
 const [name, ingressUrl, effectsUrl] = process.argv.slice(2);
 
 /** Tells the test's effects server that an effect happened (it counts them, and dedups by Idempotency-Key where asked). */
-async function effect(kind, key, extra = {}) {
+async function effect(kind, key, extra = {}, planId = '') {
   const response = await fetch(`${effectsUrl}/effect/${kind}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key ?? '', 'x-host': name },
+    headers: { 'content-type': 'application/json', 'idempotency-key': key ?? '', 'x-host': name, 'x-plan': planId },
     body: JSON.stringify(extra),
   });
   return response.json();
@@ -31,7 +31,7 @@ const tools = [
     // Not idempotent: each call adds one, whatever its key.
     descriptor: { name: 'counter.add', description: 'Adds one to a counter.', source: 'custom', capability: capability(true, false) },
     execute: async (input, ctx) => {
-      const counted = await effect('add', undefined);
+      const counted = await effect('add', undefined, {}, ctx.planId);
       await sleep(input?.holdMs ?? 0, ctx.signal);
       return toolSuccess(counted);
     },
@@ -40,14 +40,14 @@ const tools = [
     // Idempotent: the server applies one call per Idempotency-Key.
     descriptor: { name: 'http.put', description: 'Puts a record.', source: 'custom', capability: capability(true, true) },
     execute: async (input, ctx) => {
-      const counted = await effect('put', ctx.idempotencyKey);
+      const counted = await effect('put', ctx.idempotencyKey, {}, ctx.planId);
       await sleep(input?.holdMs ?? 0, ctx.signal);
       return toolSuccess(counted);
     },
   },
   {
     descriptor: { name: 'mail.send', description: 'Sends a mail.', source: 'custom', capability: capability(true, false) },
-    execute: async () => toolSuccess(await effect('mail', undefined)),
+    execute: async (_input, ctx) => toolSuccess(await effect('mail', undefined, {}, ctx.planId)),
   },
   {
     descriptor: { name: 'slow.wait', description: 'Waits until cancelled.', source: 'custom', capability: capability(false, true) },
@@ -81,10 +81,31 @@ async function demo(ctx, input, runtime) {
   return { steps };
 }
 
+/** Six steps: writes, an idempotent HTTP call, a non-idempotent counter, an approval wait (tools/reliability/kill-anywhere.js). */
+async function six(ctx, input, runtime) {
+  const steps = [];
+  for (const [step, tool] of [
+    ['write-1', 'http.put'],
+    ['count-1', 'counter.add'],
+    ['put', 'http.put'],
+    ['mail', 'mail.send'],
+    ['write-2', 'http.put'],
+    ['count-2', 'counter.add'],
+  ]) {
+    try {
+      const result = await runtime.execute(tool, tool === 'mail.send' ? {} : { holdMs: input?.holdMs ?? 0 }, ctx, { step });
+      steps.push({ step, ok: result.ok });
+    } catch (error) {
+      steps.push({ step, ok: false, code: error.code });
+    }
+  }
+  return { steps };
+}
+
 async function main() {
   const approvals = new DurableApprovalRouter();
   const runtime = new ToolRuntime({ sources: [new ToolSet({ id: 'test', kind: 'custom', tools, schemaTrust: 'trusted' })], approvalHandler: approvals });
-  const workflow = createPlanWorkflow({ runtime, approvals, plans: { demo }, host: name, ingressUrl });
+  const workflow = createPlanWorkflow({ runtime, approvals, plans: { demo, six }, host: name, ingressUrl });
   const host = await serveDurablePlans(workflow);
   process.stdout.write(`ready ${host.port}\n`);
   process.on('SIGTERM', () => void host.close().then(() => process.exit(0)));
