@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceFromPath } from '@ca/tool-context';
-import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
+import { MemoryCallJournal, ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { ModelTools } from './model-tools';
 
@@ -84,6 +84,29 @@ describe('ModelTools.call', () => {
       expect(runs()).toBe(4);
       expect(ctx.traces.map((trace) => trace.replayedFrom)).toEqual([undefined, undefined]);
     });
+  });
+
+  it("a turn replayed by another process from the plan's call journal does not run the tool again; an id that names nothing is refused there", async () => {
+    const journal = new MemoryCallJournal({ host: 'host-a' });
+    const a = setup();
+    const planA = a.runtime.createPlan({ planId: 'durable-1', journal });
+    const toolUse = { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'docs_search', input: { query: 'plans' } };
+    const first = await a.modelTools.call('anthropic', toolUse, planA);
+    expect(a.search.events.filter((event) => event.type === 'execute')).toHaveLength(1);
+    await a.runtime.endPlan(planA);
+    // Another process: a new runtime, the journal's records, the same plan id, the same turn of the model.
+    const b = setup();
+    const planB = b.runtime.createPlan({ planId: 'durable-1', journal: new MemoryCallJournal({ records: journal.records() }) });
+    const again = await b.modelTools.call('anthropic', toolUse, planB);
+    expect(b.search.events.filter((event) => event.type === 'execute')).toEqual([]);
+    expect(again.message).toEqual(first.message);
+    expect(again.outcome.trace?.replayedFrom).toBe(first.outcome.trace?.executionId);
+    // An id that cannot tell calls apart names nothing: in a plan that keeps a journal the call is refused, not run under a guessed key.
+    const weak = await b.modelTools.call('openai-chat', chatCall('docs_search', '{"query":"other"}', 'call_0'), planB);
+    expect(weak.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_INVALID_ARGUMENT' } });
+    expect(weak.message.content).toMatch(/^Error TOOL_INVALID_ARGUMENT: this plan records every call under the id the model API gives it/);
+    expect(b.search.events.filter((event) => event.type === 'execute')).toEqual([]);
+    await b.runtime.endPlan(planB);
   });
 
   it('an id that cannot tell calls apart (numbered per response, derived from the name, empty) is not a step: a later identical call runs', async () => {

@@ -29,8 +29,9 @@ export interface ModelToolsOptions {
    * Use the provider's (or framework's) call id as the execution's `step`
    * (default `true`): a call made again with the same id — a durable loop
    * replaying a turn, a retry — keeps its idempotency key, and one that
-   * already succeeded in the plan with the same tool and arguments is
-   * answered from its recorded result instead of running twice. An id that
+   * already ended in the plan (the plan's call journal, in this process or
+   * another) with the same tool and arguments is answered from its record
+   * instead of running twice. An id that
    * cannot tell calls apart (empty, `call_0`, derived from the tool's name) is
    * never used (see the README, *Call ids as steps*).
    */

@@ -85,6 +85,12 @@ function describe(error: Record<string, unknown> | null | undefined, context: Mo
       return `Error ${code}: the arguments of ${tool} are not valid JSON (${text('detail') ?? 'they do not parse'}). Call it again with the arguments as one JSON object.`;
     case 'TOOL_LIMIT_EXCEEDED':
       return `Error ${code}: ${tool} may not be called again now (${text('detail') ?? `its ${String(error?.['limit'] ?? 'call')} limit was reached`}). Continue without it or try later.`;
+    case 'TOOL_INVALID_ARGUMENT':
+      // A plan that keeps a call journal names every call by its call id; one without a usable id is refused (the model cannot fix that).
+      if (error?.['argument'] === 'options.step') {
+        return `Error ${code}: this plan records every call under the id the model API gives it, and this call of ${tool} came without an id that can name it, so it was not run. Stop calling tools and tell the user.`;
+      }
+      return `Error ${code}: ${tool} failed: ${asClause(text('message') ?? 'no reason given')}. Check the arguments; do not repeat the same call unchanged.`;
     case 'TOOL_ACTIVATION_FAILED':
     case 'TOOL_REGISTRATION_FAILED':
       return `Error ${code}: ${tool} is not available right now. Continue without it.`;
