@@ -16,6 +16,7 @@
 //                           without it); "mcp:admin" is one the authorization server never grants
 //   FIXTURE_REJECT_TOKENS   "1": the MCP server refuses every token (401) and no refresh token is issued
 //   FIXTURE_CIMD            "1": the authorization server accepts an https: URL as a client id (SEP-991)
+//   FIXTURE_NO_REGISTRATION "1": the authorization server offers no dynamic client registration
 //   FIXTURE_CLIENT_PUBLIC_KEY  the pre-registered client authenticates with a JWT signed by the private key
 //                           of this public key (PEM; private_key_jwt) instead of its secret
 const crypto = require('node:crypto');
@@ -77,11 +78,15 @@ const provider = {
       }
       return clients.get(id);
     },
-    registerClient: async (client) => {
-      clients.set(client.client_id, client);
-      record(`register ${client.client_id} ${client.client_name || ''}`);
-      return client;
-    },
+    ...(env.FIXTURE_NO_REGISTRATION === '1'
+      ? {}
+      : {
+          registerClient: async (client) => {
+            clients.set(client.client_id, client);
+            record(`register ${client.client_id} ${client.client_name || ''}`);
+            return client;
+          },
+        }),
   },
   // The consent page: this test server approves at once and sends the browser back with a code.
   async authorize(client, params, res) {
