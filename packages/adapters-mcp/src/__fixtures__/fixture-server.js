@@ -76,6 +76,7 @@ const tools = [
     annotations: readOnly,
   },
   { name: 'garbage', description: 'Writes garbage to stdout instead of answering.', inputSchema: { type: 'object' }, annotations: readOnly },
+  { name: 'huge-result', description: 'Answers with an 11 MiB text (one stdout line of more than 10 MiB).', inputSchema: { type: 'object' }, annotations: readOnly },
   { name: 'env', description: 'Returns its environment.', inputSchema: { type: 'object' }, annotations: readOnly },
   { name: 'pids', description: 'Returns its pid and its grandchild pid.', inputSchema: { type: 'object' }, annotations: readOnly },
   {
@@ -195,6 +196,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       process.stdout.write('{"this is": "not json-rpc"\n');
       process.stdout.write('garbage garbage\n');
       return never(extra, 'garbage');
+    case 'huge-result':
+      return text('x'.repeat(11 * 1024 * 1024));
     case 'env':
       return { content: [], structuredContent: { env: { ...process.env } } };
     case 'pids':
