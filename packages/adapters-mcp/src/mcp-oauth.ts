@@ -478,14 +478,26 @@ export class OAuthSession {
   }
 
   /**
+   * True when the server's event stream (the GET of Streamable HTTP) was
+   * last refused for want of an authorization (401 or 403): the transport
+   * does not try again by itself, so a sign-in has to open it again.
+   */
+  eventStreamRefused = false;
+
+  /**
    * `fetch` for the MCP transport, watching the server's answers: a 403
    * `insufficient_scope` means the next authorization must ask for the
-   * wider scope (a refresh keeps the old one).
+   * wider scope (a refresh keeps the old one); a refused event stream is
+   * noted ({@link OAuthSession.eventStreamRefused}).
    */
   watchScopeRefusals(fetch: FetchLike): FetchLike {
     return async (url, init) => {
       const response = await fetch(url, init);
       if (response.status === 403 && /insufficient_scope/.test(response.headers.get('www-authenticate') ?? '')) this.provider.wantWiderScope();
+      // The transport's GET asks for text/event-stream only; the GETs of OAuth discovery (through the same fetch) do not.
+      if ((init?.method ?? 'GET') === 'GET' && new Headers(init?.headers).get('accept') === 'text/event-stream') {
+        this.eventStreamRefused = response.status === 401 || response.status === 403;
+      }
       return response;
     };
   }

@@ -578,12 +578,34 @@ export class McpSession {
         const { planId, toolName } = this.attribute();
         await oauth.signIn(this.#closed.signal, { ...(planId === undefined ? {} : { planId }), ...(toolName === undefined ? {} : { toolName }) });
         this.#signIns++;
+        this.#reopenEventStream(oauth);
       } finally {
         release();
         this.#signingIn = undefined;
       }
     })();
     return this.#signingIn;
+  }
+
+  /**
+   * Opens the server's event stream again after a sign-in, when the server
+   * had refused it for want of an authorization (right after the handshake,
+   * before anyone signed in): the transport opens it once, after
+   * `initialized`, and never again, so the server's notifications
+   * (list_changed, resource updates, log messages) would not arrive until
+   * the next session.
+   */
+  #reopenEventStream(oauth: OAuthSession): void {
+    const transport = this.#transport;
+    if (!(transport instanceof StreamableHTTPClientTransport) || !oauth.eventStreamRefused || !this.#open) return;
+    oauth.eventStreamRefused = false;
+    // Without an event id, resumeStream opens a new stream (no Last-Event-ID), as the transport does after `initialized`.
+    transport.resumeStream('').catch((error: unknown) => {
+      this.#logger.debug(`MCP server '${this.server.name}': opening its event stream after the sign-in failed: ${messageOf(error)}`, {
+        server: this.server.name,
+      });
+    });
+    this.#logger.debug(`MCP server '${this.server.name}': opening its event stream again, with the new authorization.`, { server: this.server.name });
   }
 
   #refusedAfterSignIns(signIns: number, cause: unknown): McpServerError {

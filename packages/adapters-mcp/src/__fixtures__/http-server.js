@@ -8,7 +8,7 @@
 //   FIXTURE_CLIENT_ID       a pre-registered confidential client (oauth mode: client_credentials)
 //   FIXTURE_CLIENT_SECRET   its secret
 //   FIXTURE_TOKEN_TTL_S     lifetime of access tokens in seconds (default 3600)
-//   FIXTURE_RECORD_FILE     where to append what the server saw (grants, registrations, calls)
+//   FIXTURE_RECORD_FILE     where to append what the server saw (grants, registrations, calls, event streams opened)
 //   FIXTURE_RESUMABLE       "0": no event store, so a broken stream cannot be resumed
 //   FIXTURE_GUARD           oauth mode: "after-handshake" lets initialize and notifications through
 //                           without a token (every other request needs one)
@@ -159,10 +159,15 @@ const tools = [
   { name: 'echo', description: 'Echoes the text back.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
   { name: 'hang', description: 'Never answers.', inputSchema: { type: 'object' } },
   { name: 'whoami', description: 'Returns the OAuth client of the request.', inputSchema: { type: 'object' } },
+  {
+    name: 'add-tool',
+    description: 'Adds the tool "added" and announces tools/list_changed on the event stream (the GET stream), not on the answer.',
+    inputSchema: { type: 'object' },
+  },
 ];
 
 function newServer() {
-  const server = new Server({ name: 'http-fixture', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'http-fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
@@ -170,6 +175,13 @@ function newServer() {
     if (name === 'echo') return { content: [{ type: 'text', text: `echo: ${request.params.arguments && request.params.arguments.text}` }] };
     if (name === 'whoami') return { content: [{ type: 'text', text: extra.authInfo ? extra.authInfo.clientId : 'nobody' }] };
     if (name === 'hang') return new Promise(() => undefined);
+    if (name === 'add-tool') {
+      if (!tools.some((tool) => tool.name === 'added')) tools.push({ name: 'added', description: 'Added at run time.', inputSchema: { type: 'object' } });
+      // Not related to the request: the SDK sends it on the session's event stream, and drops it when none is open.
+      await server.sendToolListChanged();
+      return { content: [{ type: 'text', text: 'added' }] };
+    }
+    if (name === 'added') return { content: [{ type: 'text', text: 'I was added' }] };
     return { content: [{ type: 'text', text: `unknown tool ${name}` }], isError: true };
   });
   return server;
@@ -282,6 +294,8 @@ const httpServer = app.listen(0, '127.0.0.1', () => {
       return;
     }
     if (req.method === 'DELETE') record('terminate');
+    // Past the guards: the event stream opens (with a valid token, where one is needed).
+    if (req.method === 'GET') record('events');
     await transport.handleRequest(req, res);
   };
   app.get('/mcp', ...guards, existing);
