@@ -29,6 +29,9 @@ function snapshot(dir) {
   return JSON.stringify(out);
 }
 
+/** What the demo is doing, for the message of an error that ends it. */
+let running = 'the setup';
+
 async function run() {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-demo-'));
   const tracesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-demo-traces-'));
@@ -53,6 +56,7 @@ async function run() {
   try {
     const before = snapshot(workspace);
     for (const [index, [file, title, expectedCode]] of plans.entries()) {
+      running = `plan examples/plans/${file}`;
       io.stdout(`\n=== ${index + 1}. ${title}\n$ agents plan run examples/plans/${file}\n\n`);
       if (file.startsWith('06-') || file.startsWith('07-')) {
         if (!sandbox.available) {
@@ -87,14 +91,17 @@ async function run() {
         if (!identical) failures++;
       }
     }
+    running = "the model's tool loop (examples/model-loop.mjs)";
     io.stdout(`\n=== ${plans.length + 1}. A model's tool loop (the AI SDK's, a scripted model) over all five sources: repairs, a refusal, an approval\n\n`);
     const { runModelLoop } = await import('./model-loop.mjs');
     failures += await runModelLoop({ env: io.env, stdout: io.stdout });
     io.stdout(
       `\n=== ${plans.length + 2}. A model finds its tools among all five sources (tools.search, deferred loading) and reads a large output by parts\n\n`,
     );
+    running = 'the tool search (examples/tool-search.mjs)';
     const { runToolSearch } = await import('./tool-search.mjs');
     failures += await runToolSearch({ env: io.env, stdout: io.stdout, stateDir });
+    running = 'the traces';
     io.stdout('\n=== Traces (JSON Lines, one per execution)\n');
     for (const file of fs
       .readdirSync(tracesDir)
@@ -122,7 +129,7 @@ run().then(
     process.exitCode = code;
   },
   (error) => {
-    console.error(error);
+    console.error(`The demo failed while running ${running}:`, error);
     process.exitCode = 1;
   },
 );
