@@ -31,6 +31,21 @@ function snapshot(dir) {
 
 /** What the demo is doing, for the message of an error that ends it. */
 let running = 'the setup';
+/**
+ * Set by Ctrl-C or SIGTERM. The `agents` command cancels the plan that is
+ * running (it listens too); the demo then stops instead of going on with
+ * the next plan, so the plan's MCP servers are ended, not left behind.
+ */
+let stopRequested;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    stopRequested = signal;
+  });
+}
+
+function stopIfRequested() {
+  if (stopRequested !== undefined) throw new Error(`stopped by ${stopRequested}`);
+}
 
 async function run() {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-demo-'));
@@ -56,6 +71,7 @@ async function run() {
   try {
     const before = snapshot(workspace);
     for (const [index, [file, title, expectedCode]] of plans.entries()) {
+      stopIfRequested();
       running = `plan examples/plans/${file}`;
       io.stdout(`\n=== ${index + 1}. ${title}\n$ agents plan run examples/plans/${file}\n\n`);
       if (file.startsWith('06-') || file.startsWith('07-')) {
@@ -91,6 +107,7 @@ async function run() {
         if (!identical) failures++;
       }
     }
+    stopIfRequested();
     running = "the model's tool loop (examples/model-loop.mjs)";
     io.stdout(`\n=== ${plans.length + 1}. A model's tool loop (the AI SDK's, a scripted model) over all five sources: repairs, a refusal, an approval\n\n`);
     const { runModelLoop } = await import('./model-loop.mjs');
@@ -98,9 +115,11 @@ async function run() {
     io.stdout(
       `\n=== ${plans.length + 2}. A model finds its tools among all five sources (tools.search, deferred loading) and reads a large output by parts\n\n`,
     );
+    stopIfRequested();
     running = 'the tool search (examples/tool-search.mjs)';
     const { runToolSearch } = await import('./tool-search.mjs');
     failures += await runToolSearch({ env: io.env, stdout: io.stdout, stateDir });
+    stopIfRequested();
     running = 'the traces';
     io.stdout('\n=== Traces (JSON Lines, one per execution)\n');
     for (const file of fs

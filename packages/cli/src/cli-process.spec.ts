@@ -164,7 +164,8 @@ interface DemoRun {
  * test target's build dependency made the packages — in a process group of
  * its own. Each part of the demo gets DEMO_PART_BOUND_MS from its header on
  * (`=== N. …`, then `$ agents plan run <file>` for a plan); a part that
- * outlives it stops the demo (SIGTERM to the group, SIGKILL 5 s later).
+ * outlives it stops the demo: SIGTERM to the group (the running plan is
+ * cancelled and the demo ends, its MCP servers with it), SIGKILL 30 s later.
  */
 function runDemo(): Promise<DemoRun> {
   return new Promise((resolve) => {
@@ -190,7 +191,7 @@ function runDemo(): Promise<DemoRun> {
       timer = setTimeout(() => {
         stopped = `${part} did not finish within ${DEMO_PART_BOUND_MS / 1000} s (the bound of one part of the demo)`;
         signalGroup('SIGTERM');
-        setTimeout(() => signalGroup('SIGKILL'), 5_000).unref();
+        setTimeout(() => signalGroup('SIGKILL'), 30_000).unref();
       }, DEMO_PART_BOUND_MS);
     };
     const read = (chunk: Buffer): void => {
