@@ -133,6 +133,13 @@ describe('MCP server faults', () => {
     expect(await local.runPlan({}, (next) => local.execute('mcp.faulty.echo', { text: 'again' }, next))).toMatchObject({ ok: true, output: 'echo: again' });
   });
 
+  it('reports a server whose first stdout line is over 10 MiB as not started, saying so', async () => {
+    const local = setUp(fixtureServer({ FIXTURE_MODE: 'huge-at-start' }, { connectTimeoutMs: 3_600_000 }));
+    const error = (await local.discover()).sourceErrors[0]?.error;
+    expect(error).toMatchObject({ code: 'MCP_SERVER_START_FAILED', server: 'faulty' });
+    expect(error?.message).toMatch(/it wrote a stdout line of more than 10 MiB \(10485760 bytes\) .*before completing the MCP handshake/);
+  });
+
   it('tolerates a line of garbage before the handshake', async () => {
     const local = setUp(fixtureServer({ FIXTURE_MODE: 'garbage-at-start' }));
     const result = await local.runPlan({}, (ctx) => local.execute('mcp.faulty.echo', { text: 'fine' }, ctx));
