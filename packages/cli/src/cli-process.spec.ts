@@ -150,6 +150,18 @@ const DEMO_PART_BOUND_MS = 180_000;
 /** The parts the demo announces: 8 plans, the model loop, the tool search, the traces, and its start. */
 const DEMO_PARTS = 12;
 
+/** Process groups of demos still running: ended after the tests, whatever stopped a test early. */
+const demoGroups = new Set<number>();
+afterAll(() => {
+  for (const group of demoGroups) {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+});
+
 /** What `npm start` printed, how it ended, and the part it was in when it ended (or was stopped). */
 interface DemoRun {
   readonly output: string;
@@ -175,6 +187,7 @@ function runDemo(): Promise<DemoRun> {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
+    demoGroups.add(child.pid as number);
     let output = '';
     let part = 'its start (before the first plan)';
     let stopped: string | undefined;
@@ -209,6 +222,7 @@ function runDemo(): Promise<DemoRun> {
     arm();
     child.on('close', (code) => {
       clearTimeout(timer);
+      demoGroups.delete(child.pid as number);
       resolve({ output, code, part, ...(stopped === undefined ? {} : { stopped }) });
     });
   });
