@@ -29,6 +29,24 @@ function snapshot(dir) {
   return JSON.stringify(out);
 }
 
+/** What the demo is doing, for the message of an error that ends it. */
+let running = 'the setup';
+/**
+ * Set by Ctrl-C or SIGTERM. The `agents` command cancels the plan that is
+ * running (it listens too); the demo then stops instead of going on with
+ * the next plan, so the plan's MCP servers are ended, not left behind.
+ */
+let stopRequested;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    stopRequested = signal;
+  });
+}
+
+function stopIfRequested() {
+  if (stopRequested !== undefined) throw new Error(`stopped by ${stopRequested}`);
+}
+
 async function run() {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-demo-'));
   const tracesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agents-demo-traces-'));
@@ -53,6 +71,8 @@ async function run() {
   try {
     const before = snapshot(workspace);
     for (const [index, [file, title, expectedCode]] of plans.entries()) {
+      stopIfRequested();
+      running = `plan examples/plans/${file}`;
       io.stdout(`\n=== ${index + 1}. ${title}\n$ agents plan run examples/plans/${file}\n\n`);
       if (file.startsWith('06-') || file.startsWith('07-')) {
         if (!sandbox.available) {
@@ -87,14 +107,20 @@ async function run() {
         if (!identical) failures++;
       }
     }
+    stopIfRequested();
+    running = "the model's tool loop (examples/model-loop.mjs)";
     io.stdout(`\n=== ${plans.length + 1}. A model's tool loop (the AI SDK's, a scripted model) over all five sources: repairs, a refusal, an approval\n\n`);
     const { runModelLoop } = await import('./model-loop.mjs');
     failures += await runModelLoop({ env: io.env, stdout: io.stdout });
     io.stdout(
       `\n=== ${plans.length + 2}. A model finds its tools among all five sources (tools.search, deferred loading) and reads a large output by parts\n\n`,
     );
+    stopIfRequested();
+    running = 'the tool search (examples/tool-search.mjs)';
     const { runToolSearch } = await import('./tool-search.mjs');
     failures += await runToolSearch({ env: io.env, stdout: io.stdout, stateDir });
+    stopIfRequested();
+    running = 'the traces';
     io.stdout('\n=== Traces (JSON Lines, one per execution)\n');
     for (const file of fs
       .readdirSync(tracesDir)
@@ -122,7 +148,7 @@ run().then(
     process.exitCode = code;
   },
   (error) => {
-    console.error(error);
+    console.error(`The demo failed while running ${running}:`, error);
     process.exitCode = 1;
   },
 );

@@ -111,6 +111,35 @@ describe('MCP server faults', () => {
     expect(logger.at('warn').some((entry) => /not a JSON-RPC message/.test(entry.message))).toBe(true);
   });
 
+  it('fails a call answered with a stdout line over 10 MiB at once with MCP_MESSAGE_TOO_LARGE, and ends the server with its processes', async () => {
+    const pidFile = join(dir, 'pids.txt');
+    // A call timeout longer than the test's own: the call must end because the line was refused, not because it timed out.
+    const local = setUp(fixtureServer({ FIXTURE_GRANDCHILD: '1', FIXTURE_PID_FILE: pidFile }, { callTimeoutMs: 3_600_000 }));
+    const ctx = local.createPlan({ planId: 'huge-plan' });
+    const result = await local.execute('mcp.faulty.huge-result', {}, ctx);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(McpServerError.isInstance(result.error)).toBe(true);
+    expect(result.error).toMatchObject({ code: 'MCP_MESSAGE_TOO_LARGE', server: 'faulty', toolName: 'mcp.faulty.huge-result', planId: 'huge-plan' });
+    expect(result.error.message).toMatch(/^MCP server 'faulty' wrote a message \(one stdout line\) of more than 10 MiB \(10485760 bytes\)/);
+    expect(result.error.message).toMatch(/during a call of tool 'mcp\.faulty\.huge-result' in plan 'huge-plan'/);
+    // The plan's server and the process it started in its group are gone while the plan is still open (and discovery's, long since).
+    const started = (await readLines(pidFile)).flatMap((line) => Object.values(JSON.parse(line) as { pid: number; grandchild: number }));
+    expect(started.length).toBeGreaterThanOrEqual(2);
+    await waitFor(() => started.every((pid) => !isProcessAlive(pid)), 20_000, 'the servers and their grandchildren to end');
+    const report = await local.endPlan(ctx);
+    expect(report.failures).toEqual([]);
+    // The next plan starts the server again.
+    expect(await local.runPlan({}, (next) => local.execute('mcp.faulty.echo', { text: 'again' }, next))).toMatchObject({ ok: true, output: 'echo: again' });
+  });
+
+  it('reports a server whose first stdout line is over 10 MiB as not started, saying so', async () => {
+    const local = setUp(fixtureServer({ FIXTURE_MODE: 'huge-at-start' }, { connectTimeoutMs: 3_600_000 }));
+    const error = (await local.discover()).sourceErrors[0]?.error;
+    expect(error).toMatchObject({ code: 'MCP_SERVER_START_FAILED', server: 'faulty' });
+    expect(error?.message).toMatch(/it wrote a stdout line of more than 10 MiB \(10485760 bytes\) .*before completing the MCP handshake/);
+  });
+
   it('tolerates a line of garbage before the handshake', async () => {
     const local = setUp(fixtureServer({ FIXTURE_MODE: 'garbage-at-start' }));
     const result = await local.runPlan({}, (ctx) => local.execute('mcp.faulty.echo', { text: 'fine' }, ctx));

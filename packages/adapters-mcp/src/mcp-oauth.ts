@@ -14,6 +14,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type ParsedMcpOAuth, type ParsedMcpServer } from './mcp-config';
 import { McpServerError } from './mcp-server-error';
 import { listenForRedirect, RedirectError, type RedirectListener } from './redirect-listener';
+import { warnOnce } from './warn-once';
 
 /**
  * What is kept about one server's OAuth authorization: the client the
@@ -135,11 +136,14 @@ class StoredOAuthProvider implements OAuthClientProvider {
   #widerScopeWanted = false;
 
   constructor(
+    private readonly server: ParsedMcpServer,
     private readonly oauth: ParsedMcpOAuth,
     private readonly store: McpTokenStore,
     private readonly key: string,
     private readonly redirect: string | undefined,
     stored: McpStoredCredentials | undefined,
+    /** Told when the client registered dynamically where the authorization server accepts a client metadata document instead. */
+    private readonly onRegisteredDespiteDocuments: (issuer: string) => void,
   ) {
     this.#credentials = stored ?? {};
     if (oauth.privateKey !== undefined && oauth.clientId !== undefined) {
@@ -179,7 +183,11 @@ class StoredOAuthProvider implements OAuthClientProvider {
     if (exchanging !== undefined) return exchanging;
     const stored = this.#credentials.clientInformation as OAuthClientInformationMixed | undefined;
     const configured = this.oauth.clientId;
-    if (configured === undefined) return stored;
+    if (configured === undefined) {
+      // Nothing stored: the SDK registers next (or uses the metadata document), which the authorization server may not allow.
+      if (stored === undefined) this.#checkClientCanBeMade();
+      return stored;
+    }
     const secret = this.oauth.clientSecret === undefined ? {} : { client_secret: this.oauth.clientSecret };
     // The configured client, stamped with its issuer once an authorization server accepted it; its secret comes from the configuration only.
     if (stored?.client_id === configured) return { ...stored, ...secret };
@@ -187,6 +195,9 @@ class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
+    const metadata = this.#discovery?.authorizationServerMetadata;
+    const registered = this.oauth.clientId === undefined && information.client_id !== this.oauth.clientMetadataUrl;
+    if (registered && metadata?.client_id_metadata_document_supported === true) this.onRegisteredDespiteDocuments(String(metadata.issuer));
     const kept: Record<string, unknown> = { ...information };
     // A configured secret stays where the configuration keeps it (an environment variable, a secret store), never in the token store.
     if (this.oauth.clientId !== undefined && kept['client_id'] === this.oauth.clientId) delete kept['client_secret'];
@@ -277,6 +288,30 @@ class StoredOAuthProvider implements OAuthClientProvider {
     return this.#discovery;
   }
 
+  /**
+   * Fails with a coded error, before the SDK tries, when no client can be
+   * had from the authorization server the discovery found: it offers no
+   * dynamic registration, and no metadata document it would accept is
+   * configured (the SDK would fail with a plain "Incompatible auth server").
+   *
+   * @throws {McpServerError} `MCP_AUTH_FAILED`, naming the setting to add.
+   */
+  #checkClientCanBeMade(): void {
+    const metadata = this.#discovery?.authorizationServerMetadata;
+    if (metadata === undefined || metadata.registration_endpoint !== undefined) return;
+    const acceptsDocuments = metadata.client_id_metadata_document_supported === true;
+    if (acceptsDocuments && this.oauth.clientMetadataUrl !== undefined) return;
+    const server = this.server;
+    const remedy = acceptsDocuments
+      ? `It accepts a client ID metadata document instead: publish one at an https: URL and set "oauth.clientMetadataUrl" to it, or register a client there and set "oauth.clientId".`
+      : `Register a client there and set "oauth.clientId" (and "oauth.clientSecret" for a confidential client).`;
+    throw new McpServerError({
+      code: 'MCP_AUTH_FAILED',
+      server: server.name,
+      message: `MCP server '${server.name}' at ${server.url} needs an OAuth client, and its authorization server (${String(metadata.issuer)}) offers no dynamic client registration${this.oauth.clientMetadataUrl === undefined ? '' : ' and does not accept client ID metadata documents'}. ${remedy}`,
+    });
+  }
+
   async #save(credentials: McpStoredCredentials): Promise<void> {
     this.#credentials = credentials;
     await this.store.save(this.key, credentials);
@@ -326,7 +361,14 @@ export class OAuthSession {
     const stored = await store.load(key);
     // The redirect address must be known before the authorization request (and a registration) is made.
     const listener = oauth.grant === 'authorization_code' ? await listenForRedirect(oauth.redirectPort) : undefined;
-    return new OAuthSession(options, new StoredOAuthProvider(oauth, store, key, listener?.url, stored), listener);
+    const registeredDespiteDocuments = (issuer: string): void =>
+      warnOnce(
+        options.logger,
+        `cimd\u0000${server.url}\u0000${issuer}`,
+        `MCP server '${server.name}': its authorization server (${issuer}) accepts client ID metadata documents (client_id_metadata_document_supported), which MCP prefers to dynamic registration, but "oauth.clientMetadataUrl" is not set, so the client registered dynamically. Publish the client's metadata document at an https: URL and set "oauth.clientMetadataUrl" to it to have that URL as the client id.`,
+        { server: server.name },
+      );
+    return new OAuthSession(options, new StoredOAuthProvider(server, oauth, store, key, listener?.url, stored, registeredDespiteDocuments), listener);
   }
 
   /** True when connecting failed only because a person has to sign in first. */
@@ -436,14 +478,26 @@ export class OAuthSession {
   }
 
   /**
+   * True when the server's event stream (the GET of Streamable HTTP) was
+   * last refused for want of an authorization (401 or 403): the transport
+   * does not try again by itself, so a sign-in has to open it again.
+   */
+  eventStreamRefused = false;
+
+  /**
    * `fetch` for the MCP transport, watching the server's answers: a 403
    * `insufficient_scope` means the next authorization must ask for the
-   * wider scope (a refresh keeps the old one).
+   * wider scope (a refresh keeps the old one); a refused event stream is
+   * noted ({@link OAuthSession.eventStreamRefused}).
    */
   watchScopeRefusals(fetch: FetchLike): FetchLike {
     return async (url, init) => {
       const response = await fetch(url, init);
       if (response.status === 403 && /insufficient_scope/.test(response.headers.get('www-authenticate') ?? '')) this.provider.wantWiderScope();
+      // The transport's GET asks for text/event-stream only; the GETs of OAuth discovery (through the same fetch) do not.
+      if ((init?.method ?? 'GET') === 'GET' && new Headers(init?.headers).get('accept') === 'text/event-stream') {
+        this.eventStreamRefused = response.status === 401 || response.status === 403;
+      }
       return response;
     };
   }

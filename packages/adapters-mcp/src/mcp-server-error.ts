@@ -7,6 +7,9 @@ import { McpAdapterError, type McpAdapterErrorOptions } from './mcp-adapter-erro
  *   timeout, HTTP error);
  * - `MCP_SERVER_EXITED`: the session ended while it was in use (the process
  *   died, the HTTP session was lost);
+ * - `MCP_MESSAGE_TOO_LARGE`: a stdio server wrote a message (a stdout line)
+ *   longer than the adapter reads (10 MiB); the message was dropped and the
+ *   session ended with the server's processes;
  * - `MCP_LIST_TOOLS_FAILED`: `tools/list` failed or paginated without end;
  * - `MCP_SESSION_NOT_ACTIVE`: a tool was executed in a plan without being
  *   activated first (call it through `ToolRuntime`);
@@ -20,6 +23,7 @@ import { McpAdapterError, type McpAdapterErrorOptions } from './mcp-adapter-erro
 export type McpServerErrorCode =
   | 'MCP_SERVER_START_FAILED'
   | 'MCP_SERVER_EXITED'
+  | 'MCP_MESSAGE_TOO_LARGE'
   | 'MCP_LIST_TOOLS_FAILED'
   | 'MCP_SESSION_NOT_ACTIVE'
   | 'MCP_SOURCE_DISPOSED'

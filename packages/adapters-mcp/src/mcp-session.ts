@@ -248,7 +248,8 @@ export class McpSession {
             ...(options.spawn === undefined ? {} : { spawn: options.spawn }),
             shutdownGraceMs: server.shutdownGraceMs,
             promptShutdown: options.promptShutdown === true,
-            ...(server.sandbox === undefined ? {} : { sandbox: server.sandbox, serverName: server.name }),
+            serverName: server.name,
+            ...(server.sandbox === undefined ? {} : { sandbox: server.sandbox }),
             onStderr: (text) => logger.debug(`MCP server '${server.name}' stderr: ${text.trimEnd()}`, { server: server.name }),
             onInvalidLine: (line) =>
               logger.warn(`MCP server '${server.name}' wrote a stdout line that is not a JSON-RPC message; it was ignored: ${line}`, {
@@ -470,6 +471,15 @@ export class McpSession {
         message: `The session with MCP server '${name}' (${this.server.url}) ${why}${where}. Check that the server runs; a new plan opens a new session.`,
       });
     }
+    const oversized = transport.oversizedMessage;
+    if (oversized !== undefined) {
+      return new McpServerError({
+        code: 'MCP_MESSAGE_TOO_LARGE',
+        server: name,
+        ...details,
+        message: `MCP server '${name}' wrote a message (one stdout line) of more than ${describeBytes(oversized.limit)}, the most the adapter reads${where}. The message — the answer a request was waiting for — was dropped, and the session ended with the server's processes. Have the tool return less (pages, or a resource link to read), or fix the server; a new plan starts it again.`,
+      });
+    }
     const exit = transport.exit;
     const how =
       exit === undefined
@@ -568,12 +578,34 @@ export class McpSession {
         const { planId, toolName } = this.attribute();
         await oauth.signIn(this.#closed.signal, { ...(planId === undefined ? {} : { planId }), ...(toolName === undefined ? {} : { toolName }) });
         this.#signIns++;
+        this.#reopenEventStream(oauth);
       } finally {
         release();
         this.#signingIn = undefined;
       }
     })();
     return this.#signingIn;
+  }
+
+  /**
+   * Opens the server's event stream again after a sign-in, when the server
+   * had refused it for want of an authorization (right after the handshake,
+   * before anyone signed in): the transport opens it once, after
+   * `initialized`, and never again, so the server's notifications
+   * (list_changed, resource updates, log messages) would not arrive until
+   * the next session.
+   */
+  #reopenEventStream(oauth: OAuthSession): void {
+    const transport = this.#transport;
+    if (!(transport instanceof StreamableHTTPClientTransport) || !oauth.eventStreamRefused || !this.#open) return;
+    oauth.eventStreamRefused = false;
+    // Without an event id, resumeStream opens a new stream (no Last-Event-ID), as the transport does after `initialized`.
+    transport.resumeStream('').catch((error: unknown) => {
+      this.#logger.debug(`MCP server '${this.server.name}': opening its event stream after the sign-in failed: ${messageOf(error)}`, {
+        server: this.server.name,
+      });
+    });
+    this.#logger.debug(`MCP server '${this.server.name}': opening its event stream again, with the new authorization.`, { server: this.server.name });
   }
 
   #refusedAfterSignIns(signIns: number, cause: unknown): McpServerError {
@@ -750,6 +782,8 @@ export class McpSession {
         spawnError.code === 'ENOENT'
           ? `the command '${server.command}' was not found (is it installed and on PATH${server.cwd === undefined ? '' : `, or relative to cwd '${server.cwd}'`}?)`
           : `it could not be spawned: ${spawnError.message}`;
+    } else if (transport.oversizedMessage !== undefined) {
+      reason = `it wrote a stdout line of more than ${describeBytes(transport.oversizedMessage.limit)} (the most the adapter reads as one message) before completing the MCP handshake`;
     } else if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       reason = `it did not complete the MCP handshake within ${server.connectTimeoutMs} ms`;
     } else if (exit !== undefined) {
@@ -883,6 +917,11 @@ function describeCall(details: { readonly toolName?: string; readonly planId?: s
 /** `' Its stderr ended with:\n…'` or `''`. */
 export function describeStderr(stderr: string): string {
   return stderr.length === 0 ? ' It wrote nothing to stderr.' : ` Its stderr ended with:\n${stderr}\n`;
+}
+
+/** `10 MiB (10485760 bytes)`. */
+function describeBytes(bytes: number): string {
+  return `${bytes / (1024 * 1024)} MiB (${bytes} bytes)`;
 }
 
 function describeHttpError(error: unknown): string {

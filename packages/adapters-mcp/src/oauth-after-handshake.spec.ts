@@ -3,7 +3,7 @@ import { ToolRuntime, type InteractionHandler } from '@ca/tool-lifecycle';
 import { RecordingLogger } from '@ca/tool-lifecycle/testing';
 import { createMcpAdapter } from './mcp-adapter';
 import { MAX_SIGN_INS_PER_REQUEST } from './mcp-session';
-import { makeTempDir, PersonAtBrowser, readLines, removeTempDir, startFixtureHttp, type FixtureHttpServer } from './mcp-fixtures.test-helper';
+import { makeTempDir, PersonAtBrowser, readLines, removeTempDir, startFixtureHttp, waitFor, type FixtureHttpServer } from './mcp-fixtures.test-helper';
 
 jest.setTimeout(60_000);
 
@@ -104,6 +104,30 @@ describe('OAuth after the handshake: a refused request starts the sign-in', () =
       expect(error).toMatchObject({ code: 'MCP_AUTH_FAILED', server: 'secured' });
       expect(error?.message).toMatch(new RegExp(`still refused a request after ${MAX_SIGN_INS_PER_REQUEST} sign-ins in a row`));
       expect(person.asked).toHaveLength(MAX_SIGN_INS_PER_REQUEST);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it('the event stream the server refused before the sign-in is opened again after it: a tools/list_changed sent on it arrives', async () => {
+    const { url, record } = await start('events');
+    const person = new PersonAtBrowser();
+    const logger = new RecordingLogger();
+    // One session for discovery and the plan: the one that signed in after its handshake.
+    const source = createMcpAdapter({ servers: { mcpServers: { secured: { url, oauth: true, scope: 'shared' } } }, logger, interactionHandler: person });
+    const runtime = new ToolRuntime({ sources: [source], logger });
+    let changes = 0;
+    source.onToolsChanged(() => changes++);
+    try {
+      expect((await runtime.discover()).sourceErrors).toEqual([]);
+      expect(person.asked).toHaveLength(1);
+      // Refused (401) right after the handshake, before anyone signed in; with the new token it opens.
+      await waitFor(async () => (await readLines(record)).includes('events'), 20_000, 'the event stream to open with the new token');
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.add-tool', {}, ctx));
+      expect(result).toMatchObject({ ok: true, output: 'added' });
+      await waitFor(() => changes > 0, 20_000, 'the tools/list_changed notification');
+      expect((await runtime.listTools()).map((tool) => tool.name)).toContain('mcp.secured.added');
+      expect(person.asked).toHaveLength(1);
     } finally {
       await runtime.dispose();
     }

@@ -75,7 +75,8 @@ describe('OAuth 2.1 against a real local authorization server (the SDK’s auth 
       expect(authorizationUrl.searchParams.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
       expect(context).toMatchObject({ source: 'mcp', origin: 'secured' });
       const seen = (await readLines(record)).slice(before);
-      expect(seen.filter((line) => !line.startsWith('call') && line !== 'terminate')).toEqual([
+      // The OAuth exchanges, in order (not the calls, the event streams opened or the sessions ended).
+      expect(seen.filter((line) => !line.startsWith('call') && line !== 'terminate' && line !== 'events')).toEqual([
         expect.stringMatching(/^register \S+ @ca\/adapters-mcp$/),
         expect.stringMatching(/^authorize /),
         'token authorization_code',
@@ -259,6 +260,69 @@ describe('client ID metadata documents (SEP-991) and private_key_jwt', () => {
         expect(seen.filter((line) => line.startsWith('register '))).toHaveLength(1);
       }
       expect(person.asked).toHaveLength(1);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it('with the defaults (no clientMetadataUrl), an authorization server that accepts documents: the client registers dynamically, as the SDK does, and the log says once which setting would use a document', async () => {
+    const { url, record } = await start('cimd-defaults', { FIXTURE_CIMD: '1' });
+    const person = new PersonAtBrowser();
+    const logger = new RecordingLogger();
+    const source = createMcpAdapter({ servers: { mcpServers: { secured: { url, oauth: true } } }, logger, interactionHandler: person });
+    const runtime = new ToolRuntime({ sources: [source], logger });
+    try {
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
+      const clientId = new URL((person.asked[0]?.request as { url: string }).url).searchParams.get('client_id');
+      expect(result).toMatchObject({ ok: true, output: clientId });
+      expect((await readLines(record)).filter((line) => line.startsWith('register '))).toHaveLength(1);
+      const hints = logger.at('warn').filter((entry) => /client_id_metadata_document_supported/.test(entry.message));
+      expect(hints).toHaveLength(1);
+      expect(hints[0]?.message).toMatch(/MCP server 'secured'.*registered dynamically.*"oauth\.clientMetadataUrl"/);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
+  it.each([
+    ['accepts documents but none is configured', '1', /accepts a client ID metadata document instead: .*"oauth\.clientMetadataUrl"/],
+    ['accepts no documents either', '0', /Register a client there and set "oauth\.clientId"/],
+  ])(
+    'an authorization server without dynamic registration that %s: MCP_AUTH_FAILED naming the setting, and nobody is asked to sign in',
+    async (_case, cimd, remedy) => {
+      const { url } = await start(`no-registration-${cimd}`, { FIXTURE_CIMD: cimd, FIXTURE_NO_REGISTRATION: '1' });
+      const person = new PersonAtBrowser();
+      const source = createMcpAdapter({
+        servers: { mcpServers: { secured: { url, oauth: true } } },
+        logger: new RecordingLogger(),
+        interactionHandler: person,
+      });
+      const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
+      try {
+        const error = (await runtime.discover()).sourceErrors[0]?.error;
+        expect(error).toMatchObject({ code: 'MCP_AUTH_FAILED', server: 'secured' });
+        expect(error?.message).toMatch(/offers no dynamic client registration/);
+        expect(error?.message).toMatch(remedy);
+        expect(person.asked).toEqual([]);
+      } finally {
+        await runtime.dispose();
+      }
+    },
+  );
+
+  it('an authorization server without dynamic registration that accepts the configured document: it is the client id', async () => {
+    const { url, record } = await start('no-registration-document', { FIXTURE_CIMD: '1', FIXTURE_NO_REGISTRATION: '1' });
+    const person = new PersonAtBrowser();
+    const source = createMcpAdapter({
+      servers: { mcpServers: { secured: { url, oauth: { clientMetadataUrl: DOCUMENT } } } },
+      logger: new RecordingLogger(),
+      interactionHandler: person,
+    });
+    const runtime = new ToolRuntime({ sources: [source], logger: new RecordingLogger() });
+    try {
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('mcp.secured.whoami', {}, ctx));
+      expect(result).toMatchObject({ ok: true, output: DOCUMENT });
+      expect(await readLines(record)).toContain(`cimd ${DOCUMENT}`);
     } finally {
       await runtime.dispose();
     }

@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { isProcessAlive, killProcesses, waitUntilProcessesGone } from '@ca/sandbox/testing';
-import { ProcessStdioTransport } from './process-stdio-transport';
+import { MAX_MESSAGE_BYTES, ProcessStdioTransport } from './process-stdio-transport';
 
 // Child processes start slowly on a loaded machine; a hang guard, not a speed requirement.
 jest.setTimeout(30_000);
@@ -112,6 +112,65 @@ describe('ProcessStdioTransport (through the process runner)', () => {
     const grandchild = Number(/grandchild (\d+)/.exec(transport.stderrTail())?.[1]);
     leftovers.push(grandchild);
     expect(await waitUntilProcessesGone([grandchild])).toBe(true);
+  });
+
+  it('reads a message of exactly the limit, split over many pipe reads, as one message', async () => {
+    // The padding makes the line exactly MAX_MESSAGE_BYTES long; it is written in 1,000-byte pieces.
+    const { transport, invalid } = transportFor(`
+      const head = '{"jsonrpc":"2.0","id":1,"result":{"pad":"';
+      const tail = '"}}';
+      const line = head + 'p'.repeat(${MAX_MESSAGE_BYTES} - head.length - tail.length) + tail;
+      let at = 0;
+      const write = () => {
+        while (at < line.length) {
+          const piece = line.slice(at, at + 1000);
+          at += piece.length;
+          if (!process.stdout.write(piece)) return process.stdout.once('drain', write);
+        }
+        process.stdout.write('\\n');
+      };
+      write();
+      setInterval(() => {}, 1000);`);
+    const received = new Promise<JSONRPCMessage>((resolve) => (transport.onmessage = resolve));
+    await transport.start();
+    leftovers.push(transport.pid as number);
+    const message = (await received) as unknown as { result: { pad: string } };
+    expect(message.result.pad.length).toBe(MAX_MESSAGE_BYTES - '{"jsonrpc":"2.0","id":1,"result":{"pad":"'.length - '"}}'.length);
+    expect(invalid).toEqual([]);
+    expect(transport.oversizedMessage).toBeUndefined();
+    await transport.close();
+  });
+
+  it('a line over the limit closes the transport at once (the process may not exit on its own) and ends the group, grandchild included', async () => {
+    const { transport } = transportFor(
+      `
+      const { spawn } = require('node:child_process');
+      const grandchild = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+      process.stderr.write('grandchild ' + grandchild.pid + '\\n');
+      process.on('SIGTERM', () => process.stderr.write('ignoring SIGTERM\\n'));
+      // No newline ever comes: without a limit this would be buffered without end.
+      const piece = 'y'.repeat(65536);
+      const write = () => { while (process.stdout.write(piece)); process.stdout.once('drain', write); };
+      setTimeout(write, 100);
+      setInterval(() => {}, 1000);`,
+      { serverName: 'flood' },
+    );
+    const errors: Error[] = [];
+    transport.onerror = (error) => errors.push(error);
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    await transport.start();
+    leftovers.push(transport.pid as number);
+    await closed;
+    expect(transport.oversizedMessage).toEqual({ bytes: expect.any(Number), limit: MAX_MESSAGE_BYTES });
+    expect(transport.oversizedMessage?.bytes).toBeGreaterThan(MAX_MESSAGE_BYTES);
+    expect(errors.map((error) => error.message)).toEqual([
+      `MCP server 'flood' wrote a stdout line of more than ${MAX_MESSAGE_BYTES} bytes (the limit of one message); the session is closed.`,
+    ]);
+    const grandchild = Number(/grandchild (\d+)/.exec(transport.stderrTail())?.[1]);
+    leftovers.push(grandchild);
+    await transport.close();
+    expect(await waitUntilProcessesGone([transport.pid as number, grandchild])).toBe(true);
+    await expect(transport.send({ jsonrpc: '2.0', id: 2, method: 'echo' })).rejects.toThrow(/not running/);
   });
 
   it('rejects start with the operating system error for a command that does not exist, and closes', async () => {

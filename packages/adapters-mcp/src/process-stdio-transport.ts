@@ -21,6 +21,14 @@ export interface ProcessExit {
   readonly signal: NodeJS.Signals | null;
 }
 
+/** What ended a session whose server wrote a line longer than {@link MAX_MESSAGE_BYTES}. */
+export interface OversizedMessage {
+  /** How many bytes of the line had arrived when it was given up (more than the limit). */
+  readonly bytes: number;
+  /** The limit: {@link MAX_MESSAGE_BYTES}. */
+  readonly limit: number;
+}
+
 /** Options of {@link ProcessStdioTransport}. */
 export interface ProcessStdioTransportOptions {
   readonly command: string;
@@ -50,7 +58,11 @@ export interface ProcessStdioTransportOptions {
 }
 
 const STDERR_TAIL_BYTES = 8_192;
-const MAX_LINE_BYTES = 10 * 1024 * 1024;
+/**
+ * The longest stdout line (one JSON-RPC message) the adapter reads, in bytes:
+ * 10 MiB. A longer one ends the session (see {@link ProcessStdioTransport}).
+ */
+export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const EXIT_TO_CLOSE_MS = 250;
 
 /**
@@ -65,7 +77,11 @@ const EXIT_TO_CLOSE_MS = 250;
  *   whose PID namespace also ends what left the group;
  * - stderr is always read and its tail kept for error messages;
  * - a stdout line that is not JSON-RPC is reported and skipped, and the
- *   last one is kept for error messages.
+ *   last one is kept for error messages;
+ * - a stdout line longer than {@link MAX_MESSAGE_BYTES} ends the session at
+ *   once: the message it carried (an answer some request waits for) is lost,
+ *   so the transport reports the error, closes (the SDK fails the requests in
+ *   flight) and ends the process group without waiting for the server to exit.
  *
  * @internal
  */
@@ -77,7 +93,12 @@ export class ProcessStdioTransport implements Transport {
   readonly #options: ProcessStdioTransportOptions;
   #starting: Promise<void> | undefined;
   #running: RunningProcess | undefined;
-  #pending: Buffer | undefined;
+  /** The start of a line not ended yet, in the chunks it arrived in (joined once, when the line ends). */
+  #pendingChunks: Buffer[] = [];
+  #pendingBytes = 0;
+  #oversized: OversizedMessage | undefined;
+  /** True once `onclose` was called: the session may end before the process does (an oversized line). */
+  #closeAnnounced = false;
   #exit: ProcessExit | undefined;
   #spawnError: Error | undefined;
   #resolveExited!: (exit: ProcessExit) => void;
@@ -109,6 +130,11 @@ export class ProcessStdioTransport implements Transport {
   /** Resolves when the process has exited and its pipes are closed. */
   get exited(): Promise<ProcessExit> {
     return this.#exited;
+  }
+
+  /** Set when the server wrote a line longer than {@link MAX_MESSAGE_BYTES}, which ended the session. */
+  get oversizedMessage(): OversizedMessage | undefined {
+    return this.#oversized;
   }
 
   /** How many stdout lines were not JSON-RPC messages, and the last of them. */
@@ -202,11 +228,11 @@ export class ProcessStdioTransport implements Transport {
    * the end of stdin at once. Idempotent.
    */
   close(): Promise<void> {
-    this.#closing ??= this.#shutDown();
+    this.#closing ??= this.#shutDown(this.#options.promptShutdown === true);
     return this.#closing;
   }
 
-  async #shutDown(): Promise<void> {
+  async #shutDown(prompt: boolean): Promise<void> {
     try {
       await this.#starting;
     } catch {
@@ -217,33 +243,64 @@ export class ProcessStdioTransport implements Transport {
       this.#finish({ code: null, signal: null });
       return;
     }
-    // With promptShutdown, SIGTERM follows the end of stdin at once.
-    await running.close(this.#options.promptShutdown === true ? { exitWaitMs: 0 } : {});
+    // With promptShutdown (or a server that broke the stream), SIGTERM follows the end of stdin at once.
+    await running.close(prompt ? { exitWaitMs: 0 } : {});
   }
 
   #finish(exit: ProcessExit): void {
     if (this.#exit !== undefined) return;
     this.#exit = exit;
-    this.#pending = undefined;
+    this.#dropPending();
     this.#resolveExited(exit);
+    this.#announceClose();
+  }
+
+  #announceClose(): void {
+    if (this.#closeAnnounced) return;
+    this.#closeAnnounced = true;
     this.onclose?.();
   }
 
+  #dropPending(): void {
+    this.#pendingChunks = [];
+    this.#pendingBytes = 0;
+  }
+
   #onStdout(chunk: Buffer): void {
-    let buffer = this.#pending === undefined ? chunk : Buffer.concat([this.#pending, chunk]);
-    let newline = buffer.indexOf(10);
-    while (newline !== -1) {
-      const line = buffer.toString('utf8', 0, newline).replace(/\r$/, '');
-      buffer = buffer.subarray(newline + 1);
-      if (line.length > 0) this.#onLine(line);
-      newline = buffer.indexOf(10);
+    if (this.#oversized !== undefined || this.#exit !== undefined) return;
+    // Only the new chunk is searched for the end of the line; the chunks before it are joined once, when it ends.
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, newline);
+      start = newline + 1;
+      const line = this.#pendingBytes === 0 ? piece : Buffer.concat([...this.#pendingChunks, piece], this.#pendingBytes + piece.length);
+      this.#dropPending();
+      if (line.length > MAX_MESSAGE_BYTES) return this.#overflow(line.length);
+      const text = line.toString('utf8').replace(/\r$/, '');
+      if (text.length > 0) this.#onLine(text);
+      if (this.#closeAnnounced) return;
     }
-    if (buffer.length > MAX_LINE_BYTES) {
-      this.#pending = undefined;
-      this.#recordInvalid(`${buffer.toString('utf8', 0, 200)}…`, new Error(`a stdout line exceeded ${MAX_LINE_BYTES} bytes`));
-      return;
-    }
-    this.#pending = buffer.length === 0 ? undefined : buffer;
+    if (start === chunk.length) return;
+    const rest = chunk.subarray(start);
+    this.#pendingChunks.push(rest);
+    this.#pendingBytes += rest.length;
+    if (this.#pendingBytes > MAX_MESSAGE_BYTES) this.#overflow(this.#pendingBytes);
+  }
+
+  /**
+   * The server wrote a line longer than the limit: the message in it is lost
+   * (its request would wait for its timeout), and reading on would mean
+   * buffering without end. The session ends now — `onclose` at once, so that
+   * the requests in flight fail — and the process group is ended, without
+   * waiting for the server to exit on its own.
+   */
+  #overflow(bytes: number): void {
+    this.#dropPending();
+    this.#oversized = { bytes, limit: MAX_MESSAGE_BYTES };
+    const name = this.#options.serverName === undefined ? 'The MCP server' : `MCP server '${this.#options.serverName}'`;
+    this.onerror?.(new Error(`${name} wrote a stdout line of more than ${MAX_MESSAGE_BYTES} bytes (the limit of one message); the session is closed.`));
+    this.#closing ??= this.#shutDown(true);
+    this.#announceClose();
   }
 
   #onLine(line: string): void {

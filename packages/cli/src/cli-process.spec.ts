@@ -140,39 +140,129 @@ describe('the agents binary in a pipe, as CI runs it', () => {
   });
 });
 
-describe("the README's quick start, as a new user runs it", () => {
-  it('npm start runs the demo plans and they all behave as described', () => {
-    const result = spawnSync('npm', ['start', '--silent'], {
-      cwd: repositoryRoot,
-      encoding: 'utf8',
-      env: { ...process.env, NX_DAEMON: 'false' },
-      timeout: 110_000,
-    });
-    const output = `${result.stdout}\n${result.stderr}`;
-    expect(output).toContain('Workspace after rollback is byte-identical to before.');
-    expect(output).toMatch(/TOOL_ACCESS_DENIED: Tool 'builtin\.fs\.write' writes, but plan 'demo-read-only' is read-only/);
-    expect(output).toMatch(/TOOL_CHECKPOINT_REQUIRED: Tool 'builtin\.http\.request' is not checkpointable/);
-    if (sandboxAvailableForTests('the demo plans of the kernel sandbox')) {
-      expect(output).toMatch(/read-and-try-to-write builtin\.command\.run … ok .*"stdout":"read 8 words; write: EROFS\\n"/);
-      expect(output).toContain('Workspace after the read-only plan is byte-identical to before.');
-      expect(output).toMatch(/line-after-sed builtin\.command\.run … ok .*"stdout":"Goodbye from the agents demo\."/);
-      expect(output).toMatch(/line-after-rollback builtin\.command\.run … ok .*"stdout":"Hello from the agents demo\."/);
-      expect(output).toContain('Workspace after the rollback of sed -i is byte-identical to before.');
-    } else {
-      expect(output.match(/skipped: the kernel sandbox does not work here .*apt-get install bubblewrap/g)).toHaveLength(2);
+/**
+ * The bound of one part of the demo (a plan, the model loop, the tool search,
+ * the traces): a hang guard sized for a loaded 2-core machine, where a part
+ * takes a few seconds (the slowest, plan 8, about 5 s unloaded) — not a
+ * speed requirement.
+ */
+const DEMO_PART_BOUND_MS = 180_000;
+/** The parts the demo announces: 8 plans, the model loop, the tool search, the traces, and its start. */
+const DEMO_PARTS = 12;
+
+/** Process groups of demos still running: ended after the tests, whatever stopped a test early. */
+const demoGroups = new Set<number>();
+afterAll(() => {
+  for (const group of demoGroups) {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // Gone already.
     }
-    expect(output).toMatch(/mcp\.everything\.echo … ok .*Echo: hello from a plan/);
-    expect(output).toMatch(/skill\.release-notes … ok/);
-    expect(output).toMatch(/demo\.word-count … ok .*"words":4/);
-    expect(output).toMatch(/demo\.echo-twice … ok/);
-    expect(output).toMatch(
-      /CLI_PLAN_CHECK_FAILED: Plan plans\/05-checked-before-running\.yaml cannot run as written; no step was run:\n {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: .*Did you mean 'builtin\.fs\.read'\?/,
-    );
-    expect(output).toContain('(exit code 2, as expected)');
-    expect(output).toContain('=== Traces (JSON Lines, one per execution)');
-    expect(output).toContain('Demo finished: every plan behaved as expected.');
-    expect(result.status).toBe(0);
+  }
+});
+
+/** What `npm start` printed, how it ended, and the part it was in when it ended (or was stopped). */
+interface DemoRun {
+  readonly output: string;
+  readonly code: number | null;
+  readonly part: string;
+  /** Set when a part outlived its bound and the demo was stopped. */
+  readonly stopped?: string;
+}
+
+/**
+ * Runs `npm start`'s program (tools/scripts/start.js) without its build — the
+ * test target's build dependency made the packages — in a process group of
+ * its own. Each part of the demo gets DEMO_PART_BOUND_MS from its header on
+ * (`=== N. …`, then `$ agents plan run <file>` for a plan); a part that
+ * outlives it stops the demo: SIGTERM to the group (the running plan is
+ * cancelled and the demo ends, its MCP servers with it), SIGKILL 30 s later.
+ */
+function runDemo(): Promise<DemoRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(repositoryRoot, 'tools', 'scripts', 'start.js'), '--no-build'], {
+      cwd: repositoryRoot,
+      env: { ...process.env, NX_DAEMON: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    demoGroups.add(child.pid as number);
+    let output = '';
+    let part = 'its start (before the first plan)';
+    let stopped: string | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const signalGroup = (signal: NodeJS.Signals): void => {
+      try {
+        process.kill(-(child.pid as number), signal);
+      } catch {
+        // Gone already.
+      }
+    };
+    const arm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        stopped = `${part} did not finish within ${DEMO_PART_BOUND_MS / 1000} s (the bound of one part of the demo)`;
+        signalGroup('SIGTERM');
+        setTimeout(() => signalGroup('SIGKILL'), 30_000).unref();
+      }, DEMO_PART_BOUND_MS);
+    };
+    const read = (chunk: Buffer): void => {
+      const before = output.length;
+      output += chunk.toString();
+      // Headers are whole lines; look again from the start of the last line read before.
+      const from = output.lastIndexOf('\n', Math.max(0, before - 1)) + 1;
+      for (const match of output.slice(from).matchAll(/^(?:=== (.+)|\$ agents plan run (\S+))$/gm)) {
+        part = match[2] === undefined ? `part '${match[1] as string}'` : `plan ${match[2]}`;
+        arm();
+      }
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    arm();
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      demoGroups.delete(child.pid as number);
+      resolve({ output, code, part, ...(stopped === undefined ? {} : { stopped }) });
+    });
   });
+}
+
+describe("the README's quick start, as a new user runs it", () => {
+  it(
+    'npm start runs the demo plans and they all behave as described',
+    async () => {
+      const run = await runDemo();
+      const output = run.output;
+      if (run.stopped !== undefined || run.code !== 0) {
+        const why = run.stopped ?? `it exited with ${run.code} while running ${run.part}`;
+        throw new Error(`npm start (the demo, on the packages as built): ${why}. Its output:\n${output.slice(-20_000)}`);
+      }
+      expect(output).toContain('Workspace after rollback is byte-identical to before.');
+      expect(output).toMatch(/TOOL_ACCESS_DENIED: Tool 'builtin\.fs\.write' writes, but plan 'demo-read-only' is read-only/);
+      expect(output).toMatch(/TOOL_CHECKPOINT_REQUIRED: Tool 'builtin\.http\.request' is not checkpointable/);
+      if (sandboxAvailableForTests('the demo plans of the kernel sandbox')) {
+        expect(output).toMatch(/read-and-try-to-write builtin\.command\.run … ok .*"stdout":"read 8 words; write: EROFS\\n"/);
+        expect(output).toContain('Workspace after the read-only plan is byte-identical to before.');
+        expect(output).toMatch(/line-after-sed builtin\.command\.run … ok .*"stdout":"Goodbye from the agents demo\."/);
+        expect(output).toMatch(/line-after-rollback builtin\.command\.run … ok .*"stdout":"Hello from the agents demo\."/);
+        expect(output).toContain('Workspace after the rollback of sed -i is byte-identical to before.');
+      } else {
+        expect(output.match(/skipped: the kernel sandbox does not work here .*apt-get install bubblewrap/g)).toHaveLength(2);
+      }
+      expect(output).toMatch(/mcp\.everything\.echo … ok .*Echo: hello from a plan/);
+      expect(output).toMatch(/skill\.release-notes … ok/);
+      expect(output).toMatch(/demo\.word-count … ok .*"words":4/);
+      expect(output).toMatch(/demo\.echo-twice … ok/);
+      expect(output).toMatch(
+        /CLI_PLAN_CHECK_FAILED: Plan plans\/05-checked-before-running\.yaml cannot run as written; no step was run:\n {2}step 2 \(typo\) builtin\.fs\.raed: TOOL_NOT_FOUND: .*Did you mean 'builtin\.fs\.read'\?/,
+      );
+      expect(output).toContain('(exit code 2, as expected)');
+      expect(output).toContain('=== Traces (JSON Lines, one per execution)');
+      expect(output).toContain('Demo finished: every plan behaved as expected.');
+    },
+    DEMO_PARTS * DEMO_PART_BOUND_MS + 30_000,
+  );
 
   it('agents tools list with the example configuration lists every source', () => {
     const result = spawnSync(process.execPath, [bin, '--config', path.join(repositoryRoot, 'examples', 'agents.config.json'), 'tools', 'list', '--json'], {

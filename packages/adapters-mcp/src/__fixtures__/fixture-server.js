@@ -2,7 +2,7 @@
 // A small MCP server over stdio for the adapter's tests. Its behaviour is
 // chosen by environment variables (declared in the test's `env`, which also
 // checks that declared variables reach the server):
-//   FIXTURE_MODE         normal | exit-at-start | garbage-at-start
+//   FIXTURE_MODE         normal | exit-at-start | garbage-at-start | huge-at-start (an 11 MiB line first)
 //   FIXTURE_PID_FILE     where to append a line {"pid", "grandchild"} (JSON) at start
 //   FIXTURE_GRANDCHILD   "1": spawn a grandchild process that never exits
 //   FIXTURE_RECORD_FILE  where to append what the server saw (cancellations)
@@ -31,6 +31,7 @@ if (mode === 'exit-at-start') {
   process.exit(3);
 }
 if (mode === 'garbage-at-start') process.stdout.write('this is not JSON-RPC\n');
+if (mode === 'huge-at-start') process.stdout.write(`${'z'.repeat(11 * 1024 * 1024)}\n`);
 
 let grandchild;
 if (env.FIXTURE_GRANDCHILD === '1') {
@@ -76,6 +77,7 @@ const tools = [
     annotations: readOnly,
   },
   { name: 'garbage', description: 'Writes garbage to stdout instead of answering.', inputSchema: { type: 'object' }, annotations: readOnly },
+  { name: 'huge-result', description: 'Answers with an 11 MiB text (one stdout line of more than 10 MiB).', inputSchema: { type: 'object' }, annotations: readOnly },
   { name: 'env', description: 'Returns its environment.', inputSchema: { type: 'object' }, annotations: readOnly },
   { name: 'pids', description: 'Returns its pid and its grandchild pid.', inputSchema: { type: 'object' }, annotations: readOnly },
   {
@@ -195,6 +197,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       process.stdout.write('{"this is": "not json-rpc"\n');
       process.stdout.write('garbage garbage\n');
       return never(extra, 'garbage');
+    case 'huge-result':
+      return text('x'.repeat(11 * 1024 * 1024));
     case 'env':
       return { content: [], structuredContent: { env: { ...process.env } } };
     case 'pids':

@@ -8,7 +8,7 @@
 //   FIXTURE_CLIENT_ID       a pre-registered confidential client (oauth mode: client_credentials)
 //   FIXTURE_CLIENT_SECRET   its secret
 //   FIXTURE_TOKEN_TTL_S     lifetime of access tokens in seconds (default 3600)
-//   FIXTURE_RECORD_FILE     where to append what the server saw (grants, registrations, calls)
+//   FIXTURE_RECORD_FILE     where to append what the server saw (grants, registrations, calls, event streams opened)
 //   FIXTURE_RESUMABLE       "0": no event store, so a broken stream cannot be resumed
 //   FIXTURE_GUARD           oauth mode: "after-handshake" lets initialize and notifications through
 //                           without a token (every other request needs one)
@@ -16,6 +16,7 @@
 //                           without it); "mcp:admin" is one the authorization server never grants
 //   FIXTURE_REJECT_TOKENS   "1": the MCP server refuses every token (401) and no refresh token is issued
 //   FIXTURE_CIMD            "1": the authorization server accepts an https: URL as a client id (SEP-991)
+//   FIXTURE_NO_REGISTRATION "1": the authorization server offers no dynamic client registration
 //   FIXTURE_CLIENT_PUBLIC_KEY  the pre-registered client authenticates with a JWT signed by the private key
 //                           of this public key (PEM; private_key_jwt) instead of its secret
 const crypto = require('node:crypto');
@@ -77,11 +78,15 @@ const provider = {
       }
       return clients.get(id);
     },
-    registerClient: async (client) => {
-      clients.set(client.client_id, client);
-      record(`register ${client.client_id} ${client.client_name || ''}`);
-      return client;
-    },
+    ...(env.FIXTURE_NO_REGISTRATION === '1'
+      ? {}
+      : {
+          registerClient: async (client) => {
+            clients.set(client.client_id, client);
+            record(`register ${client.client_id} ${client.client_name || ''}`);
+            return client;
+          },
+        }),
   },
   // The consent page: this test server approves at once and sends the browser back with a code.
   async authorize(client, params, res) {
@@ -154,10 +159,15 @@ const tools = [
   { name: 'echo', description: 'Echoes the text back.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } },
   { name: 'hang', description: 'Never answers.', inputSchema: { type: 'object' } },
   { name: 'whoami', description: 'Returns the OAuth client of the request.', inputSchema: { type: 'object' } },
+  {
+    name: 'add-tool',
+    description: 'Adds the tool "added" and announces tools/list_changed on the event stream (the GET stream), not on the answer.',
+    inputSchema: { type: 'object' },
+  },
 ];
 
 function newServer() {
-  const server = new Server({ name: 'http-fixture', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const server = new Server({ name: 'http-fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
@@ -165,6 +175,13 @@ function newServer() {
     if (name === 'echo') return { content: [{ type: 'text', text: `echo: ${request.params.arguments && request.params.arguments.text}` }] };
     if (name === 'whoami') return { content: [{ type: 'text', text: extra.authInfo ? extra.authInfo.clientId : 'nobody' }] };
     if (name === 'hang') return new Promise(() => undefined);
+    if (name === 'add-tool') {
+      if (!tools.some((tool) => tool.name === 'added')) tools.push({ name: 'added', description: 'Added at run time.', inputSchema: { type: 'object' } });
+      // Not related to the request: the SDK sends it on the session's event stream, and drops it when none is open.
+      await server.sendToolListChanged();
+      return { content: [{ type: 'text', text: 'added' }] };
+    }
+    if (name === 'added') return { content: [{ type: 'text', text: 'I was added' }] };
     return { content: [{ type: 'text', text: `unknown tool ${name}` }], isError: true };
   });
   return server;
@@ -277,6 +294,8 @@ const httpServer = app.listen(0, '127.0.0.1', () => {
       return;
     }
     if (req.method === 'DELETE') record('terminate');
+    // Past the guards: the event stream opens (with a valid token, where one is needed).
+    if (req.method === 'GET') record('events');
     await transport.handleRequest(req, res);
   };
   app.get('/mcp', ...guards, existing);
