@@ -60,17 +60,17 @@ describe('tool search recall on BFCL non-live (769 tools, 1,000 questions)', () 
     expect(Math.abs(whole.baseline[10] - 90)).toBeLessThan(1.5);
   });
 
-  it('finds at least 85.5% of the tuning part at 5 (61% at 1, 92% at 10), 4 points or more above the baseline at 5', () => {
+  it('finds at least 87% of the tuning part at 5 (61% at 1, 92.5% at 10), 6 points or more above the baseline at 5', () => {
     expect(tuned.ours[1]).toBeGreaterThanOrEqual(61);
-    expect(tuned.ours[5]).toBeGreaterThanOrEqual(85.5);
-    expect(tuned.ours[10]).toBeGreaterThanOrEqual(92);
-    expect(tuned.ours[5] - tuned.baseline[5]).toBeGreaterThanOrEqual(4);
+    expect(tuned.ours[5]).toBeGreaterThanOrEqual(87);
+    expect(tuned.ours[10]).toBeGreaterThanOrEqual(92.5);
+    expect(tuned.ours[5] - tuned.baseline[5]).toBeGreaterThanOrEqual(6);
   });
 
-  it('finds at least 88.5% of the held-out part at 5 (57.5% at 1, 95% at 10), 3 points or more above the baseline at 5', () => {
-    expect(held.ours[1]).toBeGreaterThanOrEqual(57.5);
-    expect(held.ours[5]).toBeGreaterThanOrEqual(88.5);
-    expect(held.ours[10]).toBeGreaterThanOrEqual(95);
-    expect(held.ours[5] - held.baseline[5]).toBeGreaterThanOrEqual(3);
+  it('finds at least 89.5% of the held-out part at 5 (58.5% at 1, 95.5% at 10), 4 points or more above the baseline at 5', () => {
+    expect(held.ours[1]).toBeGreaterThanOrEqual(58.5);
+    expect(held.ours[5]).toBeGreaterThanOrEqual(89.5);
+    expect(held.ours[10]).toBeGreaterThanOrEqual(95.5);
+    expect(held.ours[5] - held.baseline[5]).toBeGreaterThanOrEqual(4);
   });
 });
