@@ -52,7 +52,7 @@ export const DEFAULT_RANKING: RankingSettings = {
   variantWeight: 0.5,
   conceptWeight: 0.3,
   pairWeight: 0.5,
-  pairDepth: 30,
+  pairDepth: 20,
 };
 
 /** One indexed tool: its descriptor and its terms, compactly. */
