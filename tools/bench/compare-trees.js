@@ -7,7 +7,10 @@
 // (this tree / the other); rounds of one plan of 1,000 executions.
 //
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npx nx run-many -t build -p @ca/tool-lifecycle)
-//   node --expose-gc tools/bench/compare-trees.js /tmp/before [rounds]
+//   node --expose-gc tools/bench/compare-trees.js /tmp/before [rounds] [step]
+//
+// With `step`, each execute carries a step id of its own (`execute(…, { step })`),
+// so every call goes through the plan's call journal (in memory, by default).
 //
 // Not a *.bench.js: `npm run bench` does not run it, since it needs the
 // other tree built.
@@ -18,7 +21,7 @@ const { inputSchema, outputSchema } = GREET_SCHEMAS;
 const PLAN_SIZE = 1_000;
 
 /** The runtime of one tree with the trivial tool of runtime.bench.js, and a function that runs one execute in plans of 1,000. */
-async function subjectOf(root) {
+async function subjectOf(root, withStep) {
   const { ToolRuntime, silentLogger } = require(path.join(root, 'packages/tool-lifecycle/dist/index.js'));
   const { InMemoryToolSource } = require(path.join(root, 'packages/tool-lifecycle/dist/testing/index.js'));
   const execute = async (input) => ({ ok: true, output: { greeting: `hi ${input.name}` } });
@@ -35,7 +38,7 @@ async function subjectOf(root) {
       await runtime.endPlan(ctx);
       ctx = runtime.createPlan();
     }
-    return runtime.execute('bench.greet', input, ctx);
+    return withStep ? runtime.execute('bench.greet', input, ctx, { step: `s${index}` }) : runtime.execute('bench.greet', input, ctx);
   };
 }
 
@@ -43,8 +46,9 @@ async function main() {
   const other = process.argv[2];
   if (other === undefined) throw new Error('usage: node --expose-gc tools/bench/compare-trees.js <other tree> [rounds]');
   const rounds = Number(process.argv[3] ?? 201);
+  const withStep = process.argv[4] === 'step';
   const here = path.resolve(__dirname, '..', '..');
-  const subjects = { 'this tree': await subjectOf(here), 'other tree': await subjectOf(path.resolve(other)) };
+  const subjects = { 'this tree': await subjectOf(here, withStep), 'other tree': await subjectOf(path.resolve(other), withStep) };
   const names = Object.keys(subjects);
   for (const name of names) await timeAsync(subjects[name], 50_000);
   // Wall-clock and CPU time (this process's, all threads) per round: on a
@@ -67,6 +71,7 @@ async function main() {
       thisTree: here,
       otherTree: path.resolve(other),
       rounds,
+      step: withStep,
       wall: { thisTreeNs: Math.round(median(wall['this tree'])), otherTreeNs: Math.round(median(wall['other tree'])), ratio: Number(ratioOf(wall).toFixed(3)) },
       cpu: { thisTreeNs: Math.round(median(cpu['this tree'])), otherTreeNs: Math.round(median(cpu['other tree'])), ratio: Number(ratioOf(cpu).toFixed(3)) },
     }),

@@ -28,6 +28,7 @@ describe('@ca/model-tools public API', () => {
       'ModelTools',
       'ModelToolsError',
       'NATIVE_DEFERRED_FORMATS',
+      'OPENAI_AGENTS_NAME_RULES',
       'REPAIR_RULES',
       'ToolNameMap',
       'modelErrorText',
@@ -41,7 +42,7 @@ describe('@ca/model-tools public API', () => {
   it('each framework subpath exports exactly its documented names', async () => {
     expect(Object.keys(await import('./ai-sdk/index')).sort()).toEqual(['ModelToolCallError', 'createAiSdkTools']);
     expect(Object.keys(await import('./openai-agents/index')).sort()).toEqual(['createOpenAiAgentsTools']);
-    expect(Object.keys(await import('./langchain/index')).sort()).toEqual(['createLangChainTools']);
+    expect(Object.keys(await import('./langchain/index')).sort()).toEqual(['createLangChainApprovalMiddleware', 'createLangChainTools']);
     const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
     expect(Object.keys(manifest.exports).sort()).toEqual(['.', './ai-sdk', './langchain', './openai-agents', './package.json']);
   });

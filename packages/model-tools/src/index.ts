@@ -9,6 +9,7 @@ export type {
   ModelToolsOptions,
   PlanPolicySource,
   RunOptions,
+  ToolsOptions,
 } from './calls/model-tools';
 export { DeferredTools, NATIVE_DEFERRED_FORMATS } from './deferred/deferred-tools';
 export type { DeferredCallResult, DeferredDefinition, DeferredLoading, DeferredMessage, DeferredToolsOptions } from './deferred/deferred-tools';
@@ -16,7 +17,7 @@ export { FrameworkApprovals } from './approval/framework-approvals';
 export type { FrameworkApproval, FrameworkApprovalsOptions } from './approval/framework-approvals';
 export { ModelToolsError } from './errors/model-tools-error';
 export type { ModelToolsErrorCode, ModelToolsErrorOptions } from './errors/model-tools-error';
-export { MODEL_TOOL_FORMATS, ToolNameMap, nameRulesOf } from './names/provider-names';
+export { MODEL_TOOL_FORMATS, OPENAI_AGENTS_NAME_RULES, ToolNameMap, nameRulesOf } from './names/provider-names';
 export type { ModelToolFormat, ProviderNameRules } from './names/provider-names';
 export { REPAIR_RULES, repairArguments } from './repair/repair-arguments';
 export type { ArgumentRepairs, DeclinedRepair, RepairOptions } from './repair/repair-arguments';

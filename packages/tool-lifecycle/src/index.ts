@@ -3,6 +3,7 @@ import 'reflect-metadata';
 
 // What a tool and a source are.
 export type { ToolDescriptor, ToolSandboxing, ToolInstance, ToolCallOptions, ToolProgress, ToolSource, UnavailableTool } from './tool';
+export type { InterruptedToolCall, ToolReconciliation } from './tool';
 export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult, ExecutionNote, ResultHandle, ToolSetSettings } from './tool';
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
@@ -72,7 +73,21 @@ export type { ApprovalContext, ApprovalDecision, ApprovalHandler, ApprovalReason
 export type { ApprovalRecord, ApprovalStore, FileApprovalStoreOptions, MemoryApprovalStoreOptions } from './approval';
 export { compileToolRules, compileToolPattern, canonicalJson, fingerprintTool } from './approval';
 export type { ArgumentMatcher, ToolRuleDecision, ToolRuleDefinition, ToolRuleExample, ToolRules, ToolRuleVerdict, PatternMatcher } from './approval';
-export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './calls';
+export type { ToolCallSettings, ToolLimitSettings, ToolRetrySettings, ToolResumeSettings } from './calls';
+
+// The call journal: calls recorded when decided and when ended, replayed instead of made twice.
+export { MemoryCallJournal } from './journal';
+export type {
+  CallJournal,
+  InterruptedCall,
+  JournalCall,
+  JournalEntry,
+  JournaledError,
+  JournalOutcome,
+  JournalRecord,
+  JournalReply,
+  MemoryCallJournalOptions,
+} from './journal';
 
 // Hooks around every call.
 export { TOOL_HOOK, DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_NOTE_LENGTH } from './hooks';
@@ -156,6 +171,8 @@ export {
   ToolHookError,
   ToolHookRefusedError,
   ToolDefinitionChangedError,
+  ToolJournalError,
+  ToolOutcomeUnknownError,
 } from './errors';
 export type {
   ToolRuntimeErrorCode,
@@ -184,6 +201,9 @@ export type {
   ToolHookFailure,
   ToolHookRefusedErrorOptions,
   ToolDefinitionChangedErrorOptions,
+  ToolJournalErrorOptions,
+  ToolJournalProblem,
+  ToolOutcomeUnknownErrorOptions,
 } from './errors';
 
 // Moved to @ca/sandbox; kept here for one release (loads @ca/sandbox on first call).

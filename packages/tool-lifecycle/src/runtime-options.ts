@@ -1,9 +1,10 @@
 import type { SchemaValidator } from '@ca/schema';
 import type { ApprovalHandler, ApprovalStore, ToolRuleDefinition } from './approval';
 import { isTimeout } from './catalog';
-import type { ToolCallSettings } from './calls';
+import type { ToolCallSettings, ToolResumeSettings } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import type { ToolHook } from './hooks';
+import type { CallJournal } from './journal';
 import type { DefinitionPins } from './pins';
 import type { ToolLifecycleCache, ToolLifecycleCacheOptions } from './plan';
 import type { PlanRegistry } from './plan-registry';
@@ -69,6 +70,13 @@ export interface ToolRuntimeOptions {
    * handed back whole).
    */
   readonly outputBudget?: OutputBudgetOptions;
+  /**
+   * What to do about a call of a plan with a journal that was in flight when
+   * its host stopped, by tool-name pattern (see `ToolResumeSettings`):
+   * `retry` with the same idempotency key, or `ask` a person. It decides
+   * before the tool's own reconciliation and capability.
+   */
+  readonly resume?: readonly ToolResumeSettings[];
 }
 
 /** What a `ToolRuntime` is built from; everything but the sources has a default. */
@@ -99,6 +107,13 @@ export interface ToolRuntimeSettings {
   readonly searchReranker?: ToolSearchReranker;
   /** Where outputs over `options.outputBudget` are kept, per plan; default a `MemoryResultStore` (used only with a budget). */
   readonly resultStore?: ResultStore;
+  /**
+   * Where the calls of every plan are recorded (see `CallJournal`), for plans
+   * without a journal of their own (`createPlan({ journal })`). Default: one
+   * `MemoryCallJournal` per plan, used only by calls with a step id. With a
+   * journal here, every call needs a step id.
+   */
+  readonly journal?: CallJournal;
 }
 
 /** How long one source's discovery may take by default, in ms. */

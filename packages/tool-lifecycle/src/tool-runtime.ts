@@ -2,26 +2,18 @@ import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
 import { toTraceRepairs, type PlanContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, PlanCallRecords, recordStep, reserveStep, untilCancelled, type ExecuteOptions } from './calls';
+import { CallRunner, CallSettings, JournaledCalls, PlanCallRecords, ResumeRules, untilCancelled, type ExecuteOptions } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import { HookPending, ToolHooks } from './hooks';
 import { createDefinitionLock, quarantineCheck, type DefinitionLock } from './pins';
 import { ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { PlanRegistryLink, checkRegistryOption, type PlanRegistry } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
-import {
-  ExecutionRecorder,
-  TraceClock,
-  extraOf,
-  type Execution,
-  createConsoleLogger,
-  createRedactingLogger,
-  systemClock,
-  type RuntimeLogger,
-} from './observability';
+import { ExecutionRecorder, TraceClock, extraOf, createConsoleLogger, createRedactingLogger, systemClock, type RuntimeLogger } from './observability';
 import { CatalogSearch, type ToolSearchHit, type ToolSearchOptions } from './search';
 import { createResultHandles, createRuntimeToolSet, type ResultHandles } from './results';
-import type { ExecutionResult, ToolDescriptor, ToolInstance } from './tool';
+import { checkJournal } from './journal';
+import type { ExecutionResult, ToolDescriptor, ToolResult } from './tool';
 
 export type { DiscoveryResult } from './catalog';
 export type { ExecuteOptions } from './calls';
@@ -62,6 +54,10 @@ export class ToolRuntime {
   private readonly toolSearch: CatalogSearch;
   /** Outputs over the budget, behind handles (with `options.outputBudget`). */
   private readonly results: ResultHandles | undefined;
+  /** Calls with a step id, through the plan's journal. */
+  private readonly journaled: JournaledCalls;
+  /** True once the runtime or a plan has a journal of its own: only then is a call without a step id checked against it. */
+  private journaling: boolean;
 
   constructor(settings: ToolRuntimeSettings = {}) {
     const options = settings.options ?? {};
@@ -102,6 +98,24 @@ export class ToolRuntime {
       quarantine: settings.pins === undefined ? undefined : quarantineCheck(settings.pins),
     });
     this.toolSearch = new CatalogSearch(this.catalog, settings.searchReranker);
+    const hooks = this.hooks;
+    this.journaling = settings.journal !== undefined;
+    this.journaled = new JournaledCalls({
+      plans: this.plans,
+      recorder: this.recorder,
+      approvals: this.approvals,
+      calls: this.calls,
+      after:
+        hooks === undefined
+          ? undefined
+          : (execution, tool, input, result) => {
+              const hooked = hooks.after(execution, tool, input, result);
+              return (hooked instanceof HookPending ? hooked.promise : hooked) as ToolResult | Promise<ToolResult>;
+            },
+      limit: this.results === undefined ? undefined : (result, ctx) => (this.results as ResultHandles).limit(result, ctx),
+      journal: settings.journal === undefined ? undefined : checkJournal(settings.journal, 'journal'),
+      resume: new ResumeRules(options.resume),
+    });
   }
 
   /**
@@ -165,12 +179,17 @@ export class ToolRuntime {
    * @throws ToolInvalidArgumentError for an invalid `timeoutMs` or `registry`.
    */
   createPlan(options: PlanOptions = {}): PlanContext {
-    const { timeoutMs, registry, ...contextOptions } = options ?? {};
+    const { timeoutMs, registry, journal, ...contextOptions } = options ?? {};
     if (timeoutMs !== undefined) checkTimeout(timeoutMs, 'timeoutMs');
+    if (journal !== undefined) checkJournal(journal, 'journal');
     const registration = checkRegistryOption(registry, contextOptions.planId);
     const { ctx, owned } = createPlanContext(contextOptions, timeoutMs);
     try {
       this.cache.open(ctx, owned);
+      if (journal !== undefined) {
+        this.plans.planCalls(ctx).journal = journal;
+        this.journaling = true;
+      }
       if (this.registryLink !== undefined && registration !== false) this.registryLink.attach(ctx, registration);
     } catch (error) {
       for (const created of owned) created.dispose();
@@ -245,8 +264,9 @@ export class ToolRuntime {
         const hooked = this.hooks.before(execution, tool, input);
         input = hooked instanceof HookPending ? await hooked.promise : hooked;
       }
-      // A call with the caller's step id may have been made before in this plan.
-      if (options?.step !== undefined) return await this.executeStep(execution, tool, instance, input, options);
+      // A call with the caller's step id goes through the plan's journal: it may have been made before (here, or on a host that stopped).
+      if (options?.step !== undefined) return await this.journaled.execute(execution, tool, instance, input, options);
+      if (this.journaling) this.journaled.refuseWithoutStep(execution, this.plans.existing(ctx));
       // 4½. Approval, where a rule of the service or the plan's policy asks for it.
       const approval = this.approvals.approve(execution, tool, input);
       if (approval !== undefined) await approval;
@@ -366,36 +386,5 @@ export class ToolRuntime {
         );
       },
     });
-  }
-
-  /**
-   * Steps 4½ to 7 of a call with the caller's step id: the result recorded for
-   * its key in the plan, if any, instead of calling; otherwise the call, its
-   * success recorded for the next time, while concurrent calls of the step wait.
-   */
-  private async executeStep(
-    execution: Execution,
-    tool: RegisteredTool,
-    instance: ToolInstance,
-    input: unknown,
-    options: ExecuteOptions,
-  ): Promise<ExecutionResult<never>> {
-    const reserved = await reserveStep(this.plans, execution, input, options.step);
-    if (typeof reserved !== 'function') return this.recorder.complete(execution, reserved.result, reserved.sizeBytes);
-    try {
-      const approval = this.approvals.approve(execution, tool, input);
-      if (approval !== undefined) await approval;
-      let result = await this.calls.dispatch(execution, tool, instance, input, options);
-      if (this.hooks !== undefined) {
-        const hooked = this.hooks.after(execution, tool, input, result);
-        result = hooked instanceof HookPending ? await hooked.promise : hooked;
-      }
-      const outcome = this.calls.finish(execution, tool, result);
-      const finished = this.results === undefined ? outcome : this.results.limit(outcome, execution.ctx);
-      if (finished.ok) recordStep(this.plans, execution, finished);
-      return finished;
-    } finally {
-      reserved();
-    }
   }
 }

@@ -3,7 +3,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
-import { executed, loopTools } from '../testing/loop-tools.test-helper';
+import { abortMidCall, executed, loopRuntime, loopTools, slowTool, within } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createAiSdkTools } from './index';
 
@@ -132,5 +132,101 @@ describe('AI SDK 7 agent loop over the runtime', () => {
     await withStop.endPlan(stopPlan);
     await runtime.endPlan(plan);
     void modelTools;
+  });
+
+  it("with a user's defaults, a call of a tool the plan refuses is the runtime's refusal, read by the model, and the loop goes on", async () => {
+    const { write, runtime } = loopRuntime();
+    await runtime.runPlan({ policy: { readOnly: true } }, async (plan) => {
+      const toolSet = await createAiSdkTools(new ModelTools(runtime), plan);
+      // The model sees only the name and why: no parameters, no description to tempt it.
+      expect((toolSet['notes_write'] as { description?: string }).description).toBe(
+        '[Not available in this plan: it changes things and this plan is read-only. Do not call it.]',
+      );
+      const { model, prompts } = scriptedModel([
+        [{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', toolName: 'notes_write', input: '{"text":"x"}' }],
+        [{ type: 'text', text: 'I cannot save in this plan.' }],
+      ]);
+      const result = await generateText({ model, tools: toolSet, prompt: 'save', stopWhen: stepCountIs(4), abortSignal: plan.signal });
+      expect(result.text).toBe('I cannot save in this plan.');
+      expect(JSON.stringify(prompts[1])).toContain("Error TOOL_ACCESS_DENIED: 'notes_write' changes things and this plan is read-only, so it was not run.");
+      expect(executed(write)).toEqual([]);
+      expect(plan.traces.map((trace) => [trace.toolName, trace.error?.code])).toEqual([['notes.write', 'TOOL_ACCESS_DENIED']]);
+    });
+  });
+
+  it('an AI SDK abort (its per-tool timeout) cancels the running tool, and the plan goes on', async () => {
+    const { tool, started, cancelled } = slowTool();
+    const { search } = loopTools();
+    const runtime = new ToolRuntime({ sources: [new InMemoryToolSource([tool, search])], logger: silentLogger });
+    await runtime.runPlan({}, async (plan) => {
+      const toolSet = await createAiSdkTools(new ModelTools(runtime), plan);
+      const { model, prompts } = scriptedModel([
+        [{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', toolName: 'reports_build', input: '{"month":"May"}' }],
+        [{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcB', toolName: 'docs_search', input: '{"query":"reports"}' }],
+        [{ type: 'text', text: 'The report took too long.' }],
+      ]);
+      const result = await generateText({ model, tools: toolSet, prompt: 'report', stopWhen: stepCountIs(5), timeout: { toolMs: 300 } });
+      await within(cancelled, 5_000, 'the tool seeing its cancellation');
+      expect(result.text).toBe('The report took too long.');
+      expect(JSON.stringify(prompts[1])).toContain('TOOL_CANCELLED');
+      // The timeout was the AI SDK's for one tool call, not an end of the plan: the next call ran.
+      expect(plan.cancellationToken.isCancelled).toBe(false);
+      expect(executed(search)).toHaveLength(1);
+      expect(plan.traces.map((trace) => [trace.toolName, trace.error?.code])).toEqual([
+        ['reports.build', 'TOOL_CANCELLED'],
+        ['docs.search', undefined],
+      ]);
+      await started;
+    });
+  });
+
+  it('the user stopping the run (abortSignal) reaches the running tool; cancelPlanOnAbort cancels the plan too', async () => {
+    for (const cancelPlanOnAbort of [false, true]) {
+      const { planCancelled, traces } = await abortMidCall(cancelPlanOnAbort, async (modelTools, plan, abortSignal) => {
+        const tools = await createAiSdkTools(modelTools, plan, { cancelPlanOnAbort });
+        const { model } = scriptedModel([[{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', toolName: 'reports_build', input: '{}' }]]);
+        return generateText({ model, tools, prompt: 'report', stopWhen: stepCountIs(3), abortSignal });
+      });
+      expect(planCancelled).toBe(cancelPlanOnAbort);
+      expect(traces.map((trace) => trace.error?.code)).toEqual(['TOOL_CANCELLED']);
+    }
+  });
+
+  it('a call the runtime fails closed on (no approval given anywhere) is not told to the model as a person’s denial', async () => {
+    const { write, runtime } = loopRuntime(new FrameworkApprovals());
+    await runtime.runPlan({ policy: { approval: { capabilities: ['writes'] } } }, async (plan) => {
+      // The bridge was not given to the tools: the AI SDK never asks, and the runtime's question goes unanswered.
+      const toolSet = await createAiSdkTools(new ModelTools(runtime), plan);
+      const { model, prompts } = scriptedModel([
+        [{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', toolName: 'notes_write', input: '{"text":"x"}' }],
+        [{ type: 'text', text: 'Not saved.' }],
+      ]);
+      await generateText({ model, tools: toolSet, prompt: 'save', stopWhen: stepCountIs(3) });
+      const told = JSON.stringify(prompts[1]);
+      expect(told).toContain(
+        "Error TOOL_APPROVAL_DENIED: this call of 'notes_write' needs a person's approval, and no approval was asked for or given for it (nobody denied it)",
+      );
+      expect(told).not.toContain('a person denied');
+      expect(executed(write)).toEqual([]);
+      expect(plan.traces[0]?.approval).toMatchObject({ decision: 'denied', decidedBy: 'model-tools' });
+    });
+  });
+
+  it('a durable loop replaying a turn (the same tool-call id in the same plan) does not run the tool twice', async () => {
+    const { write, runtime } = loopRuntime();
+    await runtime.runPlan({}, async (plan) => {
+      const toolSet = await createAiSdkTools(new ModelTools(runtime), plan);
+      const turn = (): Step[] => [
+        [{ type: 'tool-call', toolCallId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', toolName: 'notes_write', input: '{"text":"once"}' }],
+        [{ type: 'text', text: 'Saved.' }],
+      ];
+      // The first run, then the same turn replayed (the journaled model response, the same ids).
+      for (const steps of [turn(), turn()]) {
+        const { model } = scriptedModel(steps);
+        expect((await generateText({ model, tools: toolSet, prompt: 'save', stopWhen: stepCountIs(3) })).text).toBe('Saved.');
+      }
+      expect(executed(write)).toHaveLength(1);
+      expect(plan.traces[1]?.replayedFrom).toBe(plan.traces[0]?.executionId);
+    });
   });
 });

@@ -1,7 +1,8 @@
 import type { PlanContext } from '@ca/tool-context';
 import type { ToolSet } from 'ai' with { 'resolution-mode': 'import' };
 import type { FrameworkApprovals } from '../approval/framework-approvals';
-import { checkPlan, describeFor, inputSchemaOf, type ModelTools } from '../calls/model-tools';
+import { checkPlan, type ModelTools } from '../calls/model-tools';
+import { abortFor, frameworkTools } from '../frameworks/framework-tools';
 import { nameRulesOf } from '../names/provider-names';
 import type { RenderedResult } from '../render/render-result';
 import { ModelToolCallError } from './model-tool-call-error';
@@ -18,8 +19,11 @@ export interface AiSdkToolsOptions {
    */
   readonly approvals?: FrameworkApprovals;
   /**
-   * Cancel the plan when the AI SDK aborts a tool's execution (its
-   * `abortSignal`): a plan is the unit the runtime stops. Default `true`.
+   * Also cancel the plan when the AI SDK aborts a tool's execution (its
+   * `abortSignal`). Default `false`: the abort cancels that call — the tool
+   * sees its signal abort, the call ends with `TOOL_CANCELLED` — and the plan
+   * goes on, since the AI SDK aborts a tool for its per-tool and per-step
+   * timeouts too, and a stopped turn is not the end of the conversation.
    */
   readonly cancelPlanOnAbort?: boolean;
 }
@@ -35,20 +39,24 @@ const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema');
  * rejects with a {@link ModelToolCallError} whose message is the text for the
  * model (the AI SDK hands it on as the tool error). `toModelOutput` renders
  * the result within the budget. The input schema is the tool's own, given
- * without a validator: the runtime validates, after the repair. Loads
- * nothing of `ai`.
+ * without a validator: the runtime validates, after the repair. A tool the
+ * plan refuses is there too (in full with `refused: 'mark'`, else by name
+ * and reason only), so that its call is refused by the runtime and the model
+ * reads why. The AI SDK's abort signal cancels the call it was given to.
+ * Loads nothing of `ai`.
  * @throws ModelToolsError when `plan` is not a plan.
  */
 export async function createAiSdkTools(modelTools: ModelTools, plan: PlanContext, options: AiSdkToolsOptions = {}): Promise<ToolSet> {
   checkPlan(plan);
   const approvals = options.approvals;
-  const cancelPlanOnAbort = options.cancelPlanOnAbort ?? true;
+  const cancelPlanOnAbort = options.cancelPlanOnAbort ?? false;
   const rendered = new Map<string, RenderedResult>();
   const tools: Record<string, unknown> = {};
-  for (const tool of await modelTools.tools(plan, nameRulesOf('openai-chat'))) {
+  for (const tool of await frameworkTools(modelTools, plan, nameRulesOf('openai-chat'))) {
     const { name, providerName, descriptor } = tool;
+    // A refused tool's call is refused by the runtime whatever a person says: nobody is asked.
     const needsApproval =
-      approvals === undefined
+      approvals === undefined || tool.refusal !== undefined
         ? undefined
         : async (input: unknown): Promise<boolean> => {
             const prepared = await modelTools.prepare(name, { value: input });
@@ -56,16 +64,11 @@ export async function createAiSdkTools(modelTools: ModelTools, plan: PlanContext
           };
     tools[providerName] = {
       type: 'function',
-      description: describeFor(tool),
-      inputSchema: { [AI_SDK_SCHEMA]: true, _type: undefined, jsonSchema: inputSchemaOf(descriptor), validate: undefined },
+      description: tool.description,
+      inputSchema: { [AI_SDK_SCHEMA]: true, _type: undefined, jsonSchema: tool.inputSchema, validate: undefined },
       ...(needsApproval === undefined ? {} : { needsApproval }),
       execute: async (input: unknown, execution: { toolCallId: string; abortSignal?: AbortSignal; messages?: readonly unknown[] }) => {
-        const signal = execution?.abortSignal;
-        const onAbort = (): void => plan.cancellationToken.cancel('the AI SDK aborted the run');
-        if (cancelPlanOnAbort && signal !== undefined) {
-          if (signal.aborted) onAbort();
-          else signal.addEventListener('abort', onAbort, { once: true });
-        }
+        const abort = abortFor(execution?.abortSignal, plan, cancelPlanOnAbort, 'the AI SDK');
         try {
           const outcome = await modelTools.run(
             plan,
@@ -74,6 +77,7 @@ export async function createAiSdkTools(modelTools: ModelTools, plan: PlanContext
             {
               callId: execution?.toolCallId,
               providerName,
+              ...(abort.signal === undefined ? {} : { signal: abort.signal }),
               // Granted only when the messages the AI SDK ran the call with hold the approval response for this very call.
               ...(approvals === undefined
                 ? {}
@@ -89,7 +93,7 @@ export async function createAiSdkTools(modelTools: ModelTools, plan: PlanContext
           if (execution?.toolCallId !== undefined) rendered.set(execution.toolCallId, outcome.rendered);
           return outcome.result?.output;
         } finally {
-          signal?.removeEventListener('abort', onAbort);
+          abort.release();
         }
       },
       toModelOutput: ({ toolCallId, output }: { toolCallId: string; output: unknown }) => {

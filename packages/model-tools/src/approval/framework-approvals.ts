@@ -40,7 +40,12 @@ export interface FrameworkApproval {
   readonly denied?: { readonly reason?: string };
 }
 
-const DENIED_BY = 'model-tools';
+/**
+ * @internal Who "denies" a call nobody approved (no framework answer, no
+ * fallback): the bridge failing closed, not a person — the text a model
+ * reads says so (`modelErrorText`).
+ */
+export const UNANSWERED_DECIDER = 'model-tools';
 
 /**
  * Joins a framework's own approval flow (AI SDK approval requests and
@@ -115,8 +120,9 @@ export class FrameworkApprovals implements ApprovalHandler {
     if (this.fallback !== undefined) return this.fallback.requestApproval(request, context);
     return {
       decision: 'deny',
-      reason: 'the call was not approved through the agent framework and no other approval handler is set',
-      decidedBy: DENIED_BY,
+      reason:
+        'no approval was given for this call: no approval request of the agent framework answered it, and FrameworkApprovals has no fallback handler to ask, so it fails closed',
+      decidedBy: UNANSWERED_DECIDER,
     };
   }
 

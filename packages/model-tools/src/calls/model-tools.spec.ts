@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceFromPath } from '@ca/tool-context';
-import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
+import { MemoryCallJournal, ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { ModelTools } from './model-tools';
 
@@ -20,7 +20,7 @@ function setup(extra: TestTool[] = [], options: ConstructorParameters<typeof Mod
   return { runtime, search, write, modelTools: new ModelTools(runtime, options) };
 }
 
-const chatCall = (name: string, args: string, id = 'call_1') => ({ id, type: 'function', function: { name, arguments: args } });
+const chatCall = (name: string, args: string, id = 'call_DdmO9pD3xa9XTPNJ32zg2hcA') => ({ id, type: 'function', function: { name, arguments: args } });
 
 describe('ModelTools.definitions', () => {
   it('lists only what the plan lets run, by policyRefusal, or marks the rest', async () => {
@@ -55,10 +55,100 @@ describe('ModelTools.call', () => {
         { rule: 'single-to-array', pointer: '/tags', from: 'string', to: 'array' },
       ]);
       expect(outcome.repairs).toEqual(ctx.traces.at(-1)!.repairs);
-      expect(message).toEqual({ role: 'tool', tool_call_id: 'call_1', content: JSON.stringify({ query: 'x', limit: 5, tags: ['a'] }) });
+      expect(message).toEqual({ role: 'tool', tool_call_id: 'call_DdmO9pD3xa9XTPNJ32zg2hcA', content: JSON.stringify({ query: 'x', limit: 5, tags: ['a'] }) });
       // The same call id and arguments again: the recorded result, not a second execution.
       await modelTools.call('openai-chat', chatCall('docs_search', '{"query":"x","limit":"5","tags":"a"}'), ctx);
       expect(ctx.traces.at(-1)!.replayedFrom).toBe(ctx.traces.at(-2)!.executionId);
+    });
+  });
+
+  it('the same call id made again in the plan (a durable loop replaying a turn) is answered from the recorded result, not run twice', async () => {
+    const { runtime, search } = setup();
+    const modelTools = new ModelTools(runtime);
+    const runs = () => search.events.filter((event) => event.type === 'execute').length;
+    await runtime.runPlan({}, async (ctx) => {
+      const id = 'toolu_01A09q90qw90lq917835lq9';
+      const first = await modelTools.call('anthropic', { type: 'tool_use', id, name: 'docs_search', input: { query: 'plans' } }, ctx);
+      const again = await modelTools.call('anthropic', { type: 'tool_use', id, name: 'docs_search', input: { query: 'plans' } }, ctx);
+      expect(runs()).toBe(1);
+      expect(again.message).toEqual(first.message);
+      expect(again.outcome.trace?.replayedFrom).toBe(first.outcome.trace?.executionId);
+      // The key is the plan, the tool, the arguments and the id: other arguments under the same id are another call.
+      await modelTools.call('anthropic', { type: 'tool_use', id, name: 'docs_search', input: { query: 'other' } }, ctx);
+      expect(runs()).toBe(2);
+    });
+    // Without callIdAsStep, every call runs.
+    const plain = new ModelTools(runtime, { callIdAsStep: false });
+    await runtime.runPlan({}, async (ctx) => {
+      for (let turn = 0; turn < 2; turn++) await plain.call('openai-chat', chatCall('docs_search', '{"query":"q"}'), ctx);
+      expect(runs()).toBe(4);
+      expect(ctx.traces.map((trace) => trace.replayedFrom)).toEqual([undefined, undefined]);
+    });
+  });
+
+  it("a turn replayed by another process from the plan's call journal does not run the tool again; an id that names nothing is refused there", async () => {
+    const journal = new MemoryCallJournal({ host: 'host-a' });
+    const a = setup();
+    const planA = a.runtime.createPlan({ planId: 'durable-1', journal });
+    const toolUse = { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'docs_search', input: { query: 'plans' } };
+    const first = await a.modelTools.call('anthropic', toolUse, planA);
+    expect(a.search.events.filter((event) => event.type === 'execute')).toHaveLength(1);
+    await a.runtime.endPlan(planA);
+    // Another process: a new runtime, the journal's records, the same plan id, the same turn of the model.
+    const b = setup();
+    const planB = b.runtime.createPlan({ planId: 'durable-1', journal: new MemoryCallJournal({ records: journal.records() }) });
+    const again = await b.modelTools.call('anthropic', toolUse, planB);
+    expect(b.search.events.filter((event) => event.type === 'execute')).toEqual([]);
+    expect(again.message).toEqual(first.message);
+    expect(again.outcome.trace?.replayedFrom).toBe(first.outcome.trace?.executionId);
+    // An id that cannot tell calls apart names nothing: in a plan that keeps a journal the call is refused, not run under a guessed key.
+    const weak = await b.modelTools.call('openai-chat', chatCall('docs_search', '{"query":"other"}', 'call_0'), planB);
+    expect(weak.outcome).toMatchObject({ ok: false, error: { code: 'TOOL_INVALID_ARGUMENT' } });
+    expect(weak.message.content).toMatch(/^Error TOOL_INVALID_ARGUMENT: this plan records every call under the id the model API gives it/);
+    expect(b.search.events.filter((event) => event.type === 'execute')).toEqual([]);
+    await b.runtime.endPlan(planB);
+  });
+
+  it('an id that cannot tell calls apart (numbered per response, derived from the name, empty) is not a step: a later identical call runs', async () => {
+    const { runtime, modelTools, search } = setup();
+    const runs = () => search.events.filter((event) => event.type === 'execute').length;
+    await runtime.runPlan({}, async (ctx) => {
+      // Two turns of a server that numbers each response's calls from 0, one that derives ids from the name, one that sends none.
+      for (const id of ['call_0', 'call_0', 'call-docs_search', 'call-docs_search', '', '']) {
+        await modelTools.call('openai-chat', chatCall('docs_search', '{"query":"weather"}', id), ctx);
+      }
+      expect(runs()).toBe(6);
+      expect(ctx.traces.every((trace) => trace.replayedFrom === undefined && trace.success)).toBe(true);
+      // Gemini's functionCall without an id: no step either.
+      await modelTools.call('gemini', { functionCall: { name: 'docs.search', args: { query: 'weather' } } }, ctx);
+      await modelTools.call('gemini', { functionCall: { name: 'docs.search', args: { query: 'weather' } } }, ctx);
+      expect(runs()).toBe(8);
+    });
+  });
+
+  it('every call the model makes is traced: a name no tool has and arguments that are not JSON leave a trace with their code, and no argument text', async () => {
+    const { runtime, modelTools, search } = setup();
+    await runtime.runPlan({}, async (ctx) => {
+      const unknown = await modelTools.call('openai-chat', chatCall('docs_serch', '{"query":"x"}'), ctx);
+      const broken = await modelTools.call('openai-chat', chatCall('docs_search', '{"query":"sk-live-0123456789abcdef", '), ctx);
+      const ran = await modelTools.run(ctx, 'no.such.tool', { value: {} }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcB', providerName: 'no_such_tool' });
+      expect(search.events.filter((event) => event.type === 'execute')).toEqual([]);
+      expect(ctx.traces.map((trace) => [trace.toolName, trace.success, trace.error?.code, trace.resultSizeBytes])).toEqual([
+        ['docs_serch', false, 'MODEL_TOOL_UNKNOWN', 0],
+        ['docs.search', false, 'MODEL_ARGUMENTS_INVALID_JSON', 0],
+        ['no.such.tool', false, 'MODEL_TOOL_UNKNOWN', 0],
+      ]);
+      expect([unknown.outcome.trace, broken.outcome.trace, ran.trace]).toEqual([...ctx.traces]);
+      expect(new Set(ctx.traces.map((trace) => trace.executionId)).size).toBe(3);
+      expect(JSON.stringify(ctx.traces)).not.toContain('sk-live');
+      // The model still reads the parser's reason; the trace keeps none of the text.
+      expect(broken.message.content).toMatch(/^Error MODEL_ARGUMENTS_INVALID_JSON/);
+      // A name the model made up is kept as a label: capped, secrets redacted.
+      const hostile = await modelTools.call('openai-chat', chatCall(`Bearer sk-live-0123456789abcdef ${'y'.repeat(100_000)}`, '{}'), ctx);
+      expect(hostile.outcome.trace?.error?.code).toBe('MODEL_TOOL_UNKNOWN');
+      expect(hostile.outcome.trace!.toolName.length).toBeLessThan(300);
+      expect(hostile.outcome.trace!.error!.message.length).toBeLessThan(600);
+      expect(JSON.stringify(ctx.traces)).not.toContain('sk-live');
     });
   });
 
@@ -96,7 +186,7 @@ describe('ModelTools.call', () => {
       expect(message.output).toBe(
         "Error MODEL_TOOL_UNKNOWN: there is no tool 'docs_serch' in this plan. Tools with close names: 'docs_search'. Call only the tools you were given.",
       );
-      expect(ctx.traces).toEqual([]);
+      expect(ctx.traces.map((trace) => [trace.toolName, trace.success, trace.error?.code])).toEqual([['docs_serch', false, 'MODEL_TOOL_UNKNOWN']]);
     });
   });
 

@@ -4,6 +4,8 @@ import type { BoundResource, PlanContext, PlanPolicy, ToolExecutionTrace, ToolEx
 import { resourcePath } from '@ca/tool-context';
 import { policyRefusal, type ExecuteOptions, type ExecutionResult, type ToolDescriptor, type ToolRuntime } from '@ca/tool-lifecycle';
 import { ModelToolsError } from '../errors/model-tools-error';
+import { stepOfCallId } from './call-step';
+import { callStart, nameLabel, recordFrontDoorTrace, type CallStart } from './front-door-trace';
 import { MODEL_TOOL_FORMATS, ToolNameMap, nameRulesOf, type ModelToolFormat, type ProviderNameRules } from '../names/provider-names';
 import { PROVIDERS, type ProviderDefinition, type ProviderResult } from '../providers/providers';
 import type { ProviderToolCall } from '../providers/provider-call';
@@ -23,7 +25,16 @@ export interface ModelToolsOptions {
   readonly refused?: 'omit' | 'mark';
   /** OpenAI strict mode where the schema allows it (default `true`). */
   readonly strict?: boolean;
-  /** Use the provider's call id as the execution's `step` (default `true`): a retried call keeps its idempotency key. */
+  /**
+   * Use the provider's (or framework's) call id as the execution's `step`
+   * (default `true`): a call made again with the same id — a durable loop
+   * replaying a turn, a retry — keeps its idempotency key, and one that
+   * already ended in the plan (the plan's call journal, in this process or
+   * another) with the same tool and arguments is answered from its record
+   * instead of running twice. An id that
+   * cannot tell calls apart (empty, `call_0`, derived from the tool's name) is
+   * never used (see the README, *Call ids as steps*).
+   */
   readonly callIdAsStep?: boolean;
 }
 
@@ -32,6 +43,12 @@ export interface PlanPolicySource {
   readonly policy: PlanPolicy;
   readonly planId?: string;
   readonly resources?: readonly BoundResource[];
+}
+
+/** Options of {@link ModelTools.tools}. */
+export interface ToolsOptions {
+  /** What to do with the tools the plan's policy refuses, for this listing: default the instance's `refused`. */
+  readonly refused?: 'omit' | 'mark';
 }
 
 /** Options of {@link ModelTools.definitions}. */
@@ -74,7 +91,11 @@ export interface ModelToolCallOutcome {
   readonly repairs: readonly ToolExecutionTraceRepair[];
   /** Places the repair left alone because two rules disagreed. */
   readonly declined: readonly DeclinedRepair[];
-  /** The execution's trace, when the runtime was reached. */
+  /**
+   * The call's trace, also in `plan.traces`: the runtime's, or — for a call
+   * refused before `runtime.execute` (`MODEL_TOOL_UNKNOWN`,
+   * `MODEL_ARGUMENTS_INVALID_JSON`) — the front door's, with the error's code.
+   */
   readonly trace?: ToolExecutionTrace;
 }
 
@@ -88,8 +109,12 @@ export interface ModelToolCallResult<F extends ModelToolFormat> {
 /** The arguments of a call as a framework or provider hands them over. */
 export type CallArguments = { readonly text: string } | { readonly value: unknown };
 
-/** Options of one {@link ModelTools.run}. */
-export interface RunOptions {
+/**
+ * Options of one {@link ModelTools.run}: the call's id and name as the model
+ * sent them, and what `runtime.execute` takes besides the call (`signal`
+ * cancels this call only — a framework's abort signal —, not the plan).
+ */
+export interface RunOptions extends CallOptions {
   /** The provider's or framework's call id. */
   readonly callId?: string;
   /** The name the model used (default: the runtime's). */
@@ -117,8 +142,6 @@ interface Catalog {
   readonly names: Map<ProviderNameRules, ToolNameMap>;
 }
 
-const MAX_STEP_LENGTH = 1_000;
-
 /**
  * The front door of a runtime for model APIs: the tools of its catalog as
  * each provider defines them, and a provider's tool call run through
@@ -130,7 +153,8 @@ const MAX_STEP_LENGTH = 1_000;
  */
 export class ModelTools {
   private readonly budget: RenderBudget;
-  private readonly refused: 'omit' | 'mark';
+  /** What `definitions` and `tools` do with the tools the plan's policy refuses (the `refused` option): the framework adapters read it too. */
+  readonly refused: 'omit' | 'mark';
   private readonly strict: boolean;
   private readonly callIdAsStep: boolean;
   private catalog: Catalog | undefined;
@@ -183,11 +207,17 @@ export class ModelTools {
   }
 
   /**
-   * The catalog's tools under a provider's name rules, with the plan's
-   * refusals (left out with `refused: 'omit'`).
+   * The catalog's tools under a provider's name rules (`nameRulesOf(format)`,
+   * default OpenAI's), sorted by name, each with its provider name, its
+   * descriptor and — when the plan's policy refuses it — the refusal (a
+   * refused tool is left out with `refused: 'omit'`, the instance's default
+   * unless `options.refused` says otherwise). What `definitions` and the
+   * framework adapters build on, for a door of your own.
    * @throws ModelToolsError for something that is not a plan or a policy.
    */
-  async tools(plan: PlanPolicySource, rules: ProviderNameRules = nameRulesOf('openai-chat')): Promise<ModelTool[]> {
+  async tools(plan: PlanPolicySource, rules: ProviderNameRules = nameRulesOf('openai-chat'), options: ToolsOptions = {}): Promise<ModelTool[]> {
+    const refused = options.refused ?? this.refused;
+    if (refused !== 'omit' && refused !== 'mark') throw invalidArgument('options.refused', "'omit' or 'mark'", describeValue(refused));
     const policy = policyOf(plan);
     const catalog = await this.loadCatalog();
     const names = namesFor(catalog, rules);
@@ -195,7 +225,7 @@ export class ModelTools {
     const tools: ModelTool[] = [];
     for (const descriptor of catalog.tools) {
       const refusal = policyRefusal(descriptor, policy, planId);
-      if (refusal !== undefined && this.refused === 'omit') continue;
+      if (refusal !== undefined && refused === 'omit') continue;
       const providerName = names.toProvider(descriptor.name) as string;
       tools.push(refusal === undefined ? { name: descriptor.name, providerName, descriptor } : { name: descriptor.name, providerName, descriptor, refusal });
     }
@@ -212,6 +242,7 @@ export class ModelTools {
   async call<F extends ModelToolFormat>(format: F, call: unknown, plan: PlanContext, options?: CallOptions): Promise<ModelToolCallResult<F>> {
     checkFormat(format);
     checkPlan(plan);
+    const start = callStart();
     const provider = PROVIDERS[format];
     const read = provider.read(call);
     const catalog = this.catalog ?? (await this.loadCatalog());
@@ -221,7 +252,7 @@ export class ModelTools {
       toolName = namesFor(await this.loadCatalog(), nameRulesOf(format)).fromProvider(read.name);
     }
     const strictNulls = this.strict && (format === 'openai-chat' || format === 'openai-responses');
-    const outcome = await this.runMapped(plan, toolName, read, strictNulls, nameRulesOf(format), undefined, undefined, options);
+    const outcome = await this.runMapped(plan, toolName, read, strictNulls, nameRulesOf(format), undefined, undefined, options, start);
     return { message: provider.result(outcome.rendered, read) as ProviderResult<F>, outcome };
   }
 
@@ -233,10 +264,21 @@ export class ModelTools {
    */
   async run(plan: PlanContext, toolName: string, args: CallArguments, options: RunOptions = {}): Promise<ModelToolCallOutcome> {
     checkPlan(plan);
+    const start = callStart();
     const read: ProviderToolCall = { format: 'openai-chat', name: options.providerName ?? toolName, callId: options.callId, arguments: args };
     const catalog = this.catalog ?? (await this.loadCatalog());
     const known = catalog.byName.has(toolName) || (await this.loadCatalog()).byName.has(toolName);
-    return this.runMapped(plan, known ? toolName : undefined, read, options.strictNulls === true, undefined, toolName, options.beforeExecute);
+    return this.runMapped(
+      plan,
+      known ? toolName : undefined,
+      read,
+      options.strictNulls === true,
+      undefined,
+      toolName,
+      options.beforeExecute,
+      executeOptionsOf(options),
+      start,
+    );
   }
 
   /**
@@ -294,22 +336,58 @@ export class ModelTools {
     unknownName?: string,
     beforeExecute?: RunOptions['beforeExecute'],
     callOptions?: CallOptions,
+    start: CallStart = callStart(),
   ): Promise<ModelToolCallOutcome> {
     // Only failures spread it: the successful path builds its outcome field by field.
     const base = (): { providerName: string; callId?: string } =>
       read.callId === undefined ? { providerName: read.name } : { providerName: read.name, callId: read.callId };
     const descriptor = toolName === undefined ? undefined : this.catalog?.byName.get(toolName);
+    // Refused before the pipeline: the runtime never sees these calls, so the front door traces them (same record, the error's code).
     if (toolName === undefined || descriptor === undefined) {
       const error = unknownToolError(unknownName ?? read.name, this.catalog, rules);
-      return { ...base(), ok: false, rendered: this.renderError(error, plan, read.name, undefined), error, repairs: [], declined: [] };
+      const trace = recordFrontDoorTrace(plan, start, {
+        toolName: unknownName ?? read.name,
+        error: {
+          name: error.name,
+          code: error.code,
+          message: `No tool is named '${nameLabel(unknownName ?? read.name)}' in plan '${plan.planId}'; the call was not run.`,
+        },
+      });
+      return {
+        ...base(),
+        ok: false,
+        rendered: this.renderError(error, plan, read.name, undefined),
+        error,
+        repairs: [],
+        declined: [],
+        ...(trace === undefined ? {} : { trace }),
+      };
     }
     const parsed = parseArguments(read.arguments);
     if (!parsed.ok) {
       const failure = argumentsError(toolName, plan.planId, parsed.error);
-      return { ...base(), toolName, ok: false, rendered: this.renderError(failure, plan, read.name, undefined), error: failure, repairs: [], declined: [] };
+      // The parser's message quotes the text: the trace says only that it did not parse (arguments are never kept).
+      const trace = recordFrontDoorTrace(plan, start, {
+        toolName,
+        error: {
+          name: failure.name,
+          code: failure.code,
+          message: `The arguments of tool '${toolName}' in plan '${plan.planId}' are not valid JSON; the call was not run.`,
+        },
+      });
+      return {
+        ...base(),
+        toolName,
+        ok: false,
+        rendered: this.renderError(failure, plan, read.name, undefined),
+        error: failure,
+        repairs: [],
+        declined: [],
+        ...(trace === undefined ? {} : { trace }),
+      };
     }
     const { value, repairs, declined } = prepareValue(descriptor, parsed.value, strictNulls);
-    const step = this.callIdAsStep && read.callId !== undefined && read.callId.length > 0 && read.callId.length <= MAX_STEP_LENGTH ? read.callId : undefined;
+    const step = this.callIdAsStep ? stepOfCallId(read.callId, [read.name, toolName]) : undefined;
     let options: ExecuteOptions | undefined =
       repairs.length === 0 ? (step === undefined ? undefined : { step }) : step === undefined ? { repairs } : { repairs, step };
     if (callOptions !== undefined) options = options === undefined ? callOptions : { ...callOptions, ...options };
@@ -395,6 +473,17 @@ export class ModelTools {
   }
 }
 
+/** The options of `run` that go to `runtime.execute`, when any is set. */
+function executeOptionsOf(options: RunOptions): CallOptions | undefined {
+  const { signal, timeoutMs, onProgress } = options;
+  if (signal === undefined && timeoutMs === undefined && onProgress === undefined) return undefined;
+  return {
+    ...(signal === undefined ? {} : { signal }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(onProgress === undefined ? {} : { onProgress }),
+  };
+}
+
 function parseArguments(args: CallArguments): { ok: true; value: unknown } | { ok: false; error: unknown } {
   if (!('text' in args)) return { ok: true, value: args.value };
   if (args.text.trim() === '') return { ok: true, value: {} };
@@ -476,9 +565,14 @@ const REFUSAL_NOTES: Readonly<Record<string, string>> = {
 /** @internal The description a model is shown: the tool's, with a note first when the plan refuses it. */
 export function describeFor(tool: ModelTool): string {
   if (tool.refusal === undefined) return tool.descriptor.description;
-  const rule = (tool.refusal as { rule?: string }).rule;
-  const note = REFUSAL_NOTES[rule ?? tool.refusal.code] ?? 'the plan refuses it';
-  return `[Not available in this plan: ${note}. Do not call it.] ${tool.descriptor.description}`;
+  return `[Not available in this plan: ${refusalNote(tool)}. Do not call it.] ${tool.descriptor.description}`;
+}
+
+/** @internal Why the plan refuses a tool, in words for a model (`it changes things and this plan is read-only`). */
+export function refusalNote(tool: ModelTool): string {
+  const refusal = tool.refusal;
+  if (refusal === undefined) return 'the plan refuses it';
+  return REFUSAL_NOTES[(refusal as { rule?: string }).rule ?? refusal.code] ?? 'the plan refuses it';
 }
 
 function rootsOf(resources: readonly BoundResource[] | undefined): string[] {

@@ -28,6 +28,15 @@ const NAME_RULES: Readonly<Record<ModelToolFormat, ProviderNameRules>> = Object.
   mcp: Object.freeze({ maxLength: 128, allowed: /[A-Za-z0-9_.-]/ }),
 });
 
+/**
+ * The names `createOpenAiAgentsTools` gives tools: letters, digits and `_`
+ * (the Agents SDK turns every other character of a function tool's name
+ * into `_`), at most 64. `mcp.notes.get-note` is `mcp_notes_get_note`. With
+ * `ModelTools.tools(plan, OPENAI_AGENTS_NAME_RULES)` (or a `ToolNameMap`), an
+ * interruption's `name` maps back to the runtime's tool.
+ */
+export const OPENAI_AGENTS_NAME_RULES: ProviderNameRules = Object.freeze({ maxLength: 64, allowed: /[A-Za-z0-9_]/ });
+
 /** The name rules of a format. */
 export function nameRulesOf(format: ModelToolFormat): ProviderNameRules {
   return NAME_RULES[format];

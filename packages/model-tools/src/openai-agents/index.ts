@@ -1,8 +1,9 @@
 import type { PlanContext } from '@ca/tool-context';
 import { tool, type FunctionTool, type RunContext } from '@openai/agents';
 import type { FrameworkApprovals } from '../approval/framework-approvals';
-import { checkPlan, describeFor, inputSchemaOf, type ModelTools } from '../calls/model-tools';
-import type { ProviderNameRules } from '../names/provider-names';
+import { checkPlan, type ModelTools } from '../calls/model-tools';
+import { abortFor, frameworkTools } from '../frameworks/framework-tools';
+import { OPENAI_AGENTS_NAME_RULES } from '../names/provider-names';
 import { toOpenAiStrictSchema } from '../schema/openai-strict-schema';
 
 /** Settings of {@link createOpenAiAgentsTools}. */
@@ -17,18 +18,26 @@ export interface OpenAiAgentsToolsOptions {
   readonly approvals?: FrameworkApprovals;
   /** Send strict schemas where they hold the tool's meaning (default `true`). */
   readonly strict?: boolean;
+  /**
+   * Also cancel the plan when the Agents SDK aborts a tool call (the
+   * `signal` of its tool call details: the run's signal, the tool's timeout,
+   * a sibling call's failure). Default `false`: the abort cancels that call
+   * only, and the plan goes on.
+   */
+  readonly cancelPlanOnAbort?: boolean;
 }
-
-// The Agents SDK turns every character but letters and digits of a tool name into '_'.
-const AGENTS_NAME_RULES: ProviderNameRules = Object.freeze({ maxLength: 64, allowed: /[A-Za-z0-9_]/ });
 
 /**
  * The plan's tools as OpenAI Agents SDK function tools (`@openai/agents`
  * 0.20). Each call runs through `runtime.execute` in the plan (arguments
  * repaired first and the repairs traced); the tool's answer to the model is
  * the rendered result, or for a failure or refusal the text built for the
- * model — the run goes on. Pass the plan's `signal` to `run()` so that a
- * cancelled plan stops the run.
+ * model — the run goes on. A tool the plan refuses is registered too (in
+ * full with `refused: 'mark'`, else by name and reason only): the SDK ends
+ * the run with `ModelBehaviorError` on a name it was not given, and the
+ * runtime's refusal keeps it going. The SDK's abort signal for a call
+ * cancels that call. Names follow {@link OPENAI_AGENTS_NAME_RULES}. Pass the
+ * plan's `signal` to `run()` so that a cancelled plan stops the run.
  * @throws ModelToolsError when `plan` is not a plan.
  */
 export async function createOpenAiAgentsTools(
@@ -39,45 +48,51 @@ export async function createOpenAiAgentsTools(
   checkPlan(plan);
   const approvals = options.approvals;
   const wantStrict = options.strict ?? true;
+  const cancelPlanOnAbort = options.cancelPlanOnAbort ?? false;
   const tools: FunctionTool<unknown>[] = [];
-  for (const entry of await modelTools.tools(plan, AGENTS_NAME_RULES)) {
+  for (const entry of await frameworkTools(modelTools, plan, OPENAI_AGENTS_NAME_RULES)) {
     const { name, providerName, descriptor } = entry;
-    const converted = wantStrict ? toOpenAiStrictSchema(inputSchemaOf(descriptor)) : undefined;
+    const converted = wantStrict && !entry.refusedStub ? toOpenAiStrictSchema(entry.inputSchema) : undefined;
     const strict = converted?.strict === true;
-    const parameters = (strict ? converted.schema : { additionalProperties: true, ...inputSchemaOf(descriptor) }) as never;
+    const parameters = (strict ? converted.schema : { additionalProperties: true, ...entry.inputSchema }) as never;
     tools.push(
       tool({
         name: providerName,
-        description: describeFor(entry),
+        description: entry.description,
         parameters,
         strict,
         needsApproval: async (_context: RunContext<unknown>, input: unknown) => {
-          if (approvals === undefined) return false;
+          // A refused tool's call is refused by the runtime whatever a person says: nobody is asked.
+          if (approvals === undefined || entry.refusal !== undefined) return false;
           const prepared = await modelTools.prepare(name, { value: input }, { strictNulls: strict });
           return prepared !== undefined && (await approvals.needsApproval(descriptor, prepared.value, plan));
         },
-        execute: async (input: unknown, runContext?: RunContext<unknown>, details?: { toolCall?: { callId?: string } }) => {
+        execute: async (input: unknown, runContext?: RunContext<unknown>, details?: { toolCall?: { callId?: string }; signal?: AbortSignal }) => {
           const callId = details?.toolCall?.callId;
-          const outcome = await modelTools.run(
-            plan,
-            name,
-            { value: input },
-            {
-              providerName,
-              strictNulls: strict,
-              ...(callId === undefined ? {} : { callId }),
-              ...(approvals === undefined || runContext === undefined || callId === undefined
-                ? {}
-                : {
-                    beforeExecute: (value: unknown) => {
-                      // Approved in the run's own state (state.approve on an interruption), for this call or for the tool.
-                      if (runContext.isToolApproved({ toolName: providerName, callId }) !== true) return undefined;
-                      const forTool = runContext.isToolApproved({ toolName: providerName, callId: `${callId}\u0000any-other-call` }) === true;
-                      return approvals.grant(plan, name, value, { scope: forTool ? 'tool' : 'once', decidedBy: 'OpenAI Agents approval' });
-                    },
-                  }),
-            },
-          );
+          const abort = abortFor(details?.signal, plan, cancelPlanOnAbort, 'the OpenAI Agents SDK');
+          const outcome = await modelTools
+            .run(
+              plan,
+              name,
+              { value: input },
+              {
+                providerName,
+                strictNulls: strict,
+                ...(callId === undefined ? {} : { callId }),
+                ...(abort.signal === undefined ? {} : { signal: abort.signal }),
+                ...(approvals === undefined || runContext === undefined || callId === undefined
+                  ? {}
+                  : {
+                      beforeExecute: (value: unknown) => {
+                        // Approved in the run's own state (state.approve on an interruption), for this call or for the tool.
+                        if (runContext.isToolApproved({ toolName: providerName, callId }) !== true) return undefined;
+                        const forTool = runContext.isToolApproved({ toolName: providerName, callId: `${callId}\u0000any-other-call` }) === true;
+                        return approvals.grant(plan, name, value, { scope: forTool ? 'tool' : 'once', decidedBy: 'OpenAI Agents approval' });
+                      },
+                    }),
+              },
+            )
+            .finally(() => abort.release());
           return outcome.rendered.text;
         },
       }) as FunctionTool<unknown>,

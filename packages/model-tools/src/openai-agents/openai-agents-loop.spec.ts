@@ -3,7 +3,7 @@ import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/te
 import { MemoryApprovalStore, ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { FrameworkApprovals } from '../approval/framework-approvals';
-import { executed, loopTools } from '../testing/loop-tools.test-helper';
+import { abortMidCall, executed, loopRuntime, loopTools } from '../testing/loop-tools.test-helper';
 import { ModelTools } from '../calls/model-tools';
 import { createOpenAiAgentsTools } from './index';
 
@@ -109,5 +109,69 @@ describe('OpenAI Agents SDK run loop over the runtime', () => {
     expect(executed(search).length).toBe(searchesBefore);
     expect(model.calls).toHaveLength(1);
     await runtime2.endPlan(plan);
+  });
+
+  it("with a user's defaults, a call of a tool the plan refuses is the runtime's refusal: the run goes on instead of throwing ModelBehaviorError", async () => {
+    const { write, runtime } = loopRuntime();
+    await runtime.runPlan({ policy: { readOnly: true } }, async (plan) => {
+      const model = new ScriptedModel([
+        [functionCall('notes_write', { text: 'x' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
+        [assistantMessage('I cannot save in this plan.')],
+      ]);
+      const agent = new Agent({ name: 'a', model, tools: await createOpenAiAgentsTools(new ModelTools(runtime), plan) });
+      const result = await run(agent, 'save', { signal: plan.signal });
+      expect(result.finalOutput).toBe('I cannot save in this plan.');
+      expect(JSON.stringify(model.calls[1]!.request.input)).toContain("Error TOOL_ACCESS_DENIED: 'notes_write' changes things and this plan is read-only");
+      expect(executed(write)).toEqual([]);
+      expect(plan.traces.map((trace) => [trace.toolName, trace.error?.code])).toEqual([['notes.write', 'TOOL_ACCESS_DENIED']]);
+    });
+  });
+
+  it("the run's abort signal reaches the running tool within a bound, and the plan is not cancelled (unless cancelPlanOnAbort)", async () => {
+    for (const cancelPlanOnAbort of [false, true]) {
+      const { planCancelled, traces } = await abortMidCall(cancelPlanOnAbort, async (modelTools, plan, signal) => {
+        const model = new ScriptedModel([
+          [functionCall('reports_build', { month: 'May' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
+          [assistantMessage('never')],
+        ]);
+        const agent = new Agent({ name: 'r', model, tools: await createOpenAiAgentsTools(modelTools, plan, { cancelPlanOnAbort }) });
+        return run(agent, 'report', { signal });
+      });
+      expect(planCancelled).toBe(cancelPlanOnAbort);
+      expect(traces.map((trace) => trace.error?.code)).toEqual(['TOOL_CANCELLED']);
+    }
+  });
+
+  it('a call the runtime fails closed on (no approval given anywhere) is not told to the model as a person’s denial', async () => {
+    const { write, runtime } = loopRuntime(new FrameworkApprovals());
+    await runtime.runPlan({ policy: { approval: { capabilities: ['writes'] } } }, async (plan) => {
+      const model = new ScriptedModel([
+        [functionCall('notes_write', { text: 'x' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
+        [assistantMessage('Not saved.')],
+      ]);
+      // The bridge was not given to the tools: the SDK never interrupts, and the runtime's question goes unanswered.
+      const agent = new Agent({ name: 'a', model, tools: await createOpenAiAgentsTools(new ModelTools(runtime), plan) });
+      await run(agent, 'save', { signal: plan.signal });
+      const told = JSON.stringify(model.calls[1]!.request.input);
+      expect(told).toContain("needs a person's approval, and no approval was asked for or given for it (nobody denied it)");
+      expect(told).not.toContain('a person denied');
+      expect(executed(write)).toEqual([]);
+    });
+  });
+
+  it('a durable loop replaying a turn (the same call id in the same plan) does not run the tool twice', async () => {
+    const { write, runtime } = loopRuntime();
+    await runtime.runPlan({}, async (plan) => {
+      const tools = await createOpenAiAgentsTools(new ModelTools(runtime), plan);
+      for (let replay = 0; replay < 2; replay++) {
+        const model = new ScriptedModel([
+          [functionCall('notes_write', { text: 'once' }, { callId: 'call_DdmO9pD3xa9XTPNJ32zg2hcA' })],
+          [assistantMessage('Saved.')],
+        ]);
+        expect((await run(new Agent({ name: 'a', model, tools }), 'save', { signal: plan.signal })).finalOutput).toBe('Saved.');
+      }
+      expect(executed(write)).toHaveLength(1);
+      expect(plan.traces[1]?.replayedFrom).toBe(plan.traces[0]?.executionId);
+    });
   });
 });

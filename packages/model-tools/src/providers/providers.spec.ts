@@ -94,7 +94,11 @@ describe('OpenAI Chat Completions', () => {
       const { message, outcome } = await modelTools.call('openai-chat', broken, ctx);
       expect(outcome).toMatchObject({ ok: false, error: { code: 'MODEL_ARGUMENTS_INVALID_JSON' } });
       expect(message.content).toMatch(/^Error MODEL_ARGUMENTS_INVALID_JSON: the arguments of 'set_cell_range' are not valid JSON/);
-      expect(ctx.traces).toHaveLength(1);
+      // Refused before the runtime, and traced all the same (the front door's record, with the error's code).
+      expect(ctx.traces.map((trace) => [trace.toolName, trace.success, trace.error?.code])).toEqual([
+        ['set_cell_range', true, undefined],
+        ['set_cell_range', false, 'MODEL_ARGUMENTS_INVALID_JSON'],
+      ]);
     });
   });
 });

@@ -1,4 +1,5 @@
 import { asClause, safeMessage } from '@ca/domain';
+import { UNANSWERED_DECIDER } from '../approval/framework-approvals';
 import type { DeclinedRepair } from '../repair/repair-arguments';
 import { scrubPaths } from './scrub-paths';
 
@@ -52,11 +53,21 @@ function describe(error: Record<string, unknown> | null | undefined, context: Mo
       return `Error ${code}: this plan requires every change to be undoable and ${tool} cannot be undone, so it was not run. Use a tool whose changes can be undone.`;
     case 'TOOL_APPROVAL_DENIED': {
       const reason = text('reason');
+      // Only a decision someone made is a denial; the rest is approval that was never given, said as what happened.
       switch (error?.['denial']) {
         case 'denied':
+          if (error?.['decidedBy'] === UNANSWERED_DECIDER) {
+            return `Error ${code}: this call of ${tool} needs a person's approval, and no approval was asked for or given for it (nobody denied it), so it was not run. Do not repeat it now; continue without it or ask the user to approve it.`;
+          }
           return `Error ${code}: a person denied this call of ${tool}${reason === undefined ? '' : ` (${reason})`}. Do not repeat it; continue without it or ask the user.`;
         case 'rule':
           return `Error ${code}: a rule of the service forbids this call of ${tool}${reason === undefined ? '' : ` (${reason})`}. Do not repeat it; continue without it.`;
+        case 'no-handler':
+          return `Error ${code}: this call of ${tool} needs a person's approval, and this service has nobody to ask, so it was not run (nobody denied it). Do not repeat it; continue without it or tell the user it needs approval.`;
+        case 'timed-out':
+          return `Error ${code}: this call of ${tool} needs a person's approval, and no answer came in time, so it was not run (nobody denied it). Do not repeat it now; continue without it or ask the user to approve it.`;
+        case 'handler-failed':
+          return `Error ${code}: this call of ${tool} needs a person's approval, and asking for it failed, so it was not run (nobody denied it). Do not repeat it now; continue without it or tell the user.`;
         default:
           return `Error ${code}: this call of ${tool} needs a person's approval and none was given. Do not repeat it now; continue without it or ask the user to approve it.`;
       }
@@ -74,6 +85,12 @@ function describe(error: Record<string, unknown> | null | undefined, context: Mo
       return `Error ${code}: the arguments of ${tool} are not valid JSON (${text('detail') ?? 'they do not parse'}). Call it again with the arguments as one JSON object.`;
     case 'TOOL_LIMIT_EXCEEDED':
       return `Error ${code}: ${tool} may not be called again now (${text('detail') ?? `its ${String(error?.['limit'] ?? 'call')} limit was reached`}). Continue without it or try later.`;
+    case 'TOOL_INVALID_ARGUMENT':
+      // A plan that keeps a call journal names every call by its call id; one without a usable id is refused (the model cannot fix that).
+      if (error?.['argument'] === 'options.step') {
+        return `Error ${code}: this plan records every call under the id the model API gives it, and this call of ${tool} came without an id that can name it, so it was not run. Stop calling tools and tell the user.`;
+      }
+      return `Error ${code}: ${tool} failed: ${asClause(text('message') ?? 'no reason given')}. Check the arguments; do not repeat the same call unchanged.`;
     case 'TOOL_ACTIVATION_FAILED':
     case 'TOOL_REGISTRATION_FAILED':
       return `Error ${code}: ${tool} is not available right now. Continue without it.`;

@@ -18,8 +18,8 @@ export interface ApprovalSubject {
   readonly toolName: string;
   readonly ctx: PlanContext;
   readonly executionId: string;
-  /** The execution's less common facts; the approval goes there. */
-  extra: { approval?: ToolExecutionTraceApproval } | undefined;
+  /** The execution's less common facts; the approval goes there (and the step id and key of a call made with a step come from there). */
+  extra: { approval?: ToolExecutionTraceApproval; step?: string; idempotencyKey?: string } | undefined;
 }
 
 /** Records the approval of the execution, for its trace. */
@@ -422,8 +422,36 @@ export class ApprovalGate {
     return this.ask(subject, descriptor, input, reason, plan);
   }
 
+  /**
+   * Asks whether a call whose outcome is unknown (it was in flight when its
+   * plan's host stopped) may run again: never answered by a remembered
+   * approval, never remembered. Resolves when approved.
+   * @throws ToolApprovalDeniedError when denied or nobody could be asked; ToolCancelledError, ToolPlanEndedError.
+   */
+  async askToRunAgain(
+    subject: ApprovalSubject,
+    descriptor: ToolDescriptor,
+    input: unknown,
+    interrupted: { readonly host?: string; readonly begunAt?: string },
+  ): Promise<void> {
+    const where = interrupted.host === undefined ? '' : ` on ${interrupted.host}`;
+    const reason: ApprovalReason = {
+      source: 'resume',
+      match: 'outcome-unknown',
+      text: `outcome unknown: the call was in flight${where} when its host stopped, and it may have happened; approve to run it again, deny to fail the step`,
+    };
+    await this.ask(subject, descriptor, input, reason, this.plans.of(subject.ctx), interrupted);
+  }
+
   /** After the store was read: a remembered approval, or the handler asked. */
-  private ask(subject: ApprovalSubject, descriptor: ToolDescriptor, input: unknown, reason: ApprovalReason, plan: PlanApprovals): Promise<void> | undefined {
+  private ask(
+    subject: ApprovalSubject,
+    descriptor: ToolDescriptor,
+    input: unknown,
+    reason: ApprovalReason,
+    plan: PlanApprovals,
+    outcomeUnknown?: { readonly host?: string; readonly begunAt?: string },
+  ): Promise<void> | undefined {
     const { ctx, toolName } = subject;
     const planId = ctx.planId;
     let fingerprint: string;
@@ -433,7 +461,7 @@ export class ApprovalGate {
       decided(subject, traceApproval('denied', 'runtime', undefined, 0));
       throw new ToolApprovalDeniedError({ toolName, planId, denial: 'handler-failed', asked: reason.text, cause: error });
     }
-    if (plan.approvals.size > 0) {
+    if (plan.approvals.size > 0 && outcomeUnknown === undefined) {
       const toolKey = `${toolName}\0${fingerprint}`;
       const forTool = plan.approvals.get(toolKey);
       if (forTool !== undefined) {
@@ -456,7 +484,10 @@ export class ApprovalGate {
     }
     if (plan.ended) throw new ToolPlanEndedError({ planId, toolName });
     if (ctx.cancellationToken.isCancelled) ctx.cancellationToken.check({ toolName, planId });
+    const step = subject.extra?.step;
     const request: ApprovalRequest = Object.freeze({
+      ...(step === undefined ? {} : { step, ...(subject.extra?.idempotencyKey === undefined ? {} : { idempotencyKey: subject.extra.idempotencyKey }) }),
+      ...(outcomeUnknown === undefined ? {} : { outcomeUnknown: Object.freeze({ ...outcomeUnknown }) }),
       id: String(++plan.requests),
       planId,
       executionId: subject.executionId,
@@ -516,7 +547,9 @@ export class ApprovalGate {
     }
     const scope = decision.scope ?? 'once';
     decided(subject, traceApproval('approved', decidedBy, scope, waitedMs, request.id));
-    return scope === 'once' ? undefined : this.remember(asked.plan, planId, toolName, request.fingerprint, scope, asked.input, decidedBy);
+    return scope === 'once' || request.outcomeUnknown !== undefined
+      ? undefined
+      : this.remember(asked.plan, planId, toolName, request.fingerprint, scope, asked.input, decidedBy);
   }
 
   /** The wait ended without an answer: the trace says so and the call is refused or cancelled. */

@@ -16,8 +16,12 @@ export type ApprovalScope = 'once' | 'tool' | 'call';
 
 /** Why a call needs approval. */
 export interface ApprovalReason {
-  /** `policy`: the plan's `policy.approval`; `rule`: an `ask` rule of the service. */
-  readonly source: 'policy' | 'rule';
+  /**
+   * `policy`: the plan's `policy.approval`; `rule`: an `ask` rule of the service;
+   * `resume`: the call was in flight when its plan's host stopped and its outcome
+   * is unknown — approve to run it again, deny to fail the step (`outcome-unknown`).
+   */
+  readonly source: 'policy' | 'rule' | 'resume';
   /** What matched: `always`, a capability (`writes`, `destructive`, `openWorld`), a tool pattern of the policy, or the rule's name. */
   readonly match: string;
   /** The same in words, to show the person: `the plan asks before tools that write`. */
@@ -48,6 +52,15 @@ export interface ApprovalRequest {
   readonly fingerprint: string;
   /** Why it is asked. */
   readonly reason: ApprovalReason;
+  /** The caller's step or tool-call id, for a call made with one: with the plan id, what names the call in every process. */
+  readonly step?: string;
+  /** The call's idempotency key, for a call made with a step id. */
+  readonly idempotencyKey?: string;
+  /**
+   * For a call whose outcome is unknown (`reason.source` `resume`): where it was in flight when its host stopped, and since when.
+   * Approving runs it again (once); denying fails the step with `ToolOutcomeUnknownError`.
+   */
+  readonly outcomeUnknown?: { readonly host?: string; readonly begunAt?: string };
 }
 
 /** What a handler gets besides the request. */

@@ -19,6 +19,12 @@ export function finishCall(
   tool: RegisteredTool,
   raw: unknown,
 ): ExecutionResult<never> {
+  const { result, size } = settleCall(runner, execution, tool, raw);
+  return recorder.complete(execution, result, size);
+}
+
+/** Steps 6 and 7 without the trace: the result as the caller gets it, and the size of its output. */
+export function settleCall(runner: CallAttempts, execution: Execution, tool: RegisteredTool, raw: unknown): { result: ToolResult; size: number } {
   const { toolName, ctx } = execution;
   const planId = ctx.planId;
   let result = checkResult(raw, toolName, planId);
@@ -43,7 +49,7 @@ export function finishCall(
       }
     }
   }
-  return recorder.complete(execution, result, size);
+  return { result, size };
 }
 
 /** What the tool returned, as a result: a failure without an `Error` and anything that is not a result become `ToolExecutionError`s. */

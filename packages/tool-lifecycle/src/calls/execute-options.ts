@@ -9,11 +9,13 @@ export interface ExecuteOptions {
   readonly onProgress?: (progress: ToolProgress) => void;
   /**
    * The caller's id of this call in the plan (a plan file's step id, an
-   * agent's tool-call id), 1–1,000 characters. It replaces the ordinal in the
-   * call's idempotency key, so the key is the same whenever this step is made
-   * again; and a successful result of the same step (same tool, same
-   * arguments) already recorded in the plan is returned instead of calling
-   * again (the trace says `replayedFrom`).
+   * agent's tool-call id), 1–1,000 characters, the same in every process
+   * that makes the plan. It replaces the ordinal in the call's idempotency
+   * key, so the key is the same whenever this step is made again; and the
+   * call goes through the plan's journal (`CallJournal`): an outcome already
+   * recorded for the same step (same tool, same arguments) — a result or a
+   * failure — is returned (or thrown) instead of calling again, the trace
+   * saying `replayedFrom`. Required in a plan with a journal of its own.
    */
   readonly step?: string;
   /**

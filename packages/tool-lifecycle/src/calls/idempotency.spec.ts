@@ -129,14 +129,19 @@ describe('idempotency keys', () => {
     expect(settled.filter((result) => result.trace.replayedFrom !== undefined)).toHaveLength(2);
   });
 
-  it('a failed result is not recorded: the step runs again', async () => {
+  it('a failed result is recorded too: the same step gives the same failure, the tool is not called again', async () => {
     let calls = 0;
     const tool = new TestTool({ name: 'flaky', execute: () => (++calls === 1 ? { ok: false, error: new Error('busy') } : 'done') });
     const runtime = setup([tool]);
     const ctx = runtime.createPlan();
-    expect((await runtime.execute('flaky', {}, ctx, { step: 'x' })).ok).toBe(false);
-    expect((await runtime.execute('flaky', {}, ctx, { step: 'x' })).output).toBe('done');
-    expect(calls).toBe(2);
+    const first = await runtime.execute('flaky', {}, ctx, { step: 'x' });
+    const again = await runtime.execute('flaky', {}, ctx, { step: 'x' });
+    expect(first.ok).toBe(false);
+    expect(again).toMatchObject({ ok: false, error: { message: 'busy' } });
+    expect(again.trace.replayedFrom).toBe(first.executionId);
+    expect(calls).toBe(1);
+    // Another step id is another call.
+    expect((await runtime.execute('flaky', {}, ctx, { step: 'x-retry' })).output).toBe('done');
   });
 
   it('refuses a step that is not a string of 1–1000 characters', async () => {

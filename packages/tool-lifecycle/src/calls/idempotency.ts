@@ -30,6 +30,8 @@ export function idempotencyKeyOf(plans: PlanCallRecords, execution: Execution, i
   let which: string;
   if (step !== undefined) {
     which = `step ${JSON.stringify(step)}`;
+    // What the call journal records of the arguments: their hash, computed while the canonical form is at hand.
+    extraOf(execution).argumentsHash = digest(canonical);
   } else {
     const ordinals = plans.planCalls(ctx).ordinals;
     // Large arguments are counted by their hash, so the plan does not keep them.

@@ -33,3 +33,7 @@ export { ToolHookRefusedError } from './tool-hook-refused-error';
 export type { ToolHookRefusedErrorOptions } from './tool-hook-refused-error';
 export { ToolDefinitionChangedError } from './tool-definition-changed-error';
 export type { ToolDefinitionChangedErrorOptions } from './tool-definition-changed-error';
+export { ToolJournalError } from './tool-journal-error';
+export type { ToolJournalErrorOptions, ToolJournalProblem } from './tool-journal-error';
+export { ToolOutcomeUnknownError } from './tool-outcome-unknown-error';
+export type { ToolOutcomeUnknownErrorOptions } from './tool-outcome-unknown-error';

@@ -21,7 +21,10 @@ export type ToolRuntimeErrorCode =
   | 'TOOL_SEARCH_FAILED'
   | 'TOOL_RESULT_NOT_FOUND'
   | 'TOOL_RESULT_READ_INVALID'
-  | 'TOOL_RESULT_STORE_FAILED';
+  | 'TOOL_RESULT_STORE_FAILED'
+  | 'TOOL_JOURNAL_FAILED'
+  | 'TOOL_JOURNAL_MISMATCH'
+  | 'TOOL_OUTCOME_UNKNOWN';
 
 /** The tool and plan an error of the hierarchy is about, and its cause. */
 export interface ToolRuntimeErrorOptions extends CaErrorOptions {

@@ -26,6 +26,10 @@ export interface ExecutionExtra {
   replayedFrom?: string;
   /** The call's idempotency key, once computed. */
   idempotencyKey?: string;
+  /** The caller's step id, for a call made with one (`execute(…, { step })`). */
+  step?: string;
+  /** SHA-256 of the canonical arguments, for a call made with a step id (what its journal entry holds). */
+  argumentsHash?: string;
   /** What each hook decided, in the order they ran (frozen entries). */
   hooks?: ToolExecutionTraceHook[];
   /** The notes hooks added for the model. */

@@ -1,4 +1,5 @@
 import { CancellationToken, createExecutionContext, type PlanContext, type ToolExecutionContextOptions } from '@ca/tool-context';
+import type { CallJournal } from '../journal';
 import type { PlanRegistryOptions } from '../plan-registry';
 
 /** Options of a plan: those of its context plus a deadline for the whole plan. */
@@ -10,6 +11,13 @@ export interface PlanOptions extends ToolExecutionContextOptions {
    * show with it, or `false` to keep this plan out of the registry.
    */
   readonly registry?: PlanRegistryOptions | false;
+  /**
+   * Where the plan's calls are recorded (see `CallJournal`): a durable
+   * journal lets the plan be resumed in another process with no step run
+   * twice. Every call of such a plan needs a step id. Default: the runtime's
+   * journal, else one in memory for the calls made with a step id.
+   */
+  readonly journal?: CallJournal;
 }
 
 /**

@@ -2,7 +2,7 @@
 export { capabilityInPlan } from './capability-in-plan';
 export { closestNames } from './closest-names';
 export type { ToolDescriptor, ToolSandboxing } from './tool-descriptor';
-export type { ToolCallOptions, ToolInstance, ToolProgress } from './tool-instance';
+export type { InterruptedToolCall, ToolCallOptions, ToolInstance, ToolProgress, ToolReconciliation } from './tool-instance';
 export { toolFailure, toolSuccess } from './tool-result';
 export type { ExecutionNote, ExecutionResult, ResultHandle, ToolContent, ToolFailure, ToolResult, ToolSuccess } from './tool-result';
 export { ToolSet } from './tool-set';

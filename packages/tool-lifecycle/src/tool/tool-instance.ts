@@ -20,6 +20,26 @@ export interface ToolCallOptions {
   readonly onProgress?: (progress: ToolProgress) => void;
 }
 
+/** An interrupted call, as a tool's {@link ToolInstance.reconcile} is told of it. */
+export interface InterruptedToolCall {
+  /** The call's idempotency key (also `ctx.idempotencyKey`): what the other side may know it by. */
+  readonly idempotencyKey: string;
+  /** Where it was in flight when its host stopped, when the journal knows. */
+  readonly host?: string;
+  /** When it was begun, ISO-8601, when the journal knows. */
+  readonly begunAt?: string;
+}
+
+/**
+ * What a tool's reconciliation found out about an interrupted call:
+ * `done` — it happened, and `result` is what it gave (the runtime records it
+ * as the call's result, the tool is not called); `not-done` — it did not
+ * happen: the runtime calls the tool (with the same idempotency key);
+ * `unknown` — it cannot tell: a person is asked.
+ */
+export type ToolReconciliation<O = unknown> =
+  { readonly outcome: 'done'; readonly result: ToolResult<O> } | { readonly outcome: 'not-done' } | { readonly outcome: 'unknown' };
+
 /**
  * A tool that can run. Instances are plan-independent: whatever a tool holds
  * for a plan (a session, a loaded body) it keys by `ctx.planId` between
@@ -47,4 +67,14 @@ export interface ToolInstance<I = unknown, O = unknown> {
    * @throws anything — the runtime wraps it in `ToolDeactivationError`.
    */
   deactivate?(ctx: ToolExecutionContext): Promise<void>;
+  /**
+   * Finds out whether a call that was in flight when its plan's host stopped
+   * did its effect (ask the other side by `call.idempotencyKey`, look for the
+   * record it would have made). Asked only for such calls of a plan with a
+   * journal, before the call would be made again, unless the service's
+   * `options.resume` decides for the tool. A tool without one is run again
+   * when it is idempotent or writes nothing, and asked about otherwise.
+   * @throws anything — the outcome then counts as `unknown` (a person is asked).
+   */
+  reconcile?(input: I, ctx: ToolExecutionContext, call: InterruptedToolCall): Promise<ToolReconciliation<O>>;
 }
