@@ -1,14 +1,18 @@
 import type { ToolDescriptor } from '../tool';
-import { FIELD_COUNT, FIELD_NAME, toolDocument } from './tool-document';
+import { conceptsOf, FRAMING_WORDS, isVariant, VARIANT_PREFIX } from './query-text';
+import { FIELD_COUNT, FIELD_DESCRIPTION, FIELD_NAME, toolDocument } from './tool-document';
 import { relatedTerms, termsOf } from './search-text';
 
 /**
  * How the lexical ranking weighs what it finds: BM25F, each field with its
  * own weight and length normalisation, one saturation over the weighted sum,
- * plus a bonus for covering a tool's name. Chosen on generic grounds (a
- * tool's name says most about it, its arguments' descriptions least, and
- * short names should not be punished for being short) and checked on
- * half of the BFCL questions, then on the other half (see the README).
+ * plus a bonus for covering a tool's name and one for the query's adjacent
+ * words found side by side in the tool. Chosen on generic grounds (a tool's
+ * name says most about it, its arguments' descriptions least, and short
+ * names should not be punished for being short); a change is kept only when
+ * it does not lose on the tuning part of the BFCL questions, and the
+ * held-out part is never tuned on (see the README and the data set's
+ * SOURCE.md).
  */
 export interface RankingSettings {
   /** Saturation of the weighted term frequency. */
@@ -21,6 +25,20 @@ export interface RankingSettings {
   readonly nameCoverage: number;
   /** Weight of a related word (synonyms.ts) against the word of the query itself (0: no synonyms). */
   readonly synonymWeight: number;
+  /** Weight of a word that frames the request (query-text.ts: "want", "help me", "tell me"). */
+  readonly framingWeight: number;
+  /** Weight of another form of a query word that the stemmer keeps apart (`discovery` for "discovered"); 0: none. */
+  readonly variantWeight: number;
+  /** Weight of what a question word or a value of the query stands for ("when" → date; "$20" → price); 0: none. */
+  readonly conceptWeight: number;
+  /**
+   * Added per pair of adjacent query words that also stand side by side in
+   * the tool's name, description or argument names, times the smaller IDF
+   * of the two; 0: none.
+   */
+  readonly pairWeight: number;
+  /** How many of the best tools by words the pair bonus may reorder (at least the search's k). */
+  readonly pairDepth: number;
 }
 
 /** @internal The ranking the index uses unless told otherwise (tests and the benchmark compare others). */
@@ -30,18 +48,29 @@ export const DEFAULT_RANKING: RankingSettings = {
   b: [0.3, 0.75, 0.5, 0.75, 0],
   nameCoverage: 1,
   synonymWeight: 0.2,
+  framingWeight: 0.1,
+  variantWeight: 0.5,
+  conceptWeight: 0.3,
+  pairWeight: 0.5,
+  pairDepth: 20,
 };
 
 /** One indexed tool: its descriptor and its terms, compactly. */
 interface IndexedTool {
   readonly descriptor: ToolDescriptor;
-  /** Term ids, each once. */
-  readonly terms: Int32Array;
+  /**
+   * Term ids, each once (the first `termCount`), then the tool's pairs of
+   * adjacent terms in its name and in its description, each pair unordered
+   * and hashed to 32 bits, sorted and unique (for the pair bonus). One array
+   * for both: a typed array costs more than its contents at this size.
+   */
+  readonly ids: Int32Array;
+  readonly termCount: number;
   /** Frequency of each term in each field: `frequencies[i * FIELD_COUNT + field]`. */
   readonly frequencies: Uint16Array;
   /** Terms per field. */
   readonly lengths: Uint16Array;
-  /** How many distinct terms the name has. */
+  /** How many distinct terms the name has, not counting numbers (`Hotels_2_Search`: 2; nobody asks for the 2). */
   readonly nameTerms: number;
 }
 
@@ -55,6 +84,21 @@ interface CompiledIndex {
   readonly weights: Float32Array;
   /** 1 when the term is in the tool's name. */
   readonly inName: Uint8Array;
+}
+
+/** A term of the query, with its IDF times its weight. */
+interface QueryTerm {
+  readonly id: number;
+  readonly idf: number;
+}
+
+/** What a query is read into. */
+interface ReadQuery {
+  readonly terms: readonly QueryTerm[];
+  /** Hashed pairs of adjacent query words (framing words left out), sorted and unique. */
+  readonly pairs: Int32Array;
+  /** The smaller IDF of the two words of each pair, in the order of `pairs`. */
+  readonly pairIdfs: Float64Array;
 }
 
 /** A tool the lexical ranking found, before any reranking. */
@@ -79,6 +123,10 @@ export const MAX_QUERY_CHARS = 10_000;
  */
 export class LexicalIndex {
   private readonly termIds = new Map<string, number>();
+  /** Each term by id. */
+  private readonly termNames: string[] = [];
+  /** Terms of letters by their first VARIANT_PREFIX letters, for the forms of a word the stemmer keeps apart. */
+  private readonly byPrefix = new Map<string, number[]>();
   private tools: IndexedTool[] = [];
   private byName = new Map<string, IndexedTool>();
   private compiled: CompiledIndex | undefined;
@@ -106,6 +154,8 @@ export class LexicalIndex {
   update(descriptors: readonly ToolDescriptor[]): void {
     if (this.deadTerms > 2 * Math.max(1_000, this.termIds.size - this.deadTerms)) {
       this.termIds.clear();
+      this.termNames.length = 0;
+      this.byPrefix.clear();
       this.byName.clear();
       this.deadTerms = 0;
     }
@@ -117,7 +167,7 @@ export class LexicalIndex {
       next.push(tool);
       byName.set(descriptor.name, tool);
     }
-    for (const [name, tool] of this.byName) if (!byName.has(name)) this.deadTerms += tool.terms.length;
+    for (const [name, tool] of this.byName) if (!byName.has(name)) this.deadTerms += tool.termCount;
     this.tools = next;
     this.byName = byName;
     this.compiled = undefined;
@@ -131,7 +181,7 @@ export class LexicalIndex {
     const index = this.compile();
     const { offsets, docs, weights, inName } = index;
     const count = index.tools.length;
-    const queryTerms = this.queryTermIds(query, offsets, count);
+    const { terms: queryTerms, pairs, pairIdfs } = this.readQuery(query, offsets, count);
     if (queryTerms.length === 0) return [];
     const scores = this.scores;
     const nameHits = this.nameHits;
@@ -147,7 +197,9 @@ export class LexicalIndex {
       }
     }
     const coverage = this.ranking.nameCoverage * bestIdf;
-    const top = new TopK(k);
+    const pairWeight = this.ranking.pairWeight;
+    const byPairs = pairWeight > 0 && pairs.length > 0;
+    const top = new TopK(byPairs ? Math.max(k, this.ranking.pairDepth) : k);
     for (const doc of touched) {
       const tool = index.tools[doc];
       let score = scores[doc];
@@ -157,7 +209,18 @@ export class LexicalIndex {
       if (filter !== undefined && !filter(tool.descriptor, doc)) continue;
       top.offer(doc, score, tool.descriptor.name);
     }
-    return top.sorted().map(({ doc, score }) => ({ descriptor: index.tools[doc].descriptor, score }));
+    let ranked = top.sorted();
+    if (byPairs) {
+      ranked = ranked
+        .map(({ doc, score }) => {
+          const tool = index.tools[doc];
+          const bonus = sharedWeight(pairs, pairIdfs, tool.ids, tool.termCount);
+          return { doc, score: score + pairWeight * bonus, name: index.tools[doc].descriptor.name };
+        })
+        .sort((a, b) => (better(a.score, a.name, b) ? -1 : 1))
+        .slice(0, k);
+    }
+    return ranked.map(({ doc, score }) => ({ descriptor: index.tools[doc].descriptor, score }));
   }
 
   /** The tools that pass `filter`, in index order (for the regex mode). */
@@ -165,26 +228,57 @@ export class LexicalIndex {
     this.tools.forEach((tool, position) => visit(tool.descriptor, position));
   }
 
-  /** Unique known terms of the query (and their related terms, weighed less) with their weighted IDF, the `MAX_QUERY_TERMS` that weigh most. */
-  private queryTermIds(query: string, offsets: Int32Array, count: number): { id: number; idf: number }[] {
+  /**
+   * Unique known terms of the query with their weighted IDF, the
+   * `MAX_QUERY_TERMS` that weigh most: its words (framing words weighed
+   * less), and weighed less still, their related words, other forms of them,
+   * and what its question words and values stand for. Then the pairs of its
+   * adjacent words.
+   */
+  private readQuery(query: string, offsets: Int32Array, count: number): ReadQuery {
+    const text = query.length > MAX_QUERY_CHARS ? query.slice(0, MAX_QUERY_CHARS) : query;
+    const ranking = this.ranking;
     const weights = new Map<number, number>();
+    const known = (id: number | undefined): id is number => id !== undefined && id + 1 < offsets.length && offsets[id + 1] - offsets[id] > 0;
     const consider = (term: string, weight: number): void => {
       const id = this.termIds.get(term);
-      if (id === undefined || id + 1 >= offsets.length || (weights.get(id) ?? 0) >= weight) return;
-      if (offsets[id + 1] - offsets[id] > 0) weights.set(id, weight);
+      if (known(id) && (weights.get(id) ?? 0) < weight) weights.set(id, weight);
     };
-    const synonymWeight = this.ranking.synonymWeight;
-    for (const term of termsOf(query, MAX_QUERY_CHARS, MAX_QUERY_TERMS * 16)) {
+    const sequence = termsOf(text, MAX_QUERY_CHARS, MAX_QUERY_TERMS * 16);
+    for (const term of new Set(sequence)) {
+      if (FRAMING_WORDS.has(term)) {
+        consider(term, ranking.framingWeight);
+        continue;
+      }
       consider(term, 1);
-      if (synonymWeight > 0) for (const related of relatedTerms(term)) consider(related, synonymWeight);
+      if (ranking.synonymWeight > 0) for (const related of relatedTerms(term)) consider(related, ranking.synonymWeight);
+      if (ranking.variantWeight > 0 && term.length >= VARIANT_PREFIX) {
+        for (const id of this.byPrefix.get(term.slice(0, VARIANT_PREFIX)) ?? NO_IDS) {
+          if (isVariant(term, this.termNames[id])) consider(this.termNames[id], ranking.variantWeight);
+        }
+      }
     }
-    const terms: { id: number; idf: number }[] = [];
-    for (const [id, weight] of weights) {
+    if (ranking.conceptWeight > 0) for (const term of conceptsOf(text)) consider(term, ranking.conceptWeight);
+    const idfOf = (id: number): number => {
       const frequency = offsets[id + 1] - offsets[id];
-      terms.push({ id, idf: weight * Math.log(1 + (count - frequency + 0.5) / (frequency + 0.5)) });
-    }
+      return Math.log(1 + (count - frequency + 0.5) / (frequency + 0.5));
+    };
+    const terms: QueryTerm[] = [];
+    for (const [id, weight] of weights) terms.push({ id, idf: weight * idfOf(id) });
     if (terms.length > MAX_QUERY_TERMS) terms.sort((a, b) => b.idf - a.idf).length = MAX_QUERY_TERMS;
-    return terms;
+    const idfByPair = new Map<number, number>();
+    if (ranking.pairWeight > 0) {
+      for (let at = 0; at + 1 < sequence.length && idfByPair.size < MAX_QUERY_TERMS; at++) {
+        const first = this.termIds.get(sequence[at]);
+        const second = this.termIds.get(sequence[at + 1]);
+        if (!known(first) || !known(second) || first === second) continue;
+        if (FRAMING_WORDS.has(sequence[at]) || FRAMING_WORDS.has(sequence[at + 1])) continue;
+        idfByPair.set(pairHash(first, second), Math.min(idfOf(first), idfOf(second)));
+      }
+    }
+    const pairs = Int32Array.from(idfByPair.keys()).sort();
+    const pairIdfs = Float64Array.from(pairs, (hash) => idfByPair.get(hash) ?? 0);
+    return { terms, pairs, pairIdfs };
   }
 
   private read(descriptor: ToolDescriptor): IndexedTool {
@@ -194,13 +288,17 @@ export class LexicalIndex {
     const lengths = new Uint16Array(FIELD_COUNT);
     // Where each term of this tool sits in termList, by term id: a scratch array stamped per tool instead of a map per tool.
     const stamp = ++this.readStamp;
+    const pairList: number[] = [];
     document.fields.forEach((terms, field) => {
       lengths[field] = Math.min(terms.length, 65_535);
+      const paired = field === FIELD_NAME || field === FIELD_DESCRIPTION;
+      let previous = -1;
       for (const term of terms) {
         let id = this.termIds.get(term);
-        if (id === undefined) {
-          id = this.termIds.size;
-          this.termIds.set(term, id);
+        if (id === undefined) id = this.newTerm(term);
+        if (paired) {
+          if (previous >= 0 && previous !== id) pairList.push(pairHash(previous, id));
+          previous = id;
         }
         if (id >= this.seenAt.length) this.growScratch(id);
         let position: number;
@@ -218,8 +316,27 @@ export class LexicalIndex {
       }
     });
     let nameTerms = 0;
-    for (let position = 0; position < termList.length; position++) if (counts[position * FIELD_COUNT + FIELD_NAME] > 0) nameTerms++;
-    return { descriptor, terms: Int32Array.from(termList), frequencies: Uint16Array.from(counts), lengths, nameTerms };
+    for (let position = 0; position < termList.length; position++) {
+      if (counts[position * FIELD_COUNT + FIELD_NAME] > 0 && !isNumber(this.termNames[termList[position]])) nameTerms++;
+    }
+    const pairs = uniqueSorted(pairList);
+    const ids = new Int32Array(termList.length + pairs.length);
+    ids.set(termList);
+    ids.set(pairs, termList.length);
+    return { descriptor, ids, termCount: termList.length, frequencies: Uint16Array.from(counts), lengths, nameTerms };
+  }
+
+  private newTerm(term: string): number {
+    const id = this.termIds.size;
+    this.termIds.set(term, id);
+    this.termNames.push(term);
+    if (term.length >= VARIANT_PREFIX && isLetters(term)) {
+      const key = term.slice(0, VARIANT_PREFIX);
+      const ids = this.byPrefix.get(key);
+      if (ids === undefined) this.byPrefix.set(key, [id]);
+      else ids.push(id);
+    }
+    return id;
   }
 
   private growScratch(id: number): void {
@@ -242,7 +359,7 @@ export class LexicalIndex {
     for (const tool of tools) for (let field = 0; field < FIELD_COUNT; field++) averages[field] += tool.lengths[field];
     for (let field = 0; field < FIELD_COUNT; field++) averages[field] = Math.max(1, averages[field] / Math.max(1, tools.length));
     const offsets = new Int32Array(termCount + 1);
-    for (const tool of tools) for (const id of tool.terms) offsets[id + 1]++;
+    for (const tool of tools) for (let position = 0; position < tool.termCount; position++) offsets[tool.ids[position] + 1]++;
     for (let id = 0; id < termCount; id++) offsets[id + 1] += offsets[id];
     const total = offsets[termCount];
     const docs = new Int32Array(total);
@@ -254,11 +371,11 @@ export class LexicalIndex {
       for (let field = 0; field < FIELD_COUNT; field++) {
         norms[field] = (fieldWeights[field] ?? 0) / (1 - (b[field] ?? 0) + ((b[field] ?? 0) * tool.lengths[field]) / averages[field]);
       }
-      for (let position = 0; position < tool.terms.length; position++) {
+      for (let position = 0; position < tool.termCount; position++) {
         let frequency = 0;
         const base = position * FIELD_COUNT;
         for (let field = 0; field < FIELD_COUNT; field++) frequency += tool.frequencies[base + field] * norms[field];
-        const id = tool.terms[position];
+        const id = tool.ids[position];
         const at = fill[id]++;
         docs[at] = doc;
         weights[at] = (frequency * (k1 + 1)) / (k1 + frequency);
@@ -274,52 +391,137 @@ export class LexicalIndex {
   }
 }
 
+const NO_IDS: readonly number[] = [];
+
+function isNumber(term: string): boolean {
+  for (let index = 0; index < term.length; index++) {
+    const code = term.charCodeAt(index);
+    if (code < 48 || code > 57) return false;
+  }
+  return term.length > 0;
+}
+
+function isLetters(term: string): boolean {
+  for (let index = 0; index < term.length; index++) {
+    const code = term.charCodeAt(index);
+    if (code < 97 || code > 122) return false;
+  }
+  return true;
+}
+
+/** An unordered pair of term ids hashed to 32 bits. */
+function pairHash(a: number, b: number): number {
+  const low = a < b ? a : b;
+  const high = a < b ? b : a;
+  return Math.imul(low, 0x9e3779b1) ^ Math.imul(high + 0x7f4a7c15, 0x85ebca6b);
+}
+
+function uniqueSorted(values: number[]): number[] {
+  values.sort((a, b) => a - b);
+  let length = 0;
+  for (let index = 0; index < values.length; index++) if (index === 0 || values[index] !== values[index - 1]) values[length++] = values[index];
+  values.length = length;
+  return values;
+}
+
+/** The summed weights of the query's pairs that the tool's pairs (`own` from `from` on) hold too, both sorted: one merging pass. */
+function sharedWeight(pairs: Int32Array, weights: Float64Array, own: Int32Array, from: number): number {
+  let total = 0;
+  let at = 0;
+  let other = from;
+  while (at < pairs.length && other < own.length) {
+    const hash = pairs[at];
+    const held = own[other];
+    if (hash === held) {
+      total += weights[at];
+      at++;
+      other++;
+    } else if (hash < held) {
+      at++;
+    } else {
+      other++;
+    }
+  }
+  return total;
+}
+
 /** Whether two descriptors of one name read into the same terms. */
 function sameText(a: ToolDescriptor, b: ToolDescriptor): boolean {
   return a === b || (a.description === b.description && a.source === b.source && a.inputSchema === b.inputSchema);
 }
 
-/** The best `k` entries offered, kept in a min-heap (the worst on top). */
+/** The best `k` entries offered, kept in a min-heap (the worst on top), in parallel arrays: no object per offer. */
 class TopK {
-  private readonly heap: { doc: number; score: number; name: string }[] = [];
+  private readonly docs: Int32Array;
+  private readonly scores: Float64Array;
+  private readonly names: string[];
+  private length = 0;
 
-  constructor(private readonly k: number) {}
+  constructor(private readonly k: number) {
+    this.docs = new Int32Array(k);
+    this.scores = new Float64Array(k);
+    this.names = new Array<string>(k);
+  }
 
   offer(doc: number, score: number, name: string): void {
-    const heap = this.heap;
-    if (heap.length < this.k) {
-      heap.push({ doc, score, name });
-      this.up(heap.length - 1);
-    } else if (better(score, name, heap[0])) {
-      heap[0] = { doc, score, name };
+    if (this.length < this.k) {
+      this.set(this.length, doc, score, name);
+      this.up(this.length++);
+    } else if (score > this.scores[0] || (score === this.scores[0] && name < this.names[0])) {
+      this.set(0, doc, score, name);
       this.down(0);
     }
   }
 
-  sorted(): { doc: number; score: number }[] {
-    return [...this.heap].sort((a, b) => (better(a.score, a.name, b) ? -1 : 1));
+  sorted(): { doc: number; score: number; name: string }[] {
+    const entries: { doc: number; score: number; name: string }[] = [];
+    for (let at = 0; at < this.length; at++) entries.push({ doc: this.docs[at], score: this.scores[at], name: this.names[at] });
+    return entries.sort((a, b) => (better(a.score, a.name, b) ? -1 : 1));
+  }
+
+  private set(at: number, doc: number, score: number, name: string): void {
+    this.docs[at] = doc;
+    this.scores[at] = score;
+    this.names[at] = name;
+  }
+
+  /** Whether the entry at `a` ranks above the one at `b`. */
+  private above(a: number, b: number): boolean {
+    const scores = this.scores;
+    return scores[a] > scores[b] || (scores[a] === scores[b] && this.names[a] < this.names[b]);
+  }
+
+  private swap(a: number, b: number): void {
+    const { docs, scores, names } = this;
+    const doc = docs[a];
+    const score = scores[a];
+    const name = names[a];
+    docs[a] = docs[b];
+    scores[a] = scores[b];
+    names[a] = names[b];
+    docs[b] = doc;
+    scores[b] = score;
+    names[b] = name;
   }
 
   private up(index: number): void {
-    const heap = this.heap;
     while (index > 0) {
       const parent = (index - 1) >> 1;
-      if (!better(heap[parent].score, heap[parent].name, heap[index])) break;
-      [heap[parent], heap[index]] = [heap[index], heap[parent]];
+      if (!this.above(parent, index)) break;
+      this.swap(parent, index);
       index = parent;
     }
   }
 
   private down(index: number): void {
-    const heap = this.heap;
     for (;;) {
       const left = 2 * index + 1;
       const right = left + 1;
       let worst = index;
-      if (left < heap.length && better(heap[worst].score, heap[worst].name, heap[left])) worst = left;
-      if (right < heap.length && better(heap[worst].score, heap[worst].name, heap[right])) worst = right;
+      if (left < this.length && this.above(worst, left)) worst = left;
+      if (right < this.length && this.above(worst, right)) worst = right;
       if (worst === index) return;
-      [heap[worst], heap[index]] = [heap[index], heap[worst]];
+      this.swap(worst, index);
       index = worst;
     }
   }
