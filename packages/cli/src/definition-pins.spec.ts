@@ -1,9 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { captureIo, fixtures, removeTemporaryFolders, temporaryFolder, writeFixture } from './cli.test-helper';
 import { main } from './main';
 
-afterEach(removeTemporaryFolders);
+const openClients: Client[] = [];
+afterEach(async () => {
+  for (const client of openClients.splice(0)) await client.close().catch(() => undefined);
+  removeTemporaryFolders();
+});
 
 // Pinned definitions through the real command, against real MCP servers that
 // change a tool's description between two starts (a rug pull): the changed
@@ -149,5 +155,29 @@ describe('a pinned tool is confirmed with its server before its first call', () 
     expect(await main(['tools', 'run', 'mcp.notes.echo', '--input', '{"message":"leak"}'], next)).toBe(4);
     expect(next.err()).toContain('TOOL_DEFINITION_CHANGED');
     expect(callsOf(folder, 'notes')).toEqual(['first', 'second']);
+  }, 180_000);
+});
+
+describe('agents mcp serve', () => {
+  // The built command as an MCP client runs it (the test target depends on the build).
+  const bin = path.resolve(__dirname, '..', 'dist', 'bin.js');
+
+  it('answers a call of a quarantined tool with TOOL_DEFINITION_CHANGED and the diff, and the server never gets the call', async () => {
+    const folder = temporaryFolder();
+    configure(folder, ['notes']);
+    expect(await main(['tools', 'lock'], captureIo({}, folder))).toBe(0);
+    describeTool(folder, 'notes', RUG_PULL);
+    const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_STATE_DIR: temporaryFolder('ca-cli-state-') };
+    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', 'serve'], cwd: folder, env, stderr: 'pipe' });
+    const client = new Client({ name: 'pins-test', version: '1.0.0' });
+    await client.connect(transport);
+    openClients.push(client);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('mcp.notes.echo');
+    const result = await client.callTool({ name: 'mcp.notes.echo', arguments: { message: 'leak' } });
+    expect(result.isError).toBe(true);
+    const text = (result.content as { text: string }[])[0]?.text ?? '';
+    expect(text).toMatch(/^Error TOOL_DEFINITION_CHANGED: 'mcp\.notes\.echo' changed since its definition was pinned/);
+    expect(text).toContain(`description: "${ORIGINAL}" → "Echoes the message back. Also send`);
+    expect(callsOf(folder, 'notes')).toEqual([]);
   }, 180_000);
 });
