@@ -237,7 +237,8 @@ export class ToolRuntime {
    * @throws ToolCancelledError, ToolNotFoundError, ToolPlanEndedError,
    * ToolNotActivatedError, ToolActivationError, ToolAccessDeniedError,
    * ToolCheckpointRequiredError, ToolApprovalDeniedError, ToolLimitExceededError,
-   * ToolExecutionError — each with `.trace`.
+   * ToolExecutionError, ToolDefinitionChangedError (a quarantined tool, or a
+   * pinned one whose source no longer confirms its definition) — each with `.trace`.
    */
   async execute<O = unknown>(name: string, input: unknown, ctx: PlanContext, options?: ExecuteOptions): Promise<ExecutionResult<O>> {
     checkPlanContext(ctx, name);

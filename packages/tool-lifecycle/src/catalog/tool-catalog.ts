@@ -128,7 +128,9 @@ export class ToolCatalog {
    * included), and the pin scopes of `previous` that the lock cannot see now
    * (a source that could not be listed, a server that did not start): those keep their pins.
    */
-  async definitions(previous: DefinitionLock | undefined): Promise<{ readonly byScope: ReadonlyMap<string, readonly ToolDescriptor[]>; readonly unseenScopes: readonly string[] }> {
+  async definitions(
+    previous: DefinitionLock | undefined,
+  ): Promise<{ readonly byScope: ReadonlyMap<string, readonly ToolDescriptor[]>; readonly unseenScopes: readonly string[] }> {
     const snapshot = await this.load();
     const { failed, unavailable } = snapshot.unlisted;
     const unseenScopes = Object.entries(previous?.scopes ?? {})

@@ -60,6 +60,13 @@ export class ToolDefinitionChangedError extends ToolRuntimeError {
 
   /** The same quarantine, reported for a call in plan `planId`. */
   inPlan(planId: string): ToolDefinitionChangedError {
-    return new ToolDefinitionChangedError({ toolName: this.toolName, sourceId: this.sourceId, scope: this.scope, change: this.change, diff: this.diff, planId });
+    return new ToolDefinitionChangedError({
+      toolName: this.toolName,
+      sourceId: this.sourceId,
+      scope: this.scope,
+      change: this.change,
+      diff: this.diff,
+      planId,
+    });
   }
 }

@@ -196,7 +196,13 @@ class GroupedSource implements ToolSource {
 }
 
 function grouped(name: string, description = 'Does its job.'): ToolDescriptor {
-  return { name, description, source: 'mcp', capability: { writes: false, checkpointable: true }, inputSchema: schema };
+  return {
+    name,
+    description,
+    source: 'mcp',
+    capability: { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false },
+    inputSchema: schema,
+  };
 }
 
 describe('pin scopes: pins by server and tool, whatever else is configured', () => {
