@@ -204,6 +204,44 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   }
 
   /**
+   * The pin scope of a tool: `mcp:<server>` for `mcp.<server>.<tool>` (and
+   * for `mcp.<server>`), whatever other servers the source holds, so a lock
+   * made with every server checks a command that starts one (and adding a
+   * server to the configuration leaves the others' pins as they are).
+   * Another name gets the source's id.
+   */
+  pinScope(toolName: string): string {
+    const server = serverOf(toolName);
+    return server === undefined ? this.id : `mcp:${server}`;
+  }
+
+  /**
+   * The definition of a tool as its server lists it now, before the first
+   * call of a pinned tool: when the server's tools came from the tool-list
+   * cache and no session has listed it since, it is listed live now (a
+   * listing in the background is waited for), the catalog replaced (and the
+   * listeners told) when it changed; otherwise what the source holds.
+   * `undefined` when the server does not offer the tool (any more).
+   *
+   * @throws {McpServerError} When the server cannot be listed.
+   */
+  async confirm(toolName: string, signal?: AbortSignal): Promise<ToolDescriptor | undefined> {
+    const servers = await this.#states();
+    const server = serverOf(toolName);
+    const state = server === undefined ? undefined : servers.get(server);
+    if (state === undefined) return undefined;
+    if (state.fromCache && state.refreshing !== undefined) await state.refreshing.catch(() => undefined);
+    if (state.fromCache) {
+      this.#checkNotDisposed(state.config.name);
+      const listing = await state.pool.withListingSession(signal, (session) => this.#list(session, signal));
+      this.#replaceListing(state, listing);
+      await this.#saveListing(state, listing);
+    }
+    const catalog = state.catalog ?? (await this.#discoverServer(state, signal));
+    return catalog.descriptors.find((descriptor) => descriptor.name === toolName);
+  }
+
+  /**
    * Tools the servers listed but that cannot be offered (a task-only tool
    * of a server that runs no tasks, a duplicate), and servers that could not
    * be listed (named `mcp.<server>`), each with the reason.
@@ -584,11 +622,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         let changed: boolean;
         try {
           const listing = await this.#list(session);
-          this.#checkCapabilityKeys(state.config, listing.tools, false);
-          const next = this.#catalogOf(state, listing);
-          changed = state.catalog === undefined || state.catalog.signature !== next.signature;
-          if (changed) state.catalog = next;
-          state.fromCache = false;
+          changed = this.#replaceListing(state, listing, false);
           await this.#saveListing(state, listing);
         } catch (error) {
           if (!session.isOpen || this.#disposed) {
@@ -604,20 +638,38 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
           state.catalog = undefined;
           changed = true;
         }
-        if (changed && !this.#disposed) {
-          this.#logger.info(`MCP server '${state.config.name}' changed what it offers.`, { server: state.config.name });
-          for (const listener of [...this.#listeners]) {
-            try {
-              listener();
-            } catch (error) {
-              this.#logger.warn(`A tools-changed listener of MCP source '${this.id}' threw: ${messageOf(error)}`, {});
-            }
-          }
-        }
+        if (changed) this.#notifyChanged(state);
       } while (state.refreshAgain && session.isOpen);
     })().finally(() => {
       state.refreshing = undefined;
     });
+  }
+
+  /**
+   * Takes a live listing of the server: the catalog is replaced when it
+   * differs; with `notify` (default), the listeners are told of a change.
+   * @returns Whether it changed.
+   */
+  #replaceListing(state: ServerState, listing: ServerListing, notify = true): boolean {
+    this.#checkCapabilityKeys(state.config, listing.tools, false);
+    const next = this.#catalogOf(state, listing);
+    const changed = state.catalog === undefined || state.catalog.signature !== next.signature;
+    if (changed) state.catalog = next;
+    state.fromCache = false;
+    if (changed && notify) this.#notifyChanged(state);
+    return changed;
+  }
+
+  #notifyChanged(state: ServerState): void {
+    if (this.#disposed) return;
+    this.#logger.info(`MCP server '${state.config.name}' changed what it offers.`, { server: state.config.name });
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener();
+      } catch (error) {
+        this.#logger.warn(`A tools-changed listener of MCP source '${this.id}' threw: ${messageOf(error)}`, {});
+      }
+    }
   }
 
   #catalogOf(state: ServerState, listing: ServerListing): ServerCatalog {
@@ -720,6 +772,14 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
       }),
     });
   }
+}
+
+/** The server of `mcp.<server>.<tool>` or `mcp.<server>` (server names hold no dot). */
+function serverOf(toolName: string): string | undefined {
+  if (typeof toolName !== 'string' || !toolName.startsWith('mcp.')) return undefined;
+  const end = toolName.indexOf('.', 4);
+  const server = end === -1 ? toolName.slice(4) : toolName.slice(4, end);
+  return server.length === 0 ? undefined : server;
 }
 
 function positiveInteger(value: number | undefined, fallback: number, name: string): number {

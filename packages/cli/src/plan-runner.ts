@@ -9,6 +9,7 @@ import {
   ToolHookRefusedError,
   ToolCheckpointRequiredError,
   ToolActivationError,
+  ToolDefinitionChangedError,
   ToolNotFoundError,
   ToolRegistrationError,
   type PlanEndReport,
@@ -89,7 +90,10 @@ export function classify(
   if (ToolAccessDeniedError.isInstance(error) || ToolCheckpointRequiredError.isInstance(error) || ToolApprovalDeniedError.isInstance(error) || hookRefused) {
     return { outcome: 'refused', code, message };
   }
-  if (ToolNotFoundError.isInstance(error) || ToolRegistrationError.isInstance(error)) return { outcome: 'not-found', code, message };
+  // A quarantined tool (its pinned definition changed) is unavailable, like one that cannot be registered: exit 4.
+  if (ToolNotFoundError.isInstance(error) || ToolRegistrationError.isInstance(error) || ToolDefinitionChangedError.isInstance(error)) {
+    return { outcome: 'not-found', code, message };
+  }
   if (ToolSchemaValidationError.isInstance(error)) return { outcome: 'failed', code, message };
   return { outcome: 'failed', code, message };
 }

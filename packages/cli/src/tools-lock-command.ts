@@ -17,10 +17,10 @@ export interface ToolsLockSupport {
 /** What changed between two locks, one line per tool (and per field of a changed tool). */
 export function describeLockChanges(previous: DefinitionLock | undefined, next: DefinitionLock): string[] {
   const lines: string[] = [];
-  const sources = [...new Set([...Object.keys(previous?.sources ?? {}), ...Object.keys(next.sources)])].sort();
-  for (const sourceId of sources) {
-    const before = previous?.sources[sourceId] ?? {};
-    const after = next.sources[sourceId] ?? {};
+  const scopes = [...new Set([...Object.keys(previous?.scopes ?? {}), ...Object.keys(next.scopes)])].sort();
+  for (const sourceId of scopes) {
+    const before = previous?.scopes[sourceId] ?? {};
+    const after = next.scopes[sourceId] ?? {};
     for (const tool of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
       const old = before[tool];
       const now = after[tool];
@@ -51,7 +51,8 @@ function descriptorOf(name: string, pin: PinnedDefinition) {
 
 /**
  * `agents tools lock [--check]`: pins every tool's definition (fingerprint,
- * description, schemas, capability, annotations; per source and MCP server)
+ * description, schemas, capability, annotations; per MCP server, and per
+ * source for the others)
  * in the lockfile beside the configuration, like a package lock; or, with
  * `--check`, says what no longer matches it and exits 1, writing nothing.
  */
@@ -85,9 +86,9 @@ export function addToolsLockCommand(tools: Command, support: ToolsLockSupport): 
           return;
         }
         writeLockfile(config, lock);
-        const count = Object.values(lock.sources).reduce((sum, entries) => sum + Object.keys(entries).length, 0);
+        const count = Object.values(lock.scopes).reduce((sum, entries) => sum + Object.keys(entries).length, 0);
         io.stdout(
-          `${changes.length === 0 ? '' : `${changes.join('\n')}\n`}Locked ${count} tool(s) of ${Object.keys(lock.sources).length} source(s) in ${file}.\n`,
+          `${changes.length === 0 ? '' : `${changes.join('\n')}\n`}Locked ${count} tool(s) of ${Object.keys(lock.scopes).length} pin scope(s) in ${file}.\n`,
         );
       } finally {
         await built.dispose();

@@ -81,6 +81,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'parsePlanControlMessage',
       'parseRegisteredPlan',
       'pinDefinition',
+      'pinScopeOf',
       'planControlMessageKey',
       'planIdProblem',
       'policyRefusal',
@@ -90,6 +91,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'systemClock',
       'toolFailure',
       'toolSuccess',
+      'upgradeDefinitionLock',
     ]);
   });
 

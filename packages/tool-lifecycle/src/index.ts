@@ -94,8 +94,8 @@ export { TOOL_HOOK, DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_NOTE_LENGTH } from './hook
 export type { ToolHook, ToolHookContext, ToolBeforeDecision, ToolAfterDecision, ToolErrorDecision, ToolAfterCall, ToolFailedCall } from './hooks';
 
 // Pinned tool definitions.
-export { DEFINITION_PINS, MemoryDefinitionPins, pinDefinition, definitionDiff } from './pins';
-export type { DefinitionLock, DefinitionPins, PinnedDefinition, PinnedToolDefinition } from './pins';
+export { DEFINITION_PINS, MemoryDefinitionPins, pinDefinition, pinScopeOf, definitionDiff, upgradeDefinitionLock } from './pins';
+export type { DefinitionLock, DefinitionLockV1, DefinitionPins, PinnedDefinition, PinnedToolDefinition } from './pins';
 
 // Output guardrails on the after-hook.
 export { createSecretRedactionHook, createInstructionCheckHook, INSTRUCTION_SIGNS } from './guardrails';

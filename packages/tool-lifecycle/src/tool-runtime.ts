@@ -3,9 +3,9 @@ import { toTraceRepairs, type PlanContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
 import { CallRunner, CallSettings, JournaledCalls, PlanCallRecords, ResumeRules, untilCancelled, type ExecuteOptions } from './calls';
-import { ToolInvalidArgumentError } from './errors';
+import { ToolDefinitionChangedError, ToolInvalidArgumentError } from './errors';
 import { HookPending, ToolHooks } from './hooks';
-import { createDefinitionLock, quarantineCheck, type DefinitionLock } from './pins';
+import { confirmPinnedDefinition, createDefinitionLock, quarantineCheck, upgradeDefinitionLock, type DefinitionLock, type DefinitionLockV1 } from './pins';
 import { ToolLifecycleCache, checkPlanContext, createPlanContext, enforcePolicy, type PlanEndReport, type PlanOptions } from './plan';
 import { PlanRegistryLink, checkRegistryOption, type PlanRegistry } from './plan-registry';
 import { DEFAULT_DISCOVER_TIMEOUT_MS, cacheOptionsOf, checkSettings, checkTimeout, type ToolRuntimeSettings } from './runtime-options';
@@ -131,14 +131,18 @@ export class ToolRuntime {
   }
 
   /**
-   * A lock of every tool's definition as the sources offer it now, quarantined
-   * tools included (what `agents tools lock` writes): give it to your
+   * A lock of every tool's definition as the sources offer it now, by pin
+   * scope (`ToolSource.pinScope`: one per MCP server), quarantined tools
+   * included (what `agents tools lock` writes): give it to your
    * `DefinitionPins` to accept the changes, then `discover({ refresh: true })`.
-   * A source that could not be listed keeps its pins from `previous`.
+   * A scope that could not be listed (its source failed, its MCP server did
+   * not start) keeps its pins from `previous` (a version-1 lock is upgraded).
+   * @throws ToolInvalidArgumentError for a `previous` that is not a lock.
    */
-  async lockDefinitions(options: { readonly previous?: DefinitionLock } = {}): Promise<DefinitionLock> {
-    const { bySource, failedSources } = await this.catalog.definitions();
-    return createDefinitionLock(bySource, options.previous, failedSources);
+  async lockDefinitions(options: { readonly previous?: DefinitionLock | DefinitionLockV1 } = {}): Promise<DefinitionLock> {
+    const previous = options.previous === undefined ? undefined : upgradeDefinitionLock(options.previous);
+    const { byScope, unseenScopes } = await this.catalog.definitions(previous);
+    return createDefinitionLock(byScope, previous, unseenScopes);
   }
 
   /** The usable tools (discovering first if needed), sorted by name. */
@@ -233,7 +237,8 @@ export class ToolRuntime {
    * @throws ToolCancelledError, ToolNotFoundError, ToolPlanEndedError,
    * ToolNotActivatedError, ToolActivationError, ToolAccessDeniedError,
    * ToolCheckpointRequiredError, ToolApprovalDeniedError, ToolLimitExceededError,
-   * ToolExecutionError — each with `.trace`.
+   * ToolExecutionError, ToolDefinitionChangedError (a quarantined tool, or a
+   * pinned one whose source no longer confirms its definition) — each with `.trace`.
    */
   async execute<O = unknown>(name: string, input: unknown, ctx: PlanContext, options?: ExecuteOptions): Promise<ExecutionResult<O>> {
     checkPlanContext(ctx, name);
@@ -247,6 +252,8 @@ export class ToolRuntime {
       // 2. The tool, from the catalog, activated once per (plan, tool).
       tool = this.catalog.loaded(name) ?? (await this.catalog.lookup(name, planId));
       this.recorder.found(execution, tool);
+      // 2¼. A pinned tool, before its first call: what its source offers now must still match the pin.
+      if (tool.pinToConfirm !== undefined) await untilCancelled(this.confirmPin(tool, planId, ctx), ctx.cancellationToken, name, planId);
       const instance = tool.instance ?? (await this.catalog.instanceOf(tool, planId));
       const activation = this.autoActivate ? this.cache.ensureActive(name, instance, ctx) : this.cache.requireActive(name, ctx);
       if (activation !== undefined) await untilCancelled(activation, ctx.cancellationToken, name, planId);
@@ -361,6 +368,29 @@ export class ToolRuntime {
   /** Unsubscribes from sources and disposes them (shared sessions, watchers). */
   dispose(): Promise<void> {
     return this.catalog.dispose();
+  }
+
+  /**
+   * Confirms a pinned tool with its source once (concurrent first calls share
+   * it); a failed confirmation is tried again by the next call.
+   */
+  private confirmPin(tool: RegisteredTool, planId: string, ctx: PlanContext): Promise<void> {
+    const pinned = tool.pinToConfirm;
+    if (pinned === undefined) return Promise.resolve();
+    tool.confirming ??= confirmPinnedDefinition(tool.source, tool.descriptor, pinned, planId, ctx.cancellationToken.signal).then(
+      () => {
+        tool.pinToConfirm = undefined;
+        tool.confirming = undefined;
+      },
+      (error: unknown) => {
+        tool.confirming = undefined;
+        throw error;
+      },
+    );
+    // Each caller hears of a quarantine in its own plan.
+    return tool.confirming.catch((error: unknown) => {
+      throw ToolDefinitionChangedError.isInstance(error) && error.planId !== planId ? error.inPlan(planId) : error;
+    });
   }
 
   /**

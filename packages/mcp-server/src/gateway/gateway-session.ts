@@ -318,6 +318,8 @@ export class GatewaySession implements ClientChannel {
       // Offered by the profile, refused by the plan: the runtime says why (read-only, no network, checkpoints), and traces it.
       const refused = listing.refused.get(name);
       if (refused !== undefined) return this.run(name, refused, args, undefined, plan, extra);
+      const quarantined = listing.quarantined.get(name);
+      if (quarantined !== undefined) return this.runQuarantined(name, quarantined, args, plan);
       return this.unknownTool(name, listing, plan);
     }
     return this.run(name, tool.toolName, args, tool, plan, extra);
@@ -434,6 +436,21 @@ export class GatewaySession implements ClientChannel {
         ? `No tool of this session matches '${safeMessage(query, 200)}'. Try other words.`
         : `${tools.length} tool(s); call one with ${CALL_TOOL_NAME} { "name", "arguments" }:\n${JSON.stringify(tools)}`;
     return { content: [{ type: 'text', text }], structuredContent: { tools } };
+  }
+
+  /** A quarantined tool: the runtime refuses it (and traces the call) with `TOOL_DEFINITION_CHANGED` and the diff. */
+  private async runQuarantined(name: string, toolName: string, args: Record<string, unknown> | undefined, plan: PlanContext): Promise<CallToolResult> {
+    let result;
+    try {
+      result = await this.settings.runtime.execute(toolName, args ?? {}, plan);
+    } catch (error) {
+      if ((error as { trace?: ToolExecutionTrace })?.trace !== undefined) this.settings.onTrace?.((error as { trace: ToolExecutionTrace }).trace);
+      return errorResult(modelErrorText(error, { providerName: name, allowedRoots: rootsOf(plan) }));
+    }
+    // Its pins accepted it in the meantime: the call ran.
+    this.settings.onTrace?.(result.trace);
+    const rendered = this.settings.modelTools.render(result, plan, name);
+    return { content: [{ type: 'text', text: rendered.text }], ...(rendered.isError ? { isError: true } : {}) };
   }
 
   private unknownTool(name: string, listing: ToolListing, plan: PlanContext): CallToolResult {

@@ -10,6 +10,9 @@ export const SEARCH_TOOL_NAME = 'tools.search';
 /** The call meta tool of `'search'` mode. */
 export const CALL_TOOL_NAME = 'tools.call';
 
+/** A tool name as MCP (2025-11-25) allows it. */
+const MCP_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
 /** A tool the session may call, by its MCP name. @internal */
 export interface CallableTool {
   /** The runtime's name. */
@@ -30,6 +33,8 @@ export interface ToolListing {
   readonly refused: ReadonlyMap<string, string>;
   /** MCP names by runtime name, for the search's hits. */
   readonly mcpNames: ReadonlyMap<string, string>;
+  /** Tools the profile offers that are quarantined (their pinned definition changed), by MCP name: not listed, and a call gets the runtime's `TOOL_DEFINITION_CHANGED` with the diff. */
+  readonly quarantined: ReadonlyMap<string, string>;
   /** Compares two listings (a change is told to the client). */
   readonly key: string;
 }
@@ -89,7 +94,13 @@ export class SessionTools {
       if (this.profile.mode === 'all' || this.profile.pinned(toolName)) listed.push(definition);
     }
     if (this.profile.mode === 'search') listed.unshift(searchTool(callable.size), callTool([...callable.values()].map((tool) => tool.definition)));
-    return { tools: listed, callable, refused, mcpNames, key: JSON.stringify(listed) };
+    // Quarantined tools keep their runtime name where it is a valid MCP name that no listed tool has.
+    const quarantined = new Map<string, string>();
+    for (const item of (await this.runtime.discover()).unavailable) {
+      const valid = MCP_NAME.test(item.name) && !callable.has(item.name) && !refused.has(item.name);
+      if (item.error?.code === 'TOOL_DEFINITION_CHANGED' && valid && offers(item.name) && !operations.has(item.name)) quarantined.set(item.name, item.name);
+    }
+    return { tools: listed, callable, refused, mcpNames, quarantined, key: JSON.stringify(listed) };
   }
 }
 

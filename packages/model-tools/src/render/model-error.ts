@@ -91,6 +91,8 @@ function describe(error: Record<string, unknown> | null | undefined, context: Mo
         return `Error ${code}: this plan records every call under the id the model API gives it, and this call of ${tool} came without an id that can name it, so it was not run. Stop calling tools and tell the user.`;
       }
       return `Error ${code}: ${tool} failed: ${asClause(text('message') ?? 'no reason given')}. Check the arguments; do not repeat the same call unchanged.`;
+    case 'TOOL_DEFINITION_CHANGED':
+      return definitionChangedText(error, code, tool, context);
     case 'TOOL_ACTIVATION_FAILED':
     case 'TOOL_REGISTRATION_FAILED':
       return `Error ${code}: ${tool} is not available right now. Continue without it.`;
@@ -121,6 +123,20 @@ function schemaText(error: Record<string, unknown> | null | undefined, code: str
     listed.push(`- ${declined.pointer || 'the arguments'} was left as sent: it could be read as ${readings}. Send it with the exact type the schema asks for.`);
   }
   return `Error ${code}: the arguments of ${tool} do not match its input schema; it was not run.\n${listed.join('\n')}\nFix the arguments and call it again.`;
+}
+
+/** A quarantined tool: what changed since its definition was pinned (each line capped, at most a few). */
+function definitionChangedText(error: Record<string, unknown> | null | undefined, code: string, tool: string, context: ModelErrorContext): string {
+  const what =
+    error?.['change'] === 'new'
+      ? 'is new since the tool definitions were pinned (locked)'
+      : error?.['change'] === 'removed'
+        ? 'is no longer offered by its server, though its definition is pinned (locked)'
+        : 'changed since its definition was pinned (locked)';
+  const diff = Array.isArray(error?.['diff']) ? (error['diff'] as unknown[]).filter((line): line is string => typeof line === 'string') : [];
+  const lines = diff.slice(0, MAX_ISSUES).map((line) => `  ${scrubPaths(safeMessage(line, 300), context.allowedRoots)}`);
+  if (diff.length > MAX_ISSUES) lines.push(`  … and ${diff.length - MAX_ISSUES} more`);
+  return `Error ${code}: ${tool} ${what}, so it is quarantined and was not run.${lines.length === 0 ? '' : `\n${lines.join('\n')}`}\nDo not call it again; tell the user its definition changed and needs review (accepted with 'agents tools lock').`;
 }
 
 function notFoundText(error: Record<string, unknown> | null | undefined, code: string, tool: string, context: ModelErrorContext): string {

@@ -1,7 +1,8 @@
 import { describeValue, isToolSourceKind, isValidToolName, messageOf, normalizeCapability } from '@ca/domain';
 import { CompiledSchema, SchemaCompileError, SchemaValidator, isSchemaTrust, type SchemaTrust } from '@ca/schema';
-import { ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
+import { ToolDefinitionChangedError, ToolInvalidArgumentError, ToolNotFoundError, ToolRegistrationError, type DuplicateToolName } from '../errors';
 import type { RuntimeLogger } from '../observability';
+import { pinScopeOf, type DefinitionLock, type PinnedDefinition, type PinVerdict } from '../pins';
 import { closestNames, type ToolDescriptor, type ToolInstance, type ToolSource, type UnavailableTool } from '../tool';
 
 /** A source that could not be listed, and why. */
@@ -34,6 +35,10 @@ export interface RegisteredTool {
   ruled: boolean | undefined;
   /** What `hooks/` keeps for this tool's calls (the runtime's hooks that match it), once it has asked; opaque here. */
   hooks: object | undefined;
+  /** Its pin, while the tool is pinned and not yet confirmed with its source (`pins/`): checked before its first call. */
+  pinToConfirm: { readonly pin: PinnedDefinition; readonly scope: string } | undefined;
+  /** The confirmation in flight, shared by concurrent first calls. */
+  confirming: Promise<void> | undefined;
 }
 
 /** Settings of a {@link ToolCatalog}. */
@@ -49,9 +54,10 @@ export interface ToolCatalogSettings {
   readonly discoverTimeoutMs: number;
   /**
    * Checks each valid tool of a source as discovered (the pinned definitions of
-   * `pins/`): a tool it returns an entry for is quarantined, unavailable with it.
+   * `pins/`): a tool it quarantines is unavailable with that entry; one that
+   * matches its pin is confirmed with its source before its first call.
    */
-  readonly quarantine?: ((sourceId: string, descriptor: ToolDescriptor) => UnavailableTool | undefined) | undefined;
+  readonly quarantine?: ((source: ToolSource, descriptor: ToolDescriptor) => PinVerdict | undefined) | undefined;
 }
 
 interface Snapshot {
@@ -64,8 +70,10 @@ interface Snapshot {
    */
   readonly unavailableGroups: readonly UnavailableTool[];
   readonly result: DiscoveryResult;
-  /** Each listed source's valid tools as offered, quarantined ones included: what a lock pins. */
+  /** Each listed pin scope's valid tools as offered, quarantined ones included: what a lock pins. */
   readonly definitions: Map<string, ToolDescriptor[]>;
+  /** What the lock cannot see now: the sources that could not be listed, and the unavailable entries of the others, with their source. */
+  readonly unlisted: { readonly failed: readonly ToolSource[]; readonly unavailable: readonly { readonly source: ToolSource; readonly name: string }[] };
 }
 
 /**
@@ -115,10 +123,25 @@ export class ToolCatalog {
     return (await this.load(options.signal)).result;
   }
 
-  /** Each listed source's valid tools as offered now (quarantined ones included), and the sources that could not be listed. */
-  async definitions(): Promise<{ readonly bySource: ReadonlyMap<string, readonly ToolDescriptor[]>; readonly failedSources: readonly string[] }> {
+  /**
+   * Each listed pin scope's valid tools as offered now (quarantined ones
+   * included), and the pin scopes of `previous` that the lock cannot see now
+   * (a source that could not be listed, a server that did not start): those keep their pins.
+   */
+  async definitions(
+    previous: DefinitionLock | undefined,
+  ): Promise<{ readonly byScope: ReadonlyMap<string, readonly ToolDescriptor[]>; readonly unseenScopes: readonly string[] }> {
     const snapshot = await this.load();
-    return { bySource: snapshot.definitions, failedSources: snapshot.result.sourceErrors.map((item) => item.sourceId) };
+    const { failed, unavailable } = snapshot.unlisted;
+    const unseenScopes = Object.entries(previous?.scopes ?? {})
+      .filter(
+        ([scope, tools]) =>
+          !snapshot.definitions.has(scope) &&
+          (failed.some((source) => source.id === scope || Object.keys(tools).some((name) => pinScopeOf(source, name) === scope)) ||
+            unavailable.some(({ source, name }) => pinScopeOf(source, name) === scope)),
+      )
+      .map(([scope]) => scope);
+    return { byScope: snapshot.definitions, unseenScopes };
   }
 
   /**
@@ -136,6 +159,10 @@ export class ToolCatalog {
     if (entry !== undefined) return entry;
     // Not a typo either when its group is unavailable (an MCP server that could not be listed): say why, with the group's error.
     const unavailable = snapshot.unavailable.get(name) ?? groupOf(snapshot.unavailableGroups, name);
+    // A quarantined tool: the pins' own error, in this plan (the code a caller tells it by, with the diff).
+    if (unavailable !== undefined && ToolDefinitionChangedError.isInstance(unavailable.error)) {
+      throw planId === undefined ? unavailable.error : unavailable.error.inPlan(planId);
+    }
     if (unavailable !== undefined) {
       throw new ToolRegistrationError({
         problem: 'unavailable',
@@ -251,8 +278,11 @@ export class ToolCatalog {
     const duplicates = new Map<string, string[]>();
     const definitions = new Map<string, ToolDescriptor[]>();
     const unavailableGroups: UnavailableTool[] = [];
+    const failed: ToolSource[] = [];
+    const unlistedNames: { source: ToolSource; name: string }[] = [];
     for (const { source, descriptors, error } of listed) {
       if (error !== undefined) {
+        failed.push(source);
         this.settings.logger.error(`Tool source '${source.id}' could not be listed: ${error.message}`, { sourceId: source.id });
         sourceErrors.push({ sourceId: source.id, error });
         // Its parts that failed (an MCP server) still explain a missing name, though the source is reported as a whole.
@@ -262,6 +292,7 @@ export class ToolCatalog {
       for (const item of source.unavailable?.() ?? []) {
         unavailable.set(item.name, item);
         unavailableGroups.push(item);
+        if (typeof item?.name === 'string') unlistedNames.push({ source, name: item.name });
       }
       for (const raw of Array.isArray(descriptors) ? descriptors : []) {
         const name = (raw as { name?: unknown })?.name;
@@ -278,14 +309,20 @@ export class ToolCatalog {
           unavailable.set(registered.name, registered);
           continue;
         }
-        let offered = definitions.get(source.id);
-        if (offered === undefined) definitions.set(source.id, (offered = []));
+        const scope = pinScopeOf(source, registered.descriptor.name);
+        let offered = definitions.get(scope);
+        if (offered === undefined) definitions.set(scope, (offered = []));
         offered.push(registered.descriptor);
-        const quarantined = this.settings.quarantine?.(source.id, registered.descriptor);
-        if (quarantined !== undefined) {
+        const verdict = this.settings.quarantine?.(source, registered.descriptor);
+        if (verdict !== undefined && 'quarantined' in verdict) {
+          const quarantined = verdict.quarantined;
           this.settings.logger.warn(quarantined.reason, { toolName: quarantined.name, sourceId: source.id, code: quarantined.error?.code });
           unavailable.set(quarantined.name, quarantined);
-        } else tools.set(registered.descriptor.name, registered);
+          continue;
+        }
+        // A pinned tool of a source that can confirm it is compared with what the source offers now before its first call.
+        if (verdict !== undefined && typeof source.confirm === 'function') registered.pinToConfirm = verdict;
+        tools.set(registered.descriptor.name, registered);
       }
     }
     if (duplicates.size > 0) {
@@ -297,7 +334,7 @@ export class ToolCatalog {
       unavailable: [...unavailable.values()],
       sourceErrors,
     };
-    return { tools, unavailable, unavailableGroups, result, definitions };
+    return { tools, unavailable, unavailableGroups, result, definitions, unlisted: { failed, unavailable: unlistedNames } };
   }
 
   /** What a source that could not be listed reports unavailable; one that throws here too reports nothing. */
@@ -396,6 +433,8 @@ export class ToolCatalog {
       instancePromise: undefined,
       ruled: undefined,
       hooks: undefined,
+      pinToConfirm: undefined,
+      confirming: undefined,
     };
   }
 }

@@ -1,4 +1,15 @@
-// Pinned tool definitions: a lock of every tool's fingerprint per source, and
-// the quarantine of a tool whose definition no longer matches its pin.
-export { DEFINITION_PINS, MemoryDefinitionPins, createDefinitionLock, definitionDiff, pinDefinition, quarantineCheck } from './definition-pins';
-export type { DefinitionLock, DefinitionPins, PinnedDefinition, PinnedToolDefinition } from './definition-pins';
+// Pinned tool definitions: a lock of every tool's fingerprint per pin scope,
+// the quarantine of a tool whose definition no longer matches its pin, and its
+// confirmation with the source before its first call.
+export {
+  DEFINITION_PINS,
+  MemoryDefinitionPins,
+  confirmPinnedDefinition,
+  createDefinitionLock,
+  definitionDiff,
+  pinDefinition,
+  pinScopeOf,
+  quarantineCheck,
+  upgradeDefinitionLock,
+} from './definition-pins';
+export type { DefinitionLock, DefinitionLockV1, DefinitionPins, PinnedDefinition, PinnedToolDefinition, PinVerdict } from './definition-pins';

@@ -45,6 +45,24 @@ export interface ToolSource {
    * @throws when the name is not one of this source's tools.
    */
   get(name: string): ToolInstance | Promise<ToolInstance>;
+  /**
+   * The scope under which a tool's definition is pinned in a lock (optional;
+   * default: the source's id). It must not depend on which other tools,
+   * sources or servers are configured: an MCP source answers `mcp:<server>`
+   * for `mcp.<server>.<tool>` (and for `mcp.<server>`), so a command that
+   * starts one server finds the pins of that server. A scope with pins has
+   * every one of its tools checked.
+   */
+  pinScope?(toolName: string): string;
+  /**
+   * The definition of a tool as the source's origin offers it now, for a
+   * tool whose definition is pinned, before its first call (optional). A
+   * source that lists from a cache (an MCP server's tool list kept between
+   * processes) lists it live here; one that has listed live answers from
+   * what it holds. `undefined` when the source no longer offers the tool.
+   * @throws when the origin cannot be asked (a server that does not start): the tool is then not called.
+   */
+  confirm?(toolName: string, signal?: AbortSignal): Promise<ToolDescriptor | undefined>;
   /** Tools the source saw but cannot offer, with reasons (optional). */
   unavailable?(): readonly UnavailableTool[];
   /**
