@@ -1,4 +1,5 @@
-import type { ScanJob, SecretFinding, SecretScanner } from './secret-scanner';
+import { findSecrets, isSecretName, type SecretKind } from '@ca/domain';
+import { mergeFindings, type CompiledAllowlist, type ScanJob, type SecretFinding, type SecretScanner } from './secret-scanner';
 
 /** Deepest nesting walked: deeper values are left as they are (JSON from a tool is never that deep). */
 const MAX_DEPTH = 256;
@@ -9,6 +10,33 @@ interface FoundString {
   /** `name = ` for a property's value, so that rules that need the name see it; only the value is redacted. */
   readonly prefix: string;
   readonly path: readonly (string | number)[];
+  /** The property's name, when the string is a property's value. */
+  readonly key?: string;
+}
+
+/** The rule id of a string value of a secret-named key (`{ "password": "…" }`) in structured output. */
+export const SECRET_FIELD_RULE = 'secret-field';
+
+/** The rule ids of what the shapes find: `findSecrets`' kinds and {@link SECRET_FIELD_RULE}. */
+const SHAPE_RULES = new Set<string>([
+  SECRET_FIELD_RULE,
+  'url-credentials',
+  'authorization-header',
+  'cookie-header',
+  'scheme-credential',
+  'known-token',
+  'secret-parameter',
+] satisfies (SecretKind | typeof SECRET_FIELD_RULE)[]);
+const isShape = (ruleId: string): boolean => SHAPE_RULES.has(ruleId);
+
+/** How the shapes of secrets are looked for in a value. */
+export interface ShapeSettings {
+  /** Whether they are (the guardrail's `shapes`). */
+  readonly enabled: boolean;
+  /** A value some guardrail already redacted, not found again. */
+  readonly isRedacted: (text: string) => boolean;
+  /** The service's allowlist: a finding it allows stays. */
+  readonly allowlist: CompiledAllowlist | undefined;
 }
 
 /**
@@ -27,6 +55,7 @@ export class ValueRedaction {
     private readonly value: unknown,
     scanner: SecretScanner,
     candidates: Parameters<SecretScanner['job']>[1],
+    private readonly shapes: ShapeSettings,
   ) {
     this.collect(value, '', [], 0);
     this.job = scanner.job(
@@ -35,13 +64,37 @@ export class ValueRedaction {
     );
   }
 
+  /**
+   * The secrets of one string in the shapes traces hide (`findSecrets` of
+   * `@ca/domain`), and the whole value of a secret-named key; positions as in
+   * the scanned text (after the prefix).
+   */
+  private shapeFindings(found: FoundString): SecretFinding[] {
+    const { enabled, isRedacted, allowlist } = this.shapes;
+    if (!enabled) return [];
+    const { text, prefix, key } = found;
+    const allowed = (start: number, end: number): boolean => allowlist !== undefined && allowlist.allows(text.slice(start, end), text.slice(start, end), text);
+    if (key !== undefined && text.length > 0 && !isRedacted(text) && isSecretName(key)) {
+      return allowed(0, text.length) ? [] : [{ ruleId: SECRET_FIELD_RULE, start: prefix.length, end: prefix.length + text.length }];
+    }
+    return (
+      findSecrets(text)
+        // A guardrail's own mark (`password=[REDACTED …]`, scanned again after a hook) is not a secret.
+        .filter((span) => !text.startsWith('[REDACTED ', span.start) && !allowed(span.start, span.end))
+        .map((span) => ({ ruleId: span.kind, start: prefix.length + span.start, end: prefix.length + span.end }))
+    );
+  }
+
   /** The value with the job's findings replaced by `marker`, and the counts by rule (call once the job is done). */
   apply(marker: (ruleId: string) => string, counts: Record<string, number>): { value: unknown; total: number } {
     let result = this.value;
     let total = 0;
-    this.job.results().forEach((findings: SecretFinding[], index) => {
+    this.job.results().forEach((byRules: SecretFinding[], index) => {
+      const found = this.strings[index] as FoundString;
+      const shaped = this.shapeFindings(found);
+      const findings = shaped.length === 0 ? byRules : mergeFindings([...byRules, ...shaped], isShape);
       if (findings.length === 0) return;
-      const { text, prefix, path } = this.strings[index] as FoundString;
+      const { text, prefix, path } = found;
       const scanned = `${prefix}${text}`;
       let out = '';
       let at = prefix.length;
@@ -66,7 +119,10 @@ export class ValueRedaction {
       item.forEach((entry, index) => this.collect(entry, '', [...path, index], depth + 1));
       return;
     }
-    for (const [key, entry] of Object.entries(item)) this.collect(entry, typeof entry === 'string' ? `${key} = ` : '', [...path, key], depth + 1);
+    for (const [key, entry] of Object.entries(item)) {
+      if (typeof entry === 'string') this.strings.push({ text: entry, prefix: `${key} = `, path: [...path, key], key });
+      else this.collect(entry, '', [...path, key], depth + 1);
+    }
   }
 }
 
