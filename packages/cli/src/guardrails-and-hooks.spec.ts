@@ -151,6 +151,27 @@ describe('command hooks fail closed and see only redacted outputs', () => {
     expect(printed).not.toContain('tok_live_1234567890abcdef');
     expect(JSON.parse(printed).output).toEqual({ note: 'rotated', token: expect.stringMatching(/^\[REDACTED /), url: 'postgres://[REDACTED url-credentials]@db/orders' });
   });
+
+  it('a hook on a failed call is given the message with its secrets redacted', async () => {
+    const record = path.join(temporaryFolder(), 'seen.jsonl');
+    const folder = configured([hook('on-failure', 'error', {}, record, 'test.*')], { custom: { modules: ['./failing.js'] } });
+    writeFixture(
+      folder,
+      'failing.js',
+      `const { defineTool } = require('@ca/adapters-custom');
+       module.exports = defineTool({
+         name: 'test.connect', description: 'Fails as a driver does.', inputSchema: { type: 'object' },
+         capability: { writes: false, openWorld: false },
+         execute: async () => { throw new Error('could not connect to ${DATABASE_URL}: timeout'); },
+       });`,
+    );
+    const io = captureIo({}, folder);
+    expect(await main(['tools', 'run', 'test.connect', '--input', '{}'], io)).toBe(1);
+    const seen = JSON.parse(fs.readFileSync(record, 'utf8'));
+    expect(seen.hook_event_name).toBe('PostToolUseFailure');
+    expect(seen.error.message).toContain('could not connect to postgres://***@db/orders');
+    expect(JSON.stringify(seen)).not.toContain(PASSWORD);
+  });
 });
 
 describe('the current folder is not a secret', () => {
