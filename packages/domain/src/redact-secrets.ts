@@ -123,6 +123,16 @@ export interface SecretSpan {
 export function findSecrets(text: string): SecretSpan[] {
   if (typeof text !== 'string' || text.length === 0) return [];
   const found: SecretSpan[] = [];
+  // Names come back again and again (`a=1&a=2&…`): each is judged once per text, at most 1,000 kept.
+  const judged = new Map<string, boolean>();
+  const isSecret = (name: string): boolean => {
+    let secret = judged.get(name);
+    if (secret === undefined) {
+      secret = isSecretName(name);
+      if (judged.size < 1_000) judged.set(name, secret);
+    }
+    return secret;
+  };
   const add = (kind: SecretKind, start: number, end: number): void => {
     if (end > start && text.slice(start, end) !== REDACTED) found.push({ kind, start, end });
   };
@@ -162,7 +172,7 @@ export function findSecrets(text: string): SecretSpan[] {
   each(KNOWN_TOKEN, (match) => add('known-token', match.index, match.index + match[0].length));
   for (const pattern of [DOUBLE_QUOTED_PAIR, SINGLE_QUOTED_PAIR]) {
     each(pattern, (match, starts) => {
-      if (!isSecretName(match[1] as string)) return;
+      if (!isSecret(match[1] as string)) return;
       // The value between its quotes: after the name, the separator and the opening quote, before the closing one.
       const valueStart = (starts[2] as number) + (match[2] as string).length + 1;
       add('secret-parameter', valueStart, match.index + match[0].length - 1);
@@ -170,12 +180,12 @@ export function findSecrets(text: string): SecretSpan[] {
   }
   each(COLON_PAIR, (match, starts) => {
     const name = match[1] as string;
-    if (!HEADERS_JUDGED_ABOVE.test(name) && (/[-_]/.test(name) || COLON_WORDS.has(name.toLowerCase())) && isSecretName(name)) {
+    if (!HEADERS_JUDGED_ABOVE.test(name) && (/[-_]/.test(name) || COLON_WORDS.has(name.toLowerCase())) && isSecret(name)) {
       add('secret-parameter', starts[3] as number, (starts[3] as number) + (match[3] as string).length);
     }
   });
   each(EQUALS_PAIR, (match, starts) => {
-    if (isSecretName(match[1] as string)) add('secret-parameter', starts[2] as number, (starts[2] as number) + (match[2] as string).length);
+    if (isSecret(match[1] as string)) add('secret-parameter', starts[2] as number, (starts[2] as number) + (match[2] as string).length);
   });
   each(URL_USERINFO, (match, starts) => add('url-credentials', (starts[1] as number) + (match[1] as string).length, match.index + match[0].length - 1));
   return mergeSpans(found);

@@ -208,6 +208,31 @@ describe('createSecretRedactionHook', () => {
       expect(twice.trace.hooks?.[0]).toMatchObject({ decision: 'continue' });
     });
 
+    it('finds a secret across the edges of the units a long string is scanned in, and no name cut in two there', async () => {
+      // Units of 16,384 characters overlapping by 4,608: the second starts at 11,776.
+      const before = 'x'.repeat(16_384 - 20);
+      const edge = `${'y'.repeat(11_776 - 4)} monkey=banana-split ${'z'.repeat(30_000)}`;
+      const runtime = runtimeWith([createSecretRedactionHook({ gitleaks: false })], [`${before} postgres://app:Pa55-w0rd-x@db/orders`, edge]);
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('files.read', {}, ctx));
+      const [across, cut] = (result.ok && result.output) as string[];
+      expect(across?.endsWith(' postgres://[REDACTED url-credentials]@db/orders')).toBe(true);
+      expect(cut).toBe(edge);
+    });
+
+    it('looks for shapes in slices: hostile text of megabytes lets the event loop turn', async () => {
+      const hostile = 'a=b&'.repeat(1_000_000);
+      const runtime = runtimeWith([createSecretRedactionHook({ gitleaks: false })], hostile);
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 1);
+      try {
+        const result = await runtime.runPlan({}, (ctx) => runtime.execute('files.read', {}, ctx));
+        expect(result.ok && result.output).toBe(hostile);
+      } finally {
+        clearInterval(ticker);
+      }
+      expect(ticks).toBeGreaterThanOrEqual(2);
+    }, 60_000);
+
     it('stays off with shapes: false (gitleaks rules alone), and keeps what the allowlist allows', async () => {
       const off = runtimeWith([createSecretRedactionHook({ shapes: false })], { password: 'hunter2', text });
       const kept = await off.runPlan({}, (ctx) => off.execute('files.read', {}, ctx));

@@ -1,6 +1,16 @@
 import { findSecrets, isSecretName, type SecretKind } from '@ca/domain';
 import { mergeFindings, type CompiledAllowlist, type ScanJob, type SecretFinding, type SecretScanner } from './secret-scanner';
 
+/**
+ * Characters of a string the shapes look at in one unit of work (a few ms),
+ * how far units overlap, and how close to a later unit's start a span may
+ * begin and still be its own: the unit before saw it whole when it is
+ * shorter than the overlap less the edge (3.5 K characters).
+ */
+const SHAPE_CHUNK_CHARS = 16_384;
+const SHAPE_CHUNK_OVERLAP = 4_608;
+const SHAPE_CHUNK_EDGE = 1_024;
+
 /** Deepest nesting walked: deeper values are left as they are (JSON from a tool is never that deep). */
 const MAX_DEPTH = 256;
 
@@ -50,6 +60,11 @@ export interface ShapeSettings {
 export class ValueRedaction {
   private readonly strings: FoundString[] = [];
   readonly job: ScanJob;
+  /** What the shapes found in each string, as the units of {@link shapeUnits} run. */
+  private readonly shaped: SecretFinding[][];
+  /** The shape scan cut into units (one chunk of one string), run a slice of time at a time as the rules are. */
+  private readonly shapeUnits: { readonly index: number; readonly start: number; readonly end: number }[] = [];
+  private nextShape = 0;
 
   constructor(
     private readonly value: unknown,
@@ -62,27 +77,52 @@ export class ValueRedaction {
       this.strings.map(({ text, prefix }) => ({ text: `${prefix}${text}`, from: prefix.length })),
       candidates,
     );
+    this.shaped = this.strings.map(() => []);
+    if (!shapes.enabled) return;
+    this.strings.forEach((found, index) => {
+      const { text, prefix, key } = found;
+      if (text.length === 0) return;
+      if (key !== undefined && isSecretName(key)) {
+        // The whole value of a secret-named key: no need to look inside it.
+        if (!shapes.isRedacted(text) && !this.allowed(text, 0, text.length)) {
+          (this.shaped[index] as SecretFinding[]).push({ ruleId: SECRET_FIELD_RULE, start: prefix.length, end: prefix.length + text.length });
+        }
+        return;
+      }
+      for (let start = 0; ; start += SHAPE_CHUNK_CHARS - SHAPE_CHUNK_OVERLAP) {
+        const end = Math.min(text.length, start + SHAPE_CHUNK_CHARS);
+        this.shapeUnits.push({ index, start, end });
+        if (end >= text.length) break;
+      }
+    });
   }
 
-  /**
-   * The secrets of one string in the shapes traces hide (`findSecrets` of
-   * `@ca/domain`), and the whole value of a secret-named key; positions as in
-   * the scanned text (after the prefix).
-   */
-  private shapeFindings(found: FoundString): SecretFinding[] {
-    const { enabled, isRedacted, allowlist } = this.shapes;
-    if (!enabled) return [];
-    const { text, prefix, key } = found;
-    const allowed = (start: number, end: number): boolean => allowlist !== undefined && allowlist.allows(text.slice(start, end), text.slice(start, end), text);
-    if (key !== undefined && text.length > 0 && !isRedacted(text) && isSecretName(key)) {
-      return allowed(0, text.length) ? [] : [{ ruleId: SECRET_FIELD_RULE, start: prefix.length, end: prefix.length + text.length }];
-    }
-    return (
-      findSecrets(text)
+  /** Runs the rules' units, then the shapes', until `until()` says to stop or none is left; true when both scans are complete. */
+  run(until: () => boolean): boolean {
+    if (!this.job.run(until)) return false;
+    while (this.nextShape < this.shapeUnits.length) {
+      const { index, start, end } = this.shapeUnits[this.nextShape++] as ValueRedaction['shapeUnits'][number];
+      const { text, prefix } = this.strings[index] as FoundString;
+      const chunk = start === 0 && end === text.length ? text : text.slice(start, end);
+      const found = this.shaped[index] as SecretFinding[];
+      for (const span of findSecrets(chunk)) {
+        // A span that starts at the edge of a later chunk belongs to the chunk before it, which saw what precedes it (a name cut in two is not a name).
+        if (start > 0 && span.start < SHAPE_CHUNK_EDGE) continue;
+        const from = start + span.start;
+        const to = start + span.end;
         // A guardrail's own mark (`password=[REDACTED …]`, scanned again after a hook) is not a secret.
-        .filter((span) => !text.startsWith('[REDACTED ', span.start) && !allowed(span.start, span.end))
-        .map((span) => ({ ruleId: span.kind, start: prefix.length + span.start, end: prefix.length + span.end }))
-    );
+        if (text.startsWith('[REDACTED ', from) || this.allowed(text, from, to)) continue;
+        found.push({ ruleId: span.kind, start: prefix.length + from, end: prefix.length + to });
+      }
+      if (until()) return this.nextShape >= this.shapeUnits.length;
+    }
+    return true;
+  }
+
+  /** Whether the service's allowlist allows the secret at `start`–`end` of `text`. */
+  private allowed(text: string, start: number, end: number): boolean {
+    const { allowlist } = this.shapes;
+    return allowlist !== undefined && allowlist.allows(text.slice(start, end), text.slice(start, end), text);
   }
 
   /** The value with the job's findings replaced by `marker`, and the counts by rule (call once the job is done). */
@@ -91,7 +131,7 @@ export class ValueRedaction {
     let total = 0;
     this.job.results().forEach((byRules: SecretFinding[], index) => {
       const found = this.strings[index] as FoundString;
-      const shaped = this.shapeFindings(found);
+      const shaped = this.shaped[index] as SecretFinding[];
       const findings = shaped.length === 0 ? byRules : mergeFindings([...byRules, ...shaped], isShape);
       if (findings.length === 0) return;
       const { text, prefix, path } = found;

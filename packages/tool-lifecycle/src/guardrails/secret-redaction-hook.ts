@@ -157,7 +157,7 @@ export function createSecretRedactionHook(options: SecretRedactionOptions = {}):
       // A slice of work at a time: an output of hostile text takes long to scan (re2js is linear but slow), and the event loop must go on meanwhile.
       const slice = (): boolean => {
         const sliceStart = performance.now();
-        return redactions.every((redaction) => redaction.job.run(() => performance.now() - sliceStart > SCAN_SLICE_MS));
+        return redactions.every((redaction) => redaction.run(() => performance.now() - sliceStart > SCAN_SLICE_MS));
       };
       if (slice()) return finish();
       return (async () => {
