@@ -189,23 +189,19 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
 }
 
 /**
- * The hooks of a configuration, in the order they run: the command hooks of
- * `hooks`, then the output guardrails — secrets redacted (unless
- * `guardrails.secrets` is false), instructions checked (when
- * `guardrails.instructions` says so) — so that what a command hook gives
- * back is scanned too.
+ * The hooks of a configuration, in the order they run: the secret redaction
+ * (unless `guardrails.secrets` is false), so that command hooks after a call —
+ * other programs — are given the output with its secrets already taken out;
+ * the command hooks of `hooks`; the secret redaction again when a command hook
+ * runs after calls (what it gives back is scanned too); the instruction check
+ * (when `guardrails.instructions` says so).
  * @throws CliError (CLI_CONFIG_INVALID) for a secret rule that does not compile.
  */
 function registerHooks(container: ReturnType<typeof rootContainer.createChildContainer>, config: AgentsConfig): void {
-  for (const entry of config.hooks ?? []) {
-    container.register(TOOL_HOOK, {
-      useValue: createCommandHook(entry, { cwd: config.baseDir, ...(config.sandbox === undefined ? {} : { sandbox: config.sandbox }) }),
-    });
-  }
   const secrets = config.guardrails?.secrets ?? true;
-  if (secrets !== false) {
+  const secretHook = (name: string) => {
     try {
-      container.register(TOOL_HOOK, { useValue: createSecretRedactionHook(secrets === true ? {} : (secrets as SecretRedactionOptions)) });
+      return createSecretRedactionHook({ ...(secrets === true ? {} : (secrets as SecretRedactionOptions)), name });
     } catch (error) {
       throw new CliError({
         code: 'CLI_CONFIG_INVALID',
@@ -213,6 +209,15 @@ function registerHooks(container: ReturnType<typeof rootContainer.createChildCon
         cause: error,
       });
     }
+  };
+  if (secrets !== false) container.register(TOOL_HOOK, { useValue: secretHook('secret-redaction') });
+  for (const entry of config.hooks ?? []) {
+    container.register(TOOL_HOOK, {
+      useValue: createCommandHook(entry, { cwd: config.baseDir, ...(config.sandbox === undefined ? {} : { sandbox: config.sandbox }) }),
+    });
+  }
+  if (secrets !== false && (config.hooks ?? []).some((entry) => entry.on === 'after')) {
+    container.register(TOOL_HOOK, { useValue: secretHook('secret-redaction:after-hooks') });
   }
   const instructions = config.guardrails?.instructions ?? false;
   if (instructions !== false) container.register(TOOL_HOOK, { useValue: createInstructionCheckHook({ action: instructions }) });

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { isSecretName, redactSecrets, urlCredentials } from '@ca/domain';
 import type { CliIo } from './cli-io';
 
@@ -9,6 +11,27 @@ const MIN_SECRET_LENGTH = 4;
 const MIN_NAMED_SECRET_LENGTH = 8;
 /** How many known secrets are kept (a configuration holds a handful). */
 const MAX_SECRETS = 1_000;
+/**
+ * Variables whose names sound secret to {@link isSecretName} (`PWD` is a
+ * common abbreviation of "password"; `*_AUTH_*`, `*_SESSION_*`) but which the
+ * shell, npm and the desktop set to folders, sockets and ids: the current
+ * folder is not a secret.
+ */
+const NOT_SECRET_VARIABLES = new Set([
+  'PWD',
+  'OLDPWD',
+  'INIT_CWD',
+  'SSH_AUTH_SOCK',
+  'DBUS_SESSION_BUS_ADDRESS',
+  'SESSION_MANAGER',
+  'DESKTOP_SESSION',
+  'XDG_SESSION_ID',
+  'XDG_SESSION_TYPE',
+  'XDG_SESSION_CLASS',
+  'XDG_SESSION_DESKTOP',
+  'XDG_SESSION_PATH',
+  'GPG_AGENT_INFO',
+]);
 /** How deep a configuration is walked for secrets. */
 const MAX_DEPTH = 12;
 
@@ -23,7 +46,9 @@ const MAX_DEPTH = 12;
  *   environment and in the configuration — wherever they show up later, in
  *   whatever words;
  * - the values of secret-named variables (`REDIS_PASSWORD`,
- *   `AGENTS_APPROVAL_KEY`, `*_TOKEN`, …) and of the OTLP header variables, and
+ *   `AGENTS_APPROVAL_KEY`, `*_TOKEN`, …) and of the OTLP header variables —
+ *   not `PWD`, `SSH_AUTH_SOCK` and the like (folders and sockets), nor a value
+ *   that is the path of an existing file or folder —, and
  *   the values of secret-named keys of the configuration (`password`,
  *   `Authorization` headers, an MCP server's `env` `API_KEY`);
  * - what {@link redactSecrets} of `@ca/domain` recognises by its shape (URL
@@ -47,7 +72,7 @@ export class CliRedactor {
   learnEnvironment(env: Readonly<Record<string, string | undefined>>): this {
     for (const [name, value] of Object.entries(env)) {
       if (typeof value !== 'string' || value === '') continue;
-      if (isSecretName(name)) this.learn(value, MIN_NAMED_SECRET_LENGTH);
+      if (isSecretName(name) && !NOT_SECRET_VARIABLES.has(name) && !isExistingPath(value)) this.learn(value, MIN_NAMED_SECRET_LENGTH);
       if (/^OTEL_EXPORTER_OTLP_(?:TRACES_)?HEADERS$/.test(name)) {
         for (const pair of value.split(',')) this.learn(pair.slice(pair.indexOf('=') + 1), MIN_NAMED_SECRET_LENGTH);
       }
@@ -61,7 +86,7 @@ export class CliRedactor {
     const visit = (value: unknown, key: string | undefined, depth: number): void => {
       if (depth > MAX_DEPTH) return;
       if (typeof value === 'string') {
-        if (key !== undefined && isSecretName(key)) this.learn(value, MIN_NAMED_SECRET_LENGTH);
+        if (key !== undefined && isSecretName(key) && !isExistingPath(value)) this.learn(value, MIN_NAMED_SECRET_LENGTH);
         this.#learnUrl(value);
       } else if (Array.isArray(value)) {
         for (const item of value) visit(item, key, depth + 1);
@@ -110,6 +135,21 @@ export class CliRedactor {
   #learnUrl(value: string): void {
     const credentials = urlCredentials(value);
     if (credentials !== undefined) this.learn(credentials);
+  }
+}
+
+/**
+ * Whether a value is the absolute path of a file or folder that exists: what
+ * a secret-named variable holds then (`GOOGLE_APPLICATION_CREDENTIALS`, a
+ * socket) is where a secret is, not the secret, and hiding it would hide
+ * every path under it.
+ */
+function isExistingPath(value: string): boolean {
+  if (!path.isAbsolute(value) || value.length > 4096 || /[\r\n\0]/.test(value)) return false;
+  try {
+    return fs.existsSync(value);
+  } catch {
+    return false;
   }
 }
 

@@ -1,3 +1,4 @@
+import { redactSecrets } from '@ca/domain';
 import { createSandbox, runProcess, sandboxOptionsForPlan, type SandboxSetting } from '@ca/sandbox';
 import type { ToolAfterDecision, ToolBeforeDecision, ToolErrorDecision, ToolHook, ToolHookContext } from '@ca/tool-lifecycle';
 
@@ -83,7 +84,47 @@ export function createCommandHook(entry: CommandHookEntry, settings: { readonly 
     }
     if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
       throw new Error(`the command '${entry.command}' answered JSON that is not an object`);
+    checkAnswer(answer as Record<string, unknown>, stage);
     return { blocked: undefined, answer: answer as Record<string, unknown> };
+  };
+  /**
+   * An answer whose fields do not say what Claude Code's contract lets them
+   * say fails closed: a hook that meant to refuse in words the runtime does
+   * not know (`"decision": "deny"`) must not let the call through.
+   */
+  const checkAnswer = (answer: Record<string, unknown>, stage: 'before' | 'after' | 'error'): void => {
+    const wrong = (field: string, value: unknown, allowed: string): never => {
+      const shown = JSON.stringify(value) ?? String(value);
+      throw new Error(
+        `the command '${entry.command}' answered ${field} ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}, which a ${EVENT_NAMES[stage]} hook cannot answer (it may: ${allowed}); the call was not let through on an answer the runtime cannot read`,
+      );
+    };
+    const decisions = stage === 'before' ? ['approve', 'block'] : ['block'];
+    if (answer['decision'] !== undefined && !decisions.includes(answer['decision'] as string)) {
+      wrong('"decision"', answer['decision'], `${decisions.map((decision) => `"${decision}"`).join(', ')}, or no decision`);
+    }
+    if (answer['continue'] !== undefined && typeof answer['continue'] !== 'boolean') wrong('"continue"', answer['continue'], 'true or false');
+    for (const field of ['reason', 'stopReason'] as const) {
+      if (answer[field] !== undefined && typeof answer[field] !== 'string') wrong(`"${field}"`, answer[field], 'a string');
+    }
+    const own = answer['hookSpecificOutput'];
+    if (own === undefined) return;
+    if (typeof own !== 'object' || own === null || Array.isArray(own)) wrong('"hookSpecificOutput"', own, 'an object');
+    const fields = own as Record<string, unknown>;
+    if (fields['additionalContext'] !== undefined && typeof fields['additionalContext'] !== 'string') {
+      wrong('"hookSpecificOutput.additionalContext"', fields['additionalContext'], 'a string');
+    }
+    if (stage !== 'before') {
+      if (fields['permissionDecision'] !== undefined) wrong('"hookSpecificOutput.permissionDecision"', fields['permissionDecision'], 'none: it is for PreToolUse hooks');
+      return;
+    }
+    const permission = fields['permissionDecision'];
+    if (permission !== undefined && permission !== 'allow' && permission !== 'deny' && permission !== 'ask') {
+      wrong('"hookSpecificOutput.permissionDecision"', permission, '"allow", "deny", "ask", or none');
+    }
+    if (fields['permissionDecisionReason'] !== undefined && typeof fields['permissionDecisionReason'] !== 'string') {
+      wrong('"hookSpecificOutput.permissionDecisionReason"', fields['permissionDecisionReason'], 'a string');
+    }
   };
   const specific = (answer: Record<string, unknown>): Record<string, unknown> =>
     typeof answer['hookSpecificOutput'] === 'object' && answer['hookSpecificOutput'] !== null ? (answer['hookSpecificOutput'] as Record<string, unknown>) : {};
@@ -146,7 +187,9 @@ export function createCommandHook(entry: CommandHookEntry, settings: { readonly 
       return {
         ...base,
         async onError(call, context): Promise<ToolErrorDecision> {
-          const outcome = await run('error', { tool_input: call.input, error: { code: call.error.code ?? 'UNKNOWN', message: call.error.message } }, context);
+          // Another program: the message goes with its secrets taken out, as a trace holds it.
+          const error = { code: call.error.code ?? 'UNKNOWN', message: redactSecrets(call.error.message) };
+          const outcome = await run('error', { tool_input: call.input, error }, context);
           if (outcome.blocked !== undefined) return { decision: 'continue', note: outcome.blocked };
           return { decision: 'continue', ...noteOf(outcome.answer as Record<string, unknown>) };
         },

@@ -129,10 +129,16 @@ export interface AgentsConfigFile {
 
 /** The `guardrails` key. */
 export interface GuardrailsConfig {
-  /** `false` turns the secret redaction off; an object adds rules (gitleaks' shape, RE2 syntax) and an allowlist. Default on. */
+  /**
+   * `false` turns the secret redaction off; an object adds rules (gitleaks' shape, RE2 syntax) and an allowlist,
+   * or turns off gitleaks' rules (`gitleaks: false`) or the shapes traces hide (`shapes: false`: URL credentials,
+   * Authorization values, secret-named parameters and keys). Default on.
+   */
   readonly secrets?:
     | boolean
     | {
+        readonly gitleaks?: boolean;
+        readonly shapes?: boolean;
         readonly rules?: readonly { readonly id: string; readonly regex: string; readonly keywords?: readonly string[] }[];
         readonly allowlist?: { readonly regexes?: readonly string[]; readonly stopwords?: readonly string[] };
       };

@@ -10,6 +10,7 @@ describe('@ca/domain public API', () => {
       'SAFE_MESSAGE_MAX_LENGTH',
       'asClause',
       'describeValue',
+      'findSecrets',
       'hasBrand',
       'isCapabilityAtLeastAsStrict',
       'isKnownToolSourceKind',

@@ -8,4 +8,5 @@ export { MAX_TOOL_NAME_LENGTH, isValidToolName } from './tool';
 export type { CaErrorJson, CaErrorOptions } from './ca-error';
 export { CaError, hasBrand } from './ca-error';
 export { asClause, describeValue, messageOf } from './describe-value';
-export { SAFE_MESSAGE_MAX_LENGTH, isSecretName, redactSecrets, redactUrlCredentials, safeMessage, urlCredentials } from './redact-secrets';
+export { SAFE_MESSAGE_MAX_LENGTH, findSecrets, isSecretName, redactSecrets, redactUrlCredentials, safeMessage, urlCredentials } from './redact-secrets';
+export type { SecretKind, SecretSpan } from './redact-secrets';

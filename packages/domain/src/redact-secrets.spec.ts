@@ -1,4 +1,4 @@
-import { SAFE_MESSAGE_MAX_LENGTH, isSecretName, redactSecrets, redactUrlCredentials, safeMessage, urlCredentials } from './redact-secrets';
+import { SAFE_MESSAGE_MAX_LENGTH, findSecrets, isSecretName, redactSecrets, redactUrlCredentials, safeMessage, urlCredentials } from './redact-secrets';
 
 describe('isSecretName', () => {
   it.each([
@@ -119,6 +119,43 @@ describe('redactSecrets', () => {
     ];
     for (const text of hostile) expect(typeof redactSecrets(text)).toBe('string');
   }, 20_000);
+});
+
+describe('findSecrets: the one list of secret shapes, for traces and for tool outputs', () => {
+  const found = (text: string) => findSecrets(text).map(({ kind, start, end }) => [kind, text.slice(start, end)]);
+
+  it('says where each secret is and what gave it away', () => {
+    expect(found('connect to postgres://app:Pa55word@db/orders now')).toEqual([['url-credentials', 'app:Pa55word']]);
+    expect(found('Authorization: Bearer eyJhbGciOi.eyJzdWIi')).toEqual([['authorization-header', 'eyJhbGciOi.eyJzdWIi']]);
+    expect(found('Cookie: session=abc; theme=dark')).toEqual([['cookie-header', 'session=abc; theme=dark']]);
+    expect(found('sent Bearer abc.def-123_456')).toEqual([['scheme-credential', 'abc.def-123_456']]);
+    expect(found('key AKIAIOSFODNN7EXAMPLE')).toEqual([['known-token', 'AKIAIOSFODNN7EXAMPLE']]);
+    expect(found('user=bob&password=hunter2 {"api_key": "k1"} X-Api-Key: abc')).toEqual([
+      ['secret-parameter', 'hunter2'],
+      ['secret-parameter', 'k1'],
+      ['secret-parameter', 'abc'],
+    ]);
+  });
+
+  it('merges overlapping findings, finds nothing already redacted, and nothing in prose', () => {
+    expect(found('authorization=abc123def456')).toEqual([['authorization-header', 'abc123def456']]);
+    expect(findSecrets('postgres://***@db/orders?password=***')).toEqual([]);
+    expect(findSecrets('basic authentication failed; a cookie: not set')).toEqual([]);
+    expect(findSecrets(42 as never)).toEqual([]);
+  });
+
+  it('is what redactSecrets hides', () => {
+    const text = 'GET https://u:pw@h/?token=t1 Authorization: Basic dXNlcjpwYXNz';
+    const spans = findSecrets(text);
+    let expected = '';
+    let at = 0;
+    for (const span of spans) {
+      expected += `${text.slice(at, span.start)}***`;
+      at = span.end;
+    }
+    expect(redactSecrets(text)).toBe(expected + text.slice(at));
+    expect(spans).toHaveLength(3);
+  });
 });
 
 describe('safeMessage', () => {

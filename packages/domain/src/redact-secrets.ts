@@ -73,58 +73,172 @@ export function isSecretName(name: string): boolean {
   return words.some((word) => word.length > 0 && SECRET_WORD.test(word));
 }
 
+/** What kind of secret {@link findSecrets} found: the form that gave it away. */
+export type SecretKind =
+  /** The userinfo of a URL: `postgres://app:pw@db/orders`. */
+  | 'url-credentials'
+  /** The credentials of an `Authorization:` or `Proxy-Authorization:` value. */
+  | 'authorization-header'
+  /** The cookies of a `Cookie:` or `Set-Cookie:` value. */
+  | 'cookie-header'
+  /** `Bearer …`, `Basic …`, `Token …`, `ApiKey …` in free text. */
+  | 'scheme-credential'
+  /** A token whose shape gives it away: GitHub, `sk-…`, Slack, AWS access key id. */
+  | 'known-token'
+  /** The value of a secret-named parameter ({@link isSecretName}): `password=…`, `"api_key": "…"`, `X-Api-Key: …`. */
+  | 'secret-parameter';
+
+/** One secret {@link findSecrets} found: the characters `start` (inclusive) to `end` (exclusive) of the text. */
+export interface SecretSpan {
+  readonly kind: SecretKind;
+  readonly start: number;
+  readonly end: number;
+}
+
 /**
- * Replaces secrets in a text with `***`, so that it can go into a trace, a
- * span or a log:
+ * Where the secrets of a text are, in the forms traces, logs and (through the
+ * output guardrail of `@ca/tool-lifecycle`) tool outputs hide:
  *
- * - URL userinfo: `https://user:pass@host/` → `https://***@host/`;
+ * - URL userinfo: `https://user:pass@host/` (the part before the last `@`);
  * - values of secret-looking parameters ({@link isSecretName}) in query strings
- *   and `name=value` text (`?api_key=***&page=2`), in quoted pairs
- *   (`"client_secret": "***"`) and in `name: value` pairs whose name has a
+ *   and `name=value` text (`?api_key=…&page=2`), in quoted pairs
+ *   (`"client_secret": "…"`) and in `name: value` pairs whose name has a
  *   `-` or `_` or is `password`, `passwd`, `pwd`, `secret`, `apikey` or
- *   `passphrase` (`X-Api-Key: ***`, `password: ***`);
- * - `Authorization:` / `Proxy-Authorization:` values (the scheme is kept:
- *   `Authorization: Bearer ***`), `Cookie:` / `Set-Cookie:` values (cookie
+ *   `passphrase` (`X-Api-Key: …`, `password: …`);
+ * - `Authorization:` / `Proxy-Authorization:` values (after the scheme:
+ *   `Authorization: Bearer …`), `Cookie:` / `Set-Cookie:` values (cookie
  *   pairs), and `Bearer …`, `Basic …`, `Token …` credentials in free text;
  * - tokens whose shape gives them away: GitHub (`ghp_…`, `github_pat_…`),
  *   `sk-…`, Slack (`xoxb-…`), AWS access key ids (`AKIA…`).
  *
  * A credential in free text is a run of at least 8 token characters with a
  * digit or one of `-._~+/=`, so that prose ("basic authentication") stays as
- * it is. Idempotent (a redacted text stays as it is) and linear in the length
- * of the text. It recognises the usual shapes of secrets, not every secret: a
- * password in plain prose stays. A non-string is described first (its message
- * or JSON).
+ * it is. A value that is already `***` is not found again. The spans are
+ * sorted and do not overlap (overlapping findings are merged; the first
+ * kind is kept). Linear in the length of the text. It recognises the usual
+ * shapes of secrets, not every secret: a password in plain prose stays.
+ *
+ * @throws Never.
+ */
+export function findSecrets(text: string): SecretSpan[] {
+  if (typeof text !== 'string' || text.length === 0) return [];
+  const found: SecretSpan[] = [];
+  // Names come back again and again (`a=1&a=2&…`): each is judged once per text, at most 1,000 kept.
+  const judged = new Map<string, boolean>();
+  const isSecret = (name: string): boolean => {
+    let secret = judged.get(name);
+    if (secret === undefined) {
+      secret = isSecretName(name);
+      if (judged.size < 1_000) judged.set(name, secret);
+    }
+    return secret;
+  };
+  const add = (kind: SecretKind, start: number, end: number): void => {
+    if (end > start && text.slice(start, end) !== REDACTED) found.push({ kind, start, end });
+  };
+  // Each pattern's groups, with where they start (the `d` flag).
+  const each = (pattern: RegExp, visit: (match: RegExpExecArray, starts: readonly number[]) => void): void => {
+    const regex = withIndices(pattern);
+    regex.lastIndex = 0;
+    for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+      if (match[0].length === 0) regex.lastIndex++;
+      const indices = match.indices as RegExpIndicesArray;
+      visit(
+        match,
+        indices.map((pair) => (pair === undefined ? -1 : pair[0])),
+      );
+    }
+  };
+  each(AUTHORIZATION_HEADER, (match, starts) => {
+    const value = match[3] as string;
+    const valueStart = starts[3] as number;
+    const scheme = AUTHORIZATION_SCHEME.exec(value);
+    if (scheme !== null) {
+      add('authorization-header', valueStart + (scheme[1] as string).length + (scheme[2] as string).length, valueStart + value.length);
+      return;
+    }
+    // Without a scheme, only a value that looks like a credential: "authorization: failed" is prose.
+    const first = /^\S+/.exec(value)?.[0] ?? '';
+    if (looksLikeCredential(first)) add('authorization-header', valueStart, valueStart + value.length);
+  });
+  each(COOKIE_HEADER, (match, starts) => {
+    const value = match[3] as string;
+    if (value.includes('=')) add('cookie-header', starts[3] as number, (starts[3] as number) + value.length);
+  });
+  each(SCHEME_CREDENTIAL, (match, starts) => {
+    const credential = match[3] as string;
+    if (looksLikeCredential(credential)) add('scheme-credential', starts[3] as number, (starts[3] as number) + credential.length);
+  });
+  each(KNOWN_TOKEN, (match) => add('known-token', match.index, match.index + match[0].length));
+  for (const pattern of [DOUBLE_QUOTED_PAIR, SINGLE_QUOTED_PAIR]) {
+    each(pattern, (match, starts) => {
+      if (!isSecret(match[1] as string)) return;
+      // The value between its quotes: after the name, the separator and the opening quote, before the closing one.
+      const valueStart = (starts[2] as number) + (match[2] as string).length + 1;
+      add('secret-parameter', valueStart, match.index + match[0].length - 1);
+    });
+  }
+  each(COLON_PAIR, (match, starts) => {
+    const name = match[1] as string;
+    if (!HEADERS_JUDGED_ABOVE.test(name) && (/[-_]/.test(name) || COLON_WORDS.has(name.toLowerCase())) && isSecret(name)) {
+      add('secret-parameter', starts[3] as number, (starts[3] as number) + (match[3] as string).length);
+    }
+  });
+  each(EQUALS_PAIR, (match, starts) => {
+    if (isSecret(match[1] as string)) add('secret-parameter', starts[2] as number, (starts[2] as number) + (match[2] as string).length);
+  });
+  each(URL_USERINFO, (match, starts) => add('url-credentials', (starts[1] as number) + (match[1] as string).length, match.index + match[0].length - 1));
+  return mergeSpans(found);
+}
+
+// The patterns with the `d` flag (where each group starts), made once.
+const WITH_INDICES = new Map<RegExp, RegExp>();
+function withIndices(pattern: RegExp): RegExp {
+  let regex = WITH_INDICES.get(pattern);
+  if (regex === undefined) {
+    regex = new RegExp(pattern.source, `${pattern.flags}d`);
+    WITH_INDICES.set(pattern, regex);
+  }
+  return regex;
+}
+
+/** Sorted by start; a span inside or across an earlier one extends it. */
+function mergeSpans(found: SecretSpan[]): SecretSpan[] {
+  if (found.length < 2) return found;
+  found.sort((left, right) => left.start - right.start || right.end - left.end);
+  const merged: SecretSpan[] = [];
+  for (const span of found) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && span.start < last.end) {
+      if (span.end > last.end) merged[merged.length - 1] = { kind: last.kind, start: last.start, end: span.end };
+      continue;
+    }
+    merged.push(span);
+  }
+  return merged;
+}
+
+/**
+ * Replaces secrets in a text with `***`, so that it can go into a trace, a
+ * span or a log: every span {@link findSecrets} finds (URL userinfo —
+ * `https://***@host/` —, secret-named parameters — `?api_key=***&page=2` —,
+ * `Authorization: Bearer ***`, `Cookie: ***`, known token shapes).
+ * Idempotent (a redacted text stays as it is) and linear in the length of the
+ * text. A non-string is described first (its message or JSON).
  *
  * @throws Never.
  */
 export function redactSecrets(text: string): string {
-  let result = typeof text === 'string' ? text : messageOf(text);
-  if (result.length === 0) return result;
-  result = result.replace(AUTHORIZATION_HEADER, (match, name: string, separator: string, value: string) => {
-    const scheme = AUTHORIZATION_SCHEME.exec(value);
-    if (scheme !== null) return `${name}${separator}${scheme[1]}${scheme[2]}${REDACTED}`;
-    // Without a scheme, only a value that looks like a credential: "authorization: failed" is prose.
-    const first = /^\S+/.exec(value)?.[0] ?? '';
-    return looksLikeCredential(first) ? `${name}${separator}${REDACTED}` : match;
-  });
-  result = result.replace(COOKIE_HEADER, (match, name: string, separator: string, value: string) =>
-    value.includes('=') && value !== REDACTED ? `${name}${separator}${REDACTED}` : match,
-  );
-  result = result.replace(SCHEME_CREDENTIAL, (match, scheme: string, space: string, credential: string) =>
-    looksLikeCredential(credential) ? `${scheme}${space}${REDACTED}` : match,
-  );
-  result = result.replace(KNOWN_TOKEN, REDACTED);
-  result = result.replace(DOUBLE_QUOTED_PAIR, (match, name: string, separator: string) => (isSecretName(name) ? `"${name}"${separator}"${REDACTED}"` : match));
-  result = result.replace(SINGLE_QUOTED_PAIR, (match, name: string, separator: string) => (isSecretName(name) ? `'${name}'${separator}'${REDACTED}'` : match));
-  result = result.replace(COLON_PAIR, (match, name: string, separator: string, value: string) =>
-    value !== REDACTED && !HEADERS_JUDGED_ABOVE.test(name) && (/[-_]/.test(name) || COLON_WORDS.has(name.toLowerCase())) && isSecretName(name)
-      ? `${name}${separator}${REDACTED}`
-      : match,
-  );
-  result = result.replace(EQUALS_PAIR, (match, name: string, value: string) => (value !== REDACTED && isSecretName(name) ? `${name}=${REDACTED}` : match));
-  result = result.replace(URL_USERINFO, (_match, scheme: string) => `${scheme}${REDACTED}@`);
-  return result;
+  const source = typeof text === 'string' ? text : messageOf(text);
+  const spans = findSecrets(source);
+  if (spans.length === 0) return source;
+  let result = '';
+  let at = 0;
+  for (const span of spans) {
+    result += source.slice(at, span.start) + REDACTED;
+    at = span.end;
+  }
+  return result + source.slice(at);
 }
 
 // `scheme:` at the start of a value meant as a URL, then up to three slashes.

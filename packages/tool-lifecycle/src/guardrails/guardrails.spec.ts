@@ -163,6 +163,90 @@ describe('createSecretRedactionHook', () => {
     expect(result.ok && result.output).toEqual({ service: 'billing', api_key: '[REDACTED generic-api-key]' });
   });
 
+  describe('every shape of secret traces hide (findSecrets of @ca/domain), on by default', () => {
+    const text = [
+      'DATABASE_URL=postgres://app:Pa55-w0rd!@db/orders',
+      'Authorization: Bearer eyJhbGciOi.eyJzdWIi.c2lnbmF0dXJl',
+      'Cookie: session=abc123; theme=dark',
+      'curl -H "X-Api-Key: k3y-0f-the-service" https://api.example.com/v1?token=t0k3n&page=2',
+      'form: user=bob&password=hunter2',
+    ].join('\n');
+
+    it('redacts URL credentials, headers, bearer tokens and secret-named parameters in text and content, counted by shape', async () => {
+      const runtime = runtimeWith([createSecretRedactionHook()], text, [{ type: 'text', text }]);
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('files.read', {}, ctx));
+      const given = JSON.stringify([result.ok && result.output, result.ok && result.content]);
+      for (const secret of ['Pa55-w0rd', 'eyJhbGciOi', 'abc123', 'k3y-0f-the-service', 't0k3n', 'hunter2']) expect(given).not.toContain(secret);
+      expect(result.ok && result.output).toContain('postgres://[REDACTED url-credentials]@db/orders');
+      expect(result.ok && result.output).toContain('Authorization: Bearer [REDACTED authorization-header]');
+      expect(result.ok && result.output).toContain('page=2');
+      expect(result.trace.hooks?.[0]).toMatchObject({ hook: 'secret-redaction', decision: 'redact' });
+      expect(result.trace.hooks?.[0]?.redactions).toMatchObject({ 'url-credentials': 2, 'authorization-header': 2, 'cookie-header': 2 });
+    });
+
+    it('redacts the string values of secret-named keys of structured output, and leaves the others', async () => {
+      const output = { host: 'db', port: 5432, user: 'app', password: 'hunter2', nested: [{ apiKey: 'k' }], max_tokens: '100', connection: 'redis://:s3cret@cache:6379' };
+      const runtime = runtimeWith([createSecretRedactionHook()], output);
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('files.read', {}, ctx));
+      expect(result.ok && result.output).toEqual({
+        host: 'db',
+        port: 5432,
+        user: 'app',
+        password: '[REDACTED secret-field]',
+        nested: [{ apiKey: '[REDACTED secret-field]' }],
+        max_tokens: '100',
+        connection: 'redis://[REDACTED url-credentials]@cache:6379',
+      });
+    });
+
+    it('is idempotent: an output redacted once is passed as it is the second time', async () => {
+      const first = runtimeWith([createSecretRedactionHook()], { password: 'hunter2', text });
+      const once = await first.runPlan({}, (ctx) => first.execute('files.read', {}, ctx));
+      const again = runtimeWith([createSecretRedactionHook()], once.ok && once.output);
+      const twice = await again.runPlan({}, (ctx) => again.execute('files.read', {}, ctx));
+      expect(twice.ok && twice.output).toEqual(once.ok && once.output);
+      expect(twice.trace.hooks?.[0]).toMatchObject({ decision: 'continue' });
+    });
+
+    it('finds a secret across the edges of the units a long string is scanned in, and no name cut in two there', async () => {
+      // Units of 16,384 characters overlapping by 4,608: the second starts at 11,776.
+      const before = 'x'.repeat(16_384 - 20);
+      const edge = `${'y'.repeat(11_776 - 4)} monkey=banana-split ${'z'.repeat(30_000)}`;
+      const runtime = runtimeWith([createSecretRedactionHook({ gitleaks: false })], [`${before} postgres://app:Pa55-w0rd-x@db/orders`, edge]);
+      const result = await runtime.runPlan({}, (ctx) => runtime.execute('files.read', {}, ctx));
+      const [across, cut] = (result.ok && result.output) as string[];
+      expect(across?.endsWith(' postgres://[REDACTED url-credentials]@db/orders')).toBe(true);
+      expect(cut).toBe(edge);
+    });
+
+    it('looks for shapes in slices: hostile text of megabytes lets the event loop turn', async () => {
+      const hostile = 'a=b&'.repeat(1_000_000);
+      const runtime = runtimeWith([createSecretRedactionHook({ gitleaks: false })], hostile);
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 1);
+      try {
+        const result = await runtime.runPlan({}, (ctx) => runtime.execute('files.read', {}, ctx));
+        expect(result.ok && result.output).toBe(hostile);
+      } finally {
+        clearInterval(ticker);
+      }
+      expect(ticks).toBeGreaterThanOrEqual(2);
+    }, 60_000);
+
+    it('stays off with shapes: false (gitleaks rules alone), and keeps what the allowlist allows', async () => {
+      const off = runtimeWith([createSecretRedactionHook({ shapes: false })], { password: 'hunter2', text });
+      const kept = await off.runPlan({}, (ctx) => off.execute('files.read', {}, ctx));
+      expect(kept.ok && kept.output).toMatchObject({ password: 'hunter2' });
+      for (const shown of ['postgres://app:Pa55-w0rd!@db/orders', 'Cookie: session=abc123', 'password=hunter2']) {
+        expect((kept.ok && (kept.output as { text: string }).text) || '').toContain(shown);
+      }
+      const allowed = runtimeWith([createSecretRedactionHook({ allowlist: { regexes: ['^app:Pa55'] } })], text);
+      const result = await allowed.runPlan({}, (ctx) => allowed.execute('files.read', {}, ctx));
+      expect(result.ok && result.output).toContain('postgres://app:Pa55-w0rd!@db/orders');
+      expect(() => createSecretRedactionHook({ shapes: 'yes' as never })).toThrow(ToolInvalidArgumentError);
+    });
+  });
+
   it('passes a clean output as it is, the same object, with a continue in the trace', async () => {
     const output = { text: 'hello, world', count: 3 };
     const runtime = runtimeWith([createSecretRedactionHook()], output);

@@ -1,7 +1,7 @@
 import { ToolInvalidArgumentError } from '../errors';
 import type { ToolAfterCall, ToolAfterDecision, ToolHook } from '../hooks';
-import { ValueRedaction } from './redact-value';
-import { SecretScanner, type SecretAllowlist, type SecretRule, type SecretRuleSet } from './secret-scanner';
+import { ValueRedaction, type ShapeSettings } from './redact-value';
+import { CompiledAllowlist, SecretScanner, type SecretAllowlist, type SecretRule, type SecretRuleSet } from './secret-scanner';
 
 /** How long one slice of scanning may hold the event loop, in ms. */
 const SCAN_SLICE_MS = 10;
@@ -20,6 +20,18 @@ export interface SecretRedactionOptions {
   readonly tools?: string | readonly string[];
   /** Use gitleaks' default rules (default `true`). */
   readonly gitleaks?: boolean;
+  /**
+   * Also redact every shape of secret that traces and logs hide (default
+   * `true`): the ones `findSecrets` of `@ca/domain` finds in text — URL
+   * credentials (`postgres://app:***@db`), `Authorization:` and `Cookie:`
+   * values, `Bearer …` credentials, secret-named parameters (`password=…`,
+   * `"api_key": "…"`, `X-Api-Key: …`), known token shapes — and the string
+   * value of every secret-named key of structured output (`{ "password": … }`,
+   * `token`, `apiKey`, `session`, `key`, … as `isSecretName` judges). `false`
+   * keeps only gitleaks' rules and the service's own: for tools whose callers
+   * must see such values (a tool that hands out connection strings).
+   */
+  readonly shapes?: boolean;
   /** Rules of the service's own, in gitleaks' shape (RE2 syntax), run beside gitleaks'. */
   readonly rules?: readonly SecretRule[];
   /** Findings of every rule this allowlist allows are left as they are (known test keys, …). */
@@ -43,6 +55,11 @@ export interface SecretRedactionOptions {
 /** Most characters of an output the guardrail scans by default. */
 export const DEFAULT_MAX_SCAN_CHARS = 8 * 1024 * 1024;
 
+/** A value some guardrail already redacted (`***`, `[REDACTED rule]`): not a secret found again. */
+function isRedacted(text: string): boolean {
+  return text === '***' || /^\[REDACTED [^\]\r\n]{1,200}\]$/.test(text);
+}
+
 let gitleaks: SecretRuleSet | undefined;
 function gitleaksRules(): SecretRuleSet {
   // A hundred kilobytes of rules: read when a guardrail is made, not when the package is loaded.
@@ -54,8 +71,11 @@ function gitleaksRules(): SecretRuleSet {
  * An output guardrail: a hook after every call (of the tools it matches)
  * that replaces secrets in the output and its content blocks — cloud keys,
  * tokens, private keys — before they reach the caller, with gitleaks' rules
- * (about 220, maintained by gitleaks; see `guardrails/gitleaks/SOURCE.md`)
- * and any of the service's own. Each redaction is counted in the trace by
+ * (about 220, maintained by gitleaks; see `guardrails/gitleaks/SOURCE.md`),
+ * every shape of secret traces hide (`findSecrets` of `@ca/domain`: URL
+ * credentials, Authorization and Cookie values, Bearer tokens, secret-named
+ * parameters, and the values of secret-named keys; `shapes: false` turns
+ * these off) and any rule of the service's own. Each redaction is counted in the trace by
  * rule (`redactions`), and a note tells the model what was taken out.
  * Patterns run on a linear-time engine (re2js); a rule runs only when one of
  * its keywords is in the output. An output longer than `maxScanChars` is
@@ -69,6 +89,7 @@ export function createSecretRedactionHook(options: SecretRedactionOptions = {}):
     name = 'secret-redaction',
     tools,
     gitleaks: useGitleaks = true,
+    shapes = true,
     rules = [],
     allowlist,
     marker = (ruleId: string) => `[REDACTED ${ruleId}]`,
@@ -84,6 +105,7 @@ export function createSecretRedactionHook(options: SecretRedactionOptions = {}):
   ) {
     throw new ToolInvalidArgumentError({ argument: 'rules', expected: 'a list of { id (1–200 characters), regex (RE2 syntax), … }', received: rules });
   }
+  if (typeof shapes !== 'boolean') throw new ToolInvalidArgumentError({ argument: 'shapes', expected: 'true or false', received: shapes });
   if (typeof marker !== 'function') throw new ToolInvalidArgumentError({ argument: 'marker', expected: 'a function of the rule id', received: marker });
   try {
     // Compiled now, so that a broken pattern of the service is refused here and not at the first call.
@@ -98,6 +120,11 @@ export function createSecretRedactionHook(options: SecretRedactionOptions = {}):
     rules: [...rules, ...base.rules].map(withAllowlist),
     ...(base.allowlist === undefined ? {} : { allowlist: base.allowlist }),
   });
+  const shapeSettings: ShapeSettings = {
+    enabled: shapes,
+    isRedacted,
+    allowlist: allowlist === undefined ? undefined : new CompiledAllowlist(allowlist),
+  };
   if (!Number.isSafeInteger(scanTimeoutMs) || scanTimeoutMs < 1) {
     throw new ToolInvalidArgumentError({ argument: 'scanTimeoutMs', expected: 'a whole number of milliseconds ≥ 1', received: scanTimeoutMs });
   }
@@ -122,17 +149,15 @@ export function createSecretRedactionHook(options: SecretRedactionOptions = {}):
         };
       }
       const candidates = scanner.candidates(json.toLowerCase());
-      if (candidates.length === 0) return undefined;
-      const redactions =
-        content === undefined
-          ? [new ValueRedaction(output, scanner, candidates)]
-          : [new ValueRedaction(output, scanner, candidates), new ValueRedaction(content, scanner, candidates)];
+      if (candidates.length === 0 && !shapes) return undefined;
+      const redaction = (value: unknown) => new ValueRedaction(value, scanner, candidates, shapeSettings);
+      const redactions = content === undefined ? [redaction(output)] : [redaction(output), redaction(content)];
       const finish = (): ToolAfterDecision | undefined => decide(output, content, redactions);
       const started = performance.now();
       // A slice of work at a time: an output of hostile text takes long to scan (re2js is linear but slow), and the event loop must go on meanwhile.
       const slice = (): boolean => {
         const sliceStart = performance.now();
-        return redactions.every((redaction) => redaction.job.run(() => performance.now() - sliceStart > SCAN_SLICE_MS));
+        return redactions.every((redaction) => redaction.run(() => performance.now() - sliceStart > SCAN_SLICE_MS));
       };
       if (slice()) return finish();
       return (async () => {

@@ -45,7 +45,8 @@ export interface SecretFinding {
   readonly end: number;
 }
 
-class CompiledAllowlist {
+/** An allowlist compiled (RE2). */
+export class CompiledAllowlist {
   private readonly regexes: readonly RE2JS[];
   private readonly stopwords: readonly string[];
   private readonly target: 'secret' | 'match' | 'line';
@@ -255,10 +256,10 @@ export class ScanJob {
 }
 
 /** Sorted by start; a finding inside or across an earlier one extends it (the first rule keeps the count). */
-function mergeFindings(found: SecretFinding[]): SecretFinding[] {
+export function mergeFindings(found: SecretFinding[], isShape: (ruleId: string) => boolean = () => false): SecretFinding[] {
   if (found.length < 2) return found;
-  // At the same place, a rule of one kind of secret names it better than a generic one.
-  const generic = (finding: SecretFinding): number => (finding.ruleId.startsWith('generic') ? 1 : 0);
+  // At the same place, a rule of one kind of secret names it better than a generic one, and any rule better than a shape (`url-credentials`, `secret-field`).
+  const generic = (finding: SecretFinding): number => (isShape(finding.ruleId) ? 2 : finding.ruleId.startsWith('generic') ? 1 : 0);
   found.sort((a, b) => a.start - b.start || b.end - a.end || generic(a) - generic(b));
   const merged: SecretFinding[] = [];
   for (const finding of found) {

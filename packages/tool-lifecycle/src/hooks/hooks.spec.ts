@@ -150,6 +150,32 @@ describe('hooks after a call', () => {
     expect(result.trace.resultSizeBytes).toBe(JSON.stringify({ sent: true, receipt: '***' }).length);
   });
 
+  it('replaces every representation: without content of its own, the content blocks of the old output are dropped', async () => {
+    const tool = new TestTool({
+      name: 'db.query',
+      execute: () => ({ ok: true, output: { rows: ['secret row'] }, content: [{ type: 'text', text: 'secret row' }] }),
+    });
+    const replaced = { rows: ['(hidden by policy)'] };
+    const runtime = runtimeWith(
+      [
+        { name: 'first', after: () => ({ decision: 'replace', output: replaced }) },
+        // A later hook sees what the caller will get: the replacement, with no old blocks.
+        { name: 'second', after: (call) => void seen.push(call) },
+      ],
+      tool,
+    );
+    const seen: unknown[] = [];
+    const result = await runtime.runPlan({}, (ctx) => runtime.execute('db.query', {}, ctx));
+    expect(result.ok && result.output).toEqual(replaced);
+    expect(result).not.toHaveProperty('content');
+    expect(JSON.stringify(result)).not.toContain('secret row');
+    expect(seen).toEqual([{ input: {}, output: replaced }]);
+    // With content of its own, the replacement's blocks are given.
+    const withBlocks = runtimeWith([{ name: 'blocks', after: () => ({ decision: 'replace', output: replaced, content: [{ type: 'text', text: 'hidden' }] }) }], tool);
+    const given = await withBlocks.runPlan({}, (ctx) => withBlocks.execute('db.query', {}, ctx));
+    expect(given.ok && given.content).toEqual([{ type: 'text', text: 'hidden' }]);
+  });
+
   it('fails closed when the replaced output does not match the output schema', async () => {
     const runtime = runtimeWith([{ name: 'mangler', after: () => ({ decision: 'replace', output: { sent: 'yes' } }) }]);
     const error = await rejection(runtime.runPlan({}, (ctx) => runtime.execute('mail.send', { to: 'ada@example.com', body: 'hi' }, ctx)));

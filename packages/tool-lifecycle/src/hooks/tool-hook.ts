@@ -41,7 +41,12 @@ export type ToolBeforeDecision =
 /** What a hook after a successful call decides. Returning nothing is `continue`. */
 export type ToolAfterDecision =
   | { readonly decision: 'continue'; readonly note?: string }
-  /** Give `output` (and `content`, when given) instead; `output` is validated against the tool's output schema again. */
+  /**
+   * Give `output` instead, and `content` as its content blocks; without
+   * `content`, the tool's own blocks are dropped (they may still hold what was
+   * replaced) and callers render `output` (JSON as text). `output` is
+   * validated against the tool's output schema again.
+   */
   | { readonly decision: 'replace'; readonly output: unknown; readonly content?: readonly ToolContent[]; readonly note?: string }
   /** As `replace`, for an output with parts taken out: `redactions` counts them by rule, for the trace. */
   | {

@@ -5,7 +5,7 @@ import { compileToolPattern, type PatternMatcher } from '../approval';
 import type { RegisteredTool } from '../catalog';
 import { ToolHookError, ToolHookRefusedError, ToolInvalidArgumentError, type ToolHookFailure } from '../errors';
 import { codedError, extraOf, type Execution } from '../observability';
-import type { ToolContent, ToolFailure, ToolResult } from '../tool';
+import type { ToolFailure, ToolResult } from '../tool';
 import { HookCallContext } from './hook-context';
 import type { ToolFailedCall, ToolHook } from './tool-hook';
 
@@ -246,11 +246,9 @@ export class ToolHooks {
         });
         throw self.failure(execution, entry, 'after', 'invalid-output', { cause });
       }
-      return {
-        ...current,
-        output: decision.output,
-        ...(decision.content === undefined ? {} : { content: decision.content as readonly ToolContent[] }),
-      } as ToolResult;
+      // A replacement replaces every representation the caller gets: without content of its own, the old blocks (which still say what was replaced) go, and the caller renders the new output.
+      const { content: _replaced, ...rest } = current as ToolResult & { content?: unknown };
+      return (decision.content === undefined ? { ...rest, output: decision.output } : { ...rest, output: decision.output, content: decision.content }) as ToolResult;
     },
     // A withheld output ends the step: the hooks after it have nothing to look at.
     stop: (current) => !current.ok,
