@@ -152,7 +152,8 @@ describe('results over the budget in the agents command', () => {
     expect(io.out()).not.toContain('hunter2');
     // The plan ended with the command: none of its results is left.
     expect(fs.existsSync(path.join(state, 'results')) ? fs.readdirSync(path.join(state, 'results')) : []).toEqual([]);
-  });
+    // A bound against a hang only: the command reads and scans 100 KB of secret-laden lines, slow on a loaded machine.
+  }, 60_000);
 
   it('stores in the state folder for the plan’s reads, and deletes it all when the plan ends', async () => {
     const workspace = temporaryFolder();
@@ -182,7 +183,8 @@ describe('results over the budget in the agents command', () => {
         const content = await built.runtime.execute('results.read', { handle, pointer: '/content', maxBytes: 256 }, ctx);
         const read = content.output as { text: string; truncated: boolean };
         expect(read.truncated).toBe(true);
-        expect(read.text.startsWith('"line 1 token=***\\nline 2 token=***\\n')).toBe(true);
+        // The output guardrail redacted the tokens before the output was stored (a secret-named parameter, a known token shape).
+        expect(read.text).toMatch(/^"line 1 token=\[REDACTED [a-z-]+\]\\nline 2 token=\[REDACTED [a-z-]+\]\\n/);
         expect(Buffer.byteLength(read.text)).toBeLessThanOrEqual(256);
         const stored = fs.readdirSync(path.join(state, 'results'));
         expect(stored).toHaveLength(1);

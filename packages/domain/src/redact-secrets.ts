@@ -3,6 +3,9 @@ import { messageOf } from './describe-value';
 /** The mark that stands in for every redacted secret. */
 export const REDACTED = '***';
 
+/** How the output guardrail of `@ca/tool-lifecycle` marks what it redacted (`[REDACTED github-pat]`). */
+const GUARDRAIL_MARK = '[REDACTED ';
+
 /** Longest message {@link safeMessage} keeps by default, in characters (4 KiB). */
 export const SAFE_MESSAGE_MAX_LENGTH = 4096;
 
@@ -113,7 +116,8 @@ export interface SecretSpan {
  *
  * A credential in free text is a run of at least 8 token characters with a
  * digit or one of `-._~+/=`, so that prose ("basic authentication") stays as
- * it is. A value that is already `***` is not found again. The spans are
+ * it is. A value that is already `***` or starts with the output
+ * guardrail's mark (`[REDACTED github-pat]`) is not found again. The spans are
  * sorted and do not overlap (overlapping findings are merged; the first
  * kind is kept). Linear in the length of the text. It recognises the usual
  * shapes of secrets, not every secret: a password in plain prose stays.
@@ -134,7 +138,8 @@ export function findSecrets(text: string): SecretSpan[] {
     return secret;
   };
   const add = (kind: SecretKind, start: number, end: number): void => {
-    if (end > start && text.slice(start, end) !== REDACTED) found.push({ kind, start, end });
+    // What is already redacted — `***`, or the `[REDACTED rule]` mark of the output guardrail — is not a secret found again.
+    if (end > start && text.slice(start, end) !== REDACTED && !text.startsWith(GUARDRAIL_MARK, start)) found.push({ kind, start, end });
   };
   // Each pattern's groups, with where they start (the `d` flag).
   const each = (pattern: RegExp, visit: (match: RegExpExecArray, starts: readonly number[]) => void): void => {

@@ -110,8 +110,8 @@ export class ValueRedaction {
         if (start > 0 && span.start < SHAPE_CHUNK_EDGE) continue;
         const from = start + span.start;
         const to = start + span.end;
-        // A guardrail's own mark (`password=[REDACTED …]`, scanned again after a hook) is not a secret.
-        if (text.startsWith('[REDACTED ', from) || this.allowed(text, from, to)) continue;
+        // findSecrets skips a guardrail's own mark (`password=[REDACTED …]`, scanned again after a hook).
+        if (this.allowed(text, from, to)) continue;
         found.push({ ruleId: span.kind, start: prefix.length + from, end: prefix.length + to });
       }
       if (until()) return this.nextShape >= this.shapeUnits.length;
