@@ -15,7 +15,7 @@ interface Report {
   readonly debug?: unknown;
   readonly listed: { host: string; state: string; resumes: number; pending: string[] };
   readonly listTable: string;
-  readonly journal: { entries: number; stateRows: number; found: string[] };
+  readonly journal: { entries: number; stateRows: number; found: string[]; steps: string[] };
   readonly approve: Run;
   readonly run: Run;
   readonly file: string;
@@ -81,6 +81,14 @@ describe('agents worker and agents plan run --durable, with a worker killed mid-
   it('with a journal key, Restate holds neither the arguments nor the outputs nor the undo data in clear', () => {
     expect(report.journal.entries).toBeGreaterThan(10);
     expect(report.journal.found).toEqual([]);
+  });
+
+  it('journals a call that may not run again silently in two entries, one the resume rules would run again in one', () => {
+    // test.count is not idempotent: its entry comes before the call, so that a resumed plan knows it was in flight.
+    expect(report.journal.steps).toEqual(expect.arrayContaining(['call write', 'decide count', 'call count', 'call secret', 'call gate']));
+    // test.echo and test.gate (and builtin.fs.write) are idempotent: one entry each, with their key and outcome.
+    expect(report.journal.steps).not.toContain('decide secret');
+    expect(report.journal.steps).not.toContain('decide gate');
   });
 
   it('SIGTERM drains the worker: it says so and exits 0', () => {

@@ -131,6 +131,10 @@ async function main() {
       entries: (JSON.parse(dump).rows ?? []).length,
       stateRows: (JSON.parse(state).rows ?? []).length,
       found: forms.filter((form) => dump.includes(form) || state.includes(form) || invocations.includes(form)),
+      // The plan's journaled steps, by name: 'decide <step>' and 'call <step>' (or 'call <step>' alone for a retry-safe call).
+      steps: (JSON.parse(dump).rows ?? [])
+        .filter((row) => row.id === listed.invocationId && typeof row.name === 'string' && /^(decide|call|plan) /.test(row.name))
+        .map((row) => row.name),
     };
     const approve = await agents(['plan', 'approve', 'resumed'], env('approver'));
     report.approve = { code: approve.code, stdout: approve.stdout.trim(), stderr: approve.stderr.trim() };
