@@ -12,7 +12,8 @@ export type CliErrorCode =
   | 'CLI_INPUT_INVALID'
   | 'CLI_MODULE_INVALID'
   | 'CLI_STATE_UNSAFE'
-  | 'CLI_APPROVAL_NOT_FOUND';
+  | 'CLI_APPROVAL_NOT_FOUND'
+  | 'CLI_DURABLE_UNAVAILABLE';
 
 /** Options of {@link CliError}. */
 export interface CliErrorOptions {

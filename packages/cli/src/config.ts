@@ -125,6 +125,20 @@ export interface AgentsConfigFile {
   /** The lockfile of pinned tool definitions, relative to this file (default `agents.lock.json` beside it). */
   readonly lockfile?: string;
   readonly serve?: ServeConfig;
+  /** Durable plans on Restate (`agents worker`, `agents plan run --durable`); see `durable-config.ts`. */
+  readonly durable?: DurableConfig;
+}
+
+/** The `durable` key: where Restate is, and the key that encrypts what hosts write to it. */
+export interface DurableConfig {
+  readonly ingressUrl: string;
+  readonly adminUrl: string;
+  /** The workflow's name in Restate (default `plans`): the same for workers and clients. */
+  readonly workflow?: string;
+  /** 32 bytes or more, the same on every host: what hosts write to Restate is encrypted with it. */
+  readonly journalKey?: string;
+  /** Every `agents plan run` goes through Restate. */
+  readonly always?: boolean;
 }
 
 /** The `guardrails` key. */
@@ -201,7 +215,7 @@ export function loadConfig(options: {
 }
 
 /** The configuration file: the one given, else the first of {@link CONFIG_FILE_NAMES} in `cwd`. */
-function findConfigFile(options: { readonly file?: string; readonly cwd: string }): string | undefined {
+export function findConfigFile(options: { readonly file?: string; readonly cwd: string }): string | undefined {
   return options.file === undefined
     ? CONFIG_FILE_NAMES.map((name) => path.join(options.cwd, name)).find((candidate) => fs.existsSync(candidate))
     : path.resolve(options.cwd, options.file);

@@ -38,6 +38,16 @@ import { formatTable } from './format-table';
 import { addMcpCommands } from './mcp-commands';
 import { addMcpServeCommand } from './mcp-serve-command';
 import { checkPlanFile, formatProblems } from './plan-check';
+import {
+  answerDurablePlan,
+  cancelDurablePlan,
+  formatDurablePlans,
+  isRunningDurablePlan,
+  listDurablePlans,
+  loadDurableConfig,
+  runDurablePlanFile,
+} from './durable-commands';
+import { addWorkerCommand } from './worker-command';
 import { loadPlanFile, type PlanFile } from './plan-file';
 import { inCommandSpan, resolveOtlpEndpoint, startTraceExport, type TraceExport } from './otel-export';
 import { checkPlanId, resolveStateDir } from './plan-registry';
@@ -136,6 +146,12 @@ function parseResource(text: string, cwd: string, previous: BoundResource[] = []
   }
   const [, id, location, access] = match as unknown as [string, string, string, 'read' | 'write' | undefined];
   return [...previous, resourceFromPath({ id, path: path.resolve(cwd, location), access: access ?? 'read' })];
+}
+
+/** `agents plan run --durable [--detach]`. */
+interface DurableFlags {
+  readonly durable?: boolean;
+  readonly detach?: boolean;
 }
 
 /** Options of the commands that run tools and may ask for approval. */
@@ -579,11 +595,25 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
     .option('--approve <pattern>', 'approve calls of tools matching this glob without asking (repeatable)', collect, [] as string[])
     .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--await-approval', "off a terminal, wait for 'agents plan approve|deny' from another terminal instead of refusing calls that need approval")
+    .option('--durable', 'run it through Restate on the workers of the configuration\'s "durable" section (agents worker): it survives the death of its host')
+    .option('--detach', '(--durable) start the plan and return; agents plan list shows where it runs')
     .option('--json', 'machine-readable output')
-    .action(async (file: string, local: ApprovalFlags & { planId?: string; traces?: string; json?: boolean; awaitApproval?: boolean }) => {
+    .action(async (file: string, local: ApprovalFlags & { planId?: string; traces?: string; json?: boolean; awaitApproval?: boolean } & DurableFlags) => {
       if (local.planId !== undefined) checkPlanId(local.planId);
       const loaded = loadPlanFile(file, { cwd: io.cwd, env: io.env });
       const config = loadConfiguration();
+      if (local.durable === true || loaded.durable === true || config.durable?.always === true) {
+        const approvalPolicy = loaded.policy.approval ?? config.approval?.policy;
+        const durablePlan: PlanFile = approvalPolicy === undefined ? loaded : { ...loaded, policy: { ...loaded.policy, approval: approvalPolicy } };
+        exitCode = await runDurablePlanFile(
+          durablePlan,
+          config,
+          { ...(local.planId === undefined ? {} : { planId: local.planId }), ...(local.detach === true ? { detach: true } : {}) },
+          { io, json: wantsJson(local), withInterrupt },
+        );
+        return;
+      }
+      if (local.detach === true) throw new CliError({ code: 'CLI_USAGE', message: '--detach starts a durable plan; add --durable.' });
       const rules = loadRules(config, local.rules, io);
       const approvalPolicy = loaded.policy.approval ?? config.approval?.policy;
       const planFile: PlanFile = approvalPolicy === undefined ? loaded : { ...loaded, policy: { ...loaded.policy, approval: approvalPolicy } };
@@ -650,12 +680,20 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
       // A plan that did all it was to do is done: its approvals are not kept for another run.
       if (exitCode === EXIT_CODES.ok) await kept?.store.forget(report.planId);
     });
+  /** The configuration's durable section, for commands that look for a plan in Restate as well as in the registry. */
+  const durableSection = () =>
+    learned(loadDurableConfig({ ...(globals().config === undefined ? {} : { file: globals().config as string }), cwd: io.cwd, env: io.env }));
 
   plan
     .command('cancel <plan-id>')
     .description('cancel a running plan (from another terminal)')
     .action(async (planId: string) => {
       checkPlanId(planId);
+      const durable = durableSection();
+      if (durable !== undefined && (await isRunningDurablePlan(durable, planId, io))) {
+        await cancelDurablePlan(durable, planId, io);
+        return;
+      }
       const plans = await planRegistry();
       const sentBy = `agents plan cancel on ${os.hostname()}, pid ${process.pid}`;
       try {
@@ -687,6 +725,11 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
     answer: { readonly decision: 'approve'; readonly scope: 'once' | 'tool' | 'call' } | { readonly decision: 'deny'; readonly reason?: string },
   ): Promise<void> => {
     checkPlanId(planId);
+    const durable = durableSection();
+    if (durable !== undefined && (await isRunningDurablePlan(durable, planId, io))) {
+      await answerDurablePlan(durable, planId, requestId, answer, `${whoAmI(io.env)} (agents plan ${answer.decision} on ${os.hostname()})`.slice(0, 200), io);
+      return;
+    }
     const plans = await planRegistry();
     const notFound = (cause?: unknown): CliError =>
       new CliError({
@@ -746,11 +789,14 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
 
   plan
     .command('list')
-    .description('show running plans')
+    .description('show running plans, and the durable plans Restate runs (their host, state, and how many times they were resumed)')
     .option('--json', 'machine-readable output')
     .action(async (local: { json?: boolean }) => {
       const plans = await (await planRegistry()).list();
-      if (wantsJson(local)) io.stdout(`${JSON.stringify(plans, null, 2)}\n`);
+      const durable = durableSection();
+      const durablePlans = durable === undefined ? undefined : await listDurablePlans(durable, io);
+      if (wantsJson(local)) io.stdout(`${JSON.stringify(durablePlans === undefined ? plans : { plans, durable: durablePlans }, null, 2)}\n`);
+      else if (durablePlans !== undefined && durablePlans.length > 0 && plans.length === 0) io.stdout(formatDurablePlans(durablePlans));
       else if (plans.length === 0) io.stdout('No plan is running.\n');
       else {
         io.stdout(
@@ -770,8 +816,21 @@ export async function main(argv: readonly string[], given: CliIo): Promise<ExitC
             100,
           ),
         );
+        if (durablePlans !== undefined && durablePlans.length > 0) io.stdout(`\n${formatDurablePlans(durablePlans)}`);
       }
     });
+
+  addWorkerCommand(program, {
+    io,
+    loadConfiguration,
+    startTracing,
+    createLogger: () => createCliLogger(io.stderr, verbose()),
+    stateDir: () => resolveStateDir(globals().stateDir, io.env),
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+    withInterrupt,
+  });
 
   addToolsExportCommand(tools, { io, loadConfiguration, open: (config) => open(config) });
   addToolsSearchCommand(tools, {

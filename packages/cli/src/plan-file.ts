@@ -27,6 +27,8 @@ export interface PlanFile {
   readonly description?: string;
   readonly policy: PlanPolicy;
   readonly timeoutMs?: number;
+  /** Run through Restate (`agents plan run --durable`). */
+  readonly durable?: boolean;
   readonly resources: readonly BoundResource[];
   readonly steps: readonly PlanStep[];
 }
@@ -62,6 +64,7 @@ export function loadPlanFile(file: string, options: { readonly cwd: string; read
     description?: string;
     policy?: Partial<PlanPolicy>;
     timeoutMs?: number;
+    durable?: boolean;
     resources?: ResourceEntry[];
     steps: RawStep[];
   };
@@ -102,6 +105,7 @@ export function loadPlanFile(file: string, options: { readonly cwd: string; read
       ...(document.policy?.approval === undefined ? {} : { approval: document.policy.approval }),
     },
     ...(document.timeoutMs === undefined ? {} : { timeoutMs: document.timeoutMs }),
+    ...(document.durable === undefined ? {} : { durable: document.durable }),
     resources: bindResources(document.resources ?? [], path.dirname(absolute), absolute),
     steps,
   };

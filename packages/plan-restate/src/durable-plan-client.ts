@@ -1,5 +1,7 @@
 import type { DurableApprovalAnswer, DurableApprovalRequest } from './durable-approvals';
+import type { JournalValueCodec } from '@restatedev/restate-sdk';
 import { DurablePlanError } from './durable-plan-error';
+import { createJournalCodec } from './journal-codec';
 import { statusObjectName, type DurablePlanRequest, type DurablePlanStatus } from './plan-workflow';
 
 /** Settings of a {@link DurablePlanClient}. */
@@ -12,6 +14,12 @@ export interface DurablePlanClientSettings {
   readonly workflow?: string;
   /** How long one request may take, in ms (default 10,000). */
   readonly timeoutMs?: number;
+  /**
+   * The hosts' `journalKey`, when they encrypt what they write to Restate:
+   * the plan's output, its pending requests and its status then come back as
+   * ciphertext, which the client decrypts with it.
+   */
+  readonly journalKey?: string | Uint8Array;
 }
 
 /** A durable plan as `list()` shows it. */
@@ -37,6 +45,7 @@ const PLAN_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 export class DurablePlanClient {
   private readonly workflow: string;
   private readonly timeoutMs: number;
+  private readonly codec: JournalValueCodec | undefined;
 
   constructor(private readonly settings: DurablePlanClientSettings) {
     for (const field of ['ingressUrl', 'adminUrl'] as const) {
@@ -46,6 +55,23 @@ export class DurablePlanClient {
     }
     this.workflow = settings.workflow ?? 'plans';
     this.timeoutMs = settings.timeoutMs ?? 10_000;
+    this.codec = settings.journalKey === undefined ? undefined : createJournalCodec(settings.journalKey);
+  }
+
+  /** A handler's response as text, decrypted when the hosts encrypt (values they did not encrypt pass as they are). */
+  private async textOf(response: Response): Promise<string> {
+    if (this.codec === undefined) return response.text();
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    try {
+      return Buffer.from(await this.codec.decode(bytes)).toString('utf8');
+    } catch (error) {
+      throw new DurablePlanError({
+        code: 'DURABLE_PLAN_FAILED',
+        message: `A value from Restate could not be decrypted with the journalKey given: ${error instanceof Error ? error.message : String(error)}.`,
+        advice: "Give the client the same journalKey as the hosts (the configuration's durable.journalKey).",
+        cause: error,
+      });
+    }
   }
 
   /** Registers a host's (or the forwarder's) URL with Restate; registering the same URL again is harmless. */
@@ -61,7 +87,7 @@ export class DurablePlanClient {
     checkPlanId(planId);
     const response = await this.request(
       `${this.settings.ingressUrl}/${this.workflow}/${encodeURIComponent(planId)}/run/send`,
-      { method: 'POST', body: request },
+      { method: 'POST', body: request, encrypt: true },
       'start plans',
     );
     const body = (await response.json()) as { invocationId?: string; status?: string };
@@ -84,7 +110,7 @@ export class DurablePlanClient {
       { method: 'GET', timeoutMs: options.timeoutMs ?? 3_600_000, ...(options.signal === undefined ? {} : { signal: options.signal }), allowFailure: true },
       'wait for plans',
     );
-    const text = await response.text();
+    const text = response.ok ? await this.textOf(response) : await response.text();
     if (!response.ok) {
       throw new DurablePlanError({
         code: response.status === 404 ? 'DURABLE_PLAN_NOT_FOUND' : 'DURABLE_PLAN_FAILED',
@@ -103,7 +129,7 @@ export class DurablePlanClient {
       { method: 'POST', body: null },
       'read plans',
     );
-    return (await response.json()) as DurableApprovalRequest[];
+    return JSON.parse(await this.textOf(response)) as DurableApprovalRequest[];
   }
 
   /**
@@ -128,7 +154,7 @@ export class DurablePlanClient {
     }
     const response = await this.request(
       `${this.settings.ingressUrl}/${this.workflow}/${encodeURIComponent(planId)}/answer`,
-      { method: 'POST', body: { ...answer, requestId }, allowFailure: true },
+      { method: 'POST', body: { ...answer, requestId }, allowFailure: true, encrypt: true },
       'answer plans',
     );
     if (!response.ok) {
@@ -158,7 +184,8 @@ export class DurablePlanClient {
       { method: 'POST', body: null },
       'read plans',
     );
-    const status = (await response.json()) as DurablePlanStatus | null;
+    const text = await this.textOf(response);
+    const status = (text === '' ? null : JSON.parse(text)) as DurablePlanStatus | null;
     return status ?? undefined;
   }
 
@@ -191,16 +218,19 @@ export class DurablePlanClient {
 
   private async request(
     url: string,
-    init: { method: string; body?: unknown; timeoutMs?: number; signal?: AbortSignal; allowFailure?: boolean },
+    init: { method: string; body?: unknown; timeoutMs?: number; signal?: AbortSignal; allowFailure?: boolean; encrypt?: boolean },
     what: string,
   ): Promise<Response> {
     const signals = [AbortSignal.timeout(init.timeoutMs ?? this.timeoutMs), ...(init.signal === undefined ? [] : [init.signal])];
     let response: Response;
+    // A handler's input (the plan's request, an answer) is encrypted as the hosts encrypt what they write: Restate keeps ciphertext.
+    const json = init.body === undefined ? undefined : JSON.stringify(init.body);
+    const body = json !== undefined && init.encrypt === true && this.codec !== undefined ? Buffer.from(this.codec.encode(Buffer.from(json, 'utf8'))) : json;
     try {
       response = await fetch(url, {
         method: init.method,
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        ...(body === undefined ? {} : { body }),
         signal: AbortSignal.any(signals),
       });
     } catch (error) {

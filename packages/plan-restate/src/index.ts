@@ -1,7 +1,7 @@
 // Durable plans on Restate: a plan as a Restate workflow, each tool call a journaled step,
 // approvals as durable promises answerable from any host, cancellation reaching the running tool.
 export { createPlanWorkflow, statusObjectName } from './plan-workflow';
-export type { DurablePlanFunction, DurablePlanRequest, DurablePlanStatus, PlanWorkflow, PlanWorkflowSettings } from './plan-workflow';
+export type { DurablePlanFunction, DurablePlanRequest, DurableSteps, DurablePlanStatus, PlanWorkflow, PlanWorkflowSettings } from './plan-workflow';
 export { DurableApprovalRouter, DurableApprovals } from './durable-approvals';
 export type { DurableApprovalAnswer, DurableApprovalRequest } from './durable-approvals';
 export { RestateCallJournal } from './restate-call-journal';

@@ -4,7 +4,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { CancellationToken, type BoundResource, type PlanContext, type PlanPolicy } from '@ca/tool-context';
 import type { ToolRuntime } from '@ca/tool-lifecycle';
 import { DurableApprovalRouter, DurableApprovals, PENDING_STATE, type DurableApprovalAnswer, type DurableApprovalRequest } from './durable-approvals';
-import { RestateCallJournal } from './restate-call-journal';
+import { RestateCallJournal, untilSettled } from './restate-call-journal';
 
 /** What starts a durable plan: which plan function, its input, and the plan's policy and resources. */
 export interface DurablePlanRequest {
@@ -25,7 +25,18 @@ export interface DurablePlanRequest {
  * runs again on another host to resume it, and the journal answers the calls
  * already made. Resolves to JSON, the plan's output.
  */
-export type DurablePlanFunction = (ctx: PlanContext, input: unknown, runtime: ToolRuntime) => Promise<unknown>;
+export type DurablePlanFunction = (ctx: PlanContext, input: unknown, runtime: ToolRuntime, steps: DurableSteps) => Promise<unknown>;
+
+/**
+ * Journaled steps of a durable plan other than tool calls: work whose effect
+ * must not happen again on a replay (a rollback of the plan's changes, a
+ * message sent by the plan itself). `run(name, fn)` runs `fn` once and
+ * journals its JSON result; a replay answers it from the journal. Names are
+ * unique in the plan and stable across hosts (a step id, not a counter).
+ */
+export interface DurableSteps {
+  run<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+}
 
 /** Where a durable plan is, as its hosts report it. */
 export interface DurablePlanStatus {
@@ -123,6 +134,14 @@ export function createPlanWorkflow(settings: PlanWorkflowSettings): PlanWorkflow
           token.cancel(`plan '${planId}' was cancelled through Restate`);
         };
         const journal = new RestateCallJournal(ctx, attempt, host, cancel);
+        const steps: DurableSteps = {
+          run: <T>(stepName: string, fn: () => Promise<T> | T) =>
+            untilSettled(
+              ctx,
+              ctx.run<T>(`plan ${stepName}`, async () => await fn()),
+              cancel,
+            ),
+        };
         const approvals = new DurableApprovals(ctx, cancel, (waiting) => say(waiting ? 'waiting for approval' : 'running'));
         settings.approvals.attach(planId, approvals);
         say('running');
@@ -136,7 +155,7 @@ export function createPlanWorkflow(settings: PlanWorkflowSettings): PlanWorkflow
               ...(request.policy === undefined ? {} : { policy: request.policy }),
               ...(request.resources === undefined ? {} : { resources: request.resources }),
             },
-            (planCtx) => plan(planCtx, request.input, settings.runtime),
+            (planCtx) => plan(planCtx, request.input, settings.runtime, steps),
           );
           if (cancelled) throw new restate.TerminalError(`plan '${planId}' was cancelled`, { errorCode: 409 });
           say('succeeded');

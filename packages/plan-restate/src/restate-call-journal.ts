@@ -26,7 +26,8 @@ export async function untilSettled<T>(ctx: restate.Context, operation: restate.R
 
 /**
  * The call journal of one durable plan, on its Restate workflow: each call is
- * two journaled steps — `decide <step>` (the entry, the host, the attempt),
+ * one journaled step when the resume rules would run it again anyway
+ * (`entry.retrySafe`: idempotent, or writes nothing), else two journaled steps — `decide <step>` (the entry, the host, the attempt),
  * written before the tool runs, then `call <step>`, whose result is the
  * call's outcome. A replay answers both from Restate's journal. When the
  * `call` step runs in an attempt after the one that decided it, the call was
@@ -47,6 +48,7 @@ export class RestateCallJournal implements CallJournal {
 
   async record(entry: JournalEntry, call: JournalCall): Promise<JournalReply> {
     const name = entry.rerun === undefined ? entry.step : `${entry.step} (run again ${entry.rerun})`;
+    if (entry.retrySafe === true) return this.recordOnce(entry, name, call);
     const decided = await untilSettled(
       this.ctx,
       this.ctx.run<Decided>(`decide ${name}`, () => ({ entry, host: this.host, begunAt: new Date().toISOString(), attempt: this.attempt })),
@@ -73,4 +75,41 @@ export class RestateCallJournal implements CallJournal {
     );
     return { outcome, replayed: !ran };
   }
+
+  /**
+   * A call the resume rules would run again if it were interrupted (`entry.retrySafe`):
+   * one journaled step, `call <step>`, holding its key and its outcome. An
+   * attempt that dies inside it leaves nothing, and the next runs it again
+   * with the same idempotency key — what the rules would decide. Half the
+   * round trips to Restate of a call that needs the entry first.
+   */
+  private async recordOnce(entry: JournalEntry, name: string, call: JournalCall): Promise<JournalReply> {
+    let ran = false;
+    const recorded = await untilSettled(
+      this.ctx,
+      this.ctx.run<Once>(`call ${name}`, async () => {
+        ran = true;
+        return { key: entry.key, toolName: entry.toolName, outcome: await call(undefined) };
+      }),
+      this.onCancel,
+    );
+    if (recorded.key !== entry.key) {
+      throw new ToolJournalError({
+        problem: 'mismatch',
+        toolName: entry.toolName,
+        planId: entry.planId,
+        step: entry.step,
+        journal: this.description,
+        recorded: `tool '${recorded.toolName}', step '${entry.step}'${recorded.toolName === entry.toolName ? ' with other arguments' : ''}`,
+      });
+    }
+    return { outcome: recorded.outcome, replayed: !ran };
+  }
+}
+
+/** What the one step of a retry-safe call holds. */
+interface Once {
+  readonly key: string;
+  readonly toolName: string;
+  readonly outcome: JournalOutcome;
 }

@@ -77,7 +77,15 @@ async function main() {
     const firstKill = kill(added.host);
     const unknown = await until('the outcome-unknown request', async () => (await client.pending('p1')).find((request) => request.outcomeUnknown));
     report.outcomeUnknown = { ...unknown, killed: added.host, resumeMs: Date.now() - firstKill };
-    report.statusWhileAsking = await client.status('p1');
+    // Statuses are reports sent beside the journal: the one saying it waits may land just after the request is listed.
+    report.statusWhileAsking = await until(
+      'the status to say it waits',
+      async () => {
+        const status = await client.status('p1');
+        return status?.state === 'waiting for approval' ? status : undefined;
+      },
+      10_000,
+    ).catch(() => client.status('p1'));
     report.listed = (await client.list()).map((plan) => ({ planId: plan.planId, host: plan.status?.host, state: plan.status?.state, resumes: plan.status?.resumes, pending: plan.pending.length }));
     await client.answer('p1', { decision: 'deny', reason: 'it happened already', sentBy: 'test (host c)' });
 

@@ -136,6 +136,9 @@ export class JournaledCalls {
         fingerprint: fingerprintOf(tool.descriptor),
         ...(execution.extra?.approval === undefined ? {} : { approval: execution.extra.approval }),
         executionId: execution.executionId,
+        ...(this.settings.resume.verdict(tool.descriptor, capabilityInPlan(tool.descriptor, ctx.policy), typeof instance.reconcile === 'function') === 'retry'
+          ? { retrySafe: true }
+          : {}),
       };
       let live: Live | undefined;
       const call: JournalCall = async (interrupted) => {

@@ -27,6 +27,16 @@ export interface JournalEntry {
   readonly executionId: string;
   /** 1, 2, …: a run again of a call whose outcome was unknown, that a person (or the tool's reconciliation) let run again. */
   readonly rerun?: number;
+  /**
+   * True when the resume rules would run this call again, with the same key,
+   * if it were interrupted (the service's `options.resume` says `retry`, or the
+   * tool has no reconciliation and is idempotent or writes nothing). A journal
+   * may then record the call once, with its outcome, instead of writing the
+   * entry before it: the only use of the entry alone — telling an interrupted
+   * call from a new one — would lead to the same run again. The definition
+   * check of an interrupted call (its fingerprint) is then not made.
+   */
+  readonly retrySafe?: boolean;
 }
 
 /** A failure as the journal keeps it: the error's identity and its message, redacted and capped as in traces. */

@@ -276,6 +276,36 @@ describe('the call journal', () => {
     );
   });
 
+  it('an entry says when the resume rules would run the call again anyway (retrySafe), so that a journal may write it once', async () => {
+    const { tool: read } = counter('docs.read', { writes: false });
+    const { tool: put } = counter('http.put', { writes: true, idempotent: true });
+    const { tool: add } = counter('counter.add', { writes: true });
+    const { tool: post } = counter('http.post', { writes: true });
+    const { tool: shady } = counter('shady.idempotent', { writes: true, idempotent: true });
+    const { tool: reconciled } = counter('mail.send', { writes: false }, { reconcile: async () => ({ outcome: 'unknown' as const }) });
+    const journal = new MemoryCallJournal();
+    const runtime = runtimeOf([read, put, add, post, shady, reconciled], {
+      options: {
+        resume: [
+          { tools: 'http.post', interrupted: 'retry' as const },
+          { tools: 'shady.*', interrupted: 'ask' as const },
+        ],
+      },
+    });
+    const ctx = runtime.createPlan({ planId: 'p-safe', journal });
+    for (const name of ['docs.read', 'http.put', 'counter.add', 'http.post', 'shady.idempotent', 'mail.send'])
+      await runtime.execute(name, {}, ctx, { step: name });
+    const safe = Object.fromEntries(journal.records().map((record) => [record.entry.toolName, record.entry.retrySafe === true]));
+    expect(safe).toEqual({
+      'docs.read': true,
+      'http.put': true,
+      'counter.add': false,
+      'http.post': true,
+      'shady.idempotent': false,
+      'mail.send': false,
+    });
+  });
+
   it('in a plan with a journal of its own every call needs a step id; other plans are not affected', async () => {
     const { tool } = counter('echo', { writes: false });
     const runtime = runtimeOf([tool]);
