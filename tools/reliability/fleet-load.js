@@ -341,6 +341,7 @@ async function main() {
     const killAt = Math.floor(total / 2);
     const callsStarted = Date.now();
     const cpuBefore = sample(replicas);
+    const harnessBefore = process.cpuUsage();
     const victimBefore = new Map(replicas.map((replica) => [replica, sample([replica]).ticks]));
     await Promise.all(
       live.map(async (session) => {
@@ -371,6 +372,7 @@ async function main() {
     );
     const callsMs = Date.now() - callsStarted;
     const cpuAfter = sample(replicas);
+    const harness = process.cpuUsage(harnessBefore);
     const sorted = latencies.sort((a, b) => a - b);
     const failedCalls = [...callErrors.values()].reduce((sum, count) => sum + count, 0);
     // CPU of the replicas alive at the end, plus what the killed one used until it was killed.
@@ -415,6 +417,8 @@ async function main() {
         cpuSeconds: round(cpuTicks / TICKS_PER_SECOND, 2),
         perCallMs: latencies.length === 0 ? null : round(((cpuTicks / TICKS_PER_SECOND) * 1000) / latencies.length, 3),
         note: 'user+system time of the replicas and their upstream servers during the calls (the proxy and the clients not included)',
+        harnessCpuSeconds: round((harness.user + harness.system) / 1e6, 2),
+        harnessNote: 'this process (the proxy and every client) in the same time: when it nears the wall time, the clients, not the replicas, bound the rate',
       },
       proxy: proxy.stats,
       ...(options.kill ? { kill: killed === undefined ? { replica: null } : { ...killed, cpuTicks: undefined, errorsAfter: Object.fromEntries(afterKillErrors) } } : {}),
