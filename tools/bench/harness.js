@@ -87,7 +87,8 @@ async function compare(cases, { rounds = 15, iterations = 20_000, warmup = 20_00
  * each case the median of its per-round ratio to the `baseline` case of the
  * same round. Pairing each round with its neighbour cancels the drift that
  * dwarfs a few-percent difference on a shared machine. Every case is awaited.
- * Returns `{ medians: name -> ns/op, ratios: name -> median ratio to baseline }`.
+ * Returns `{ medians: name -> ns/op, ratios: name -> median ratio to baseline,
+ * ratioTo(name, other) }`.
  */
 async function comparePaired(cases, { baseline, rounds = 200, iterations = 50, warmup = 1_000 } = {}) {
   const names = Object.keys(cases);
@@ -97,6 +98,8 @@ async function comparePaired(cases, { baseline, rounds = 200, iterations = 50, w
   return {
     medians: Object.fromEntries(names.map((name) => [name, median(samples[name])])),
     ratios: Object.fromEntries(names.map((name) => [name, median(samples[name].map((value, round) => value / base[round]))])),
+    /** The median per-round ratio of case `name` to case `other` (another pairing of the same rounds). */
+    ratioTo: (name, other) => median(samples[name].map((value, round) => value / samples[other][round])),
   };
 }
 

@@ -7,6 +7,7 @@ describe('@ca/adapters-mcp public API', () => {
       'DEFAULT_CONNECT_TIMEOUT_MS',
       'DEFAULT_INHERITED_ENVIRONMENT',
       'DEFAULT_SHUTDOWN_GRACE_MS',
+      'MAX_POOL_SIZE',
       'MCP_OPERATIONS',
       'McpAdapterError',
       'McpConfigError',

@@ -9,7 +9,7 @@ export { MemoryTokenStore } from './mcp-oauth';
 export { MemoryToolListCache, toolListKey } from './mcp-tool-list-cache';
 export type { McpCachedToolList, McpToolListCache, McpToolListing } from './mcp-tool-list-cache';
 export type { McpStoredCredentials, McpTokenStore } from './mcp-oauth';
-export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_MS, loadMcpConfig, parseMcpConfig } from './mcp-config';
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_MS, loadMcpConfig, MAX_POOL_SIZE, parseMcpConfig } from './mcp-config';
 export type {
   McpCapabilityOverride,
   McpHttpServerConfig,

@@ -1,6 +1,6 @@
 import type { InteractionHandler, RuntimeLogger, SamplingHandler } from '@ca/tool-lifecycle';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { McpServersConfig } from './mcp-config';
+import type { McpServerScope, McpServersConfig } from './mcp-config';
 import type { McpTokenStore } from './mcp-oauth';
 import type { McpToolListCache } from './mcp-tool-list-cache';
 import type { McpSpawn } from './process-stdio-transport';
@@ -12,6 +12,14 @@ export interface McpAdapterSettings {
    * one (read on first use; its errors surface from `discover`).
    */
   readonly servers: McpServersConfig | string;
+  /**
+   * The scope of a server whose entry says none (default `'plan'`: one
+   * session per plan). `'shared'` suits a gateway serving many clients
+   * alike (`agents mcp serve` sets it): every plan shares a pool of
+   * `poolSize` sessions per server, and a server that keeps state per client
+   * opts out with `"scope": "plan"` in its entry.
+   */
+  readonly defaultScope?: McpServerScope;
   /** Identifies the source in messages; default `mcp:<server names>` or `mcp:<file path>`. */
   readonly id?: string;
   /** Starts stdio servers; default `child_process.spawn`. Must honour `detached` and `stdio`. */

@@ -50,6 +50,7 @@ describe('parseMcpConfig', () => {
         inheritEnv: [],
         headers: {},
         scope: 'plan',
+        poolSize: 1,
         connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
         callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
         maxTotalTimeoutMs: DEFAULT_CALL_TIMEOUT_MS * 10,
@@ -72,6 +73,28 @@ describe('parseMcpConfig', () => {
       }),
     ]);
     expect(Object.isFrozen(config.servers[0]!.args)).toBe(true);
+  });
+
+  it('takes the scope of entries without one from defaultScope, and poolSize for shared servers only', () => {
+    const servers = parseMcpConfig(
+      {
+        mcpServers: {
+          pooled: { command: 'x', poolSize: 4 },
+          single: { command: 'x' },
+          isolated: { command: 'x', scope: 'plan' },
+        },
+      },
+      { defaultScope: 'shared' },
+    ).servers;
+    expect(servers.map((server) => [server.name, server.scope, server.poolSize])).toEqual([
+      ['pooled', 'shared', 4],
+      ['single', 'shared', 1],
+      ['isolated', 'plan', 1],
+    ]);
+    // Without defaultScope an entry is plan-scoped, unless it asks for a pool.
+    expect(parseMcpConfig({ mcpServers: { a: { command: 'x' } } }).servers[0]).toMatchObject({ scope: 'plan', poolSize: 1 });
+    expect(parseMcpConfig({ mcpServers: { a: { command: 'x', poolSize: 3 } } }).servers[0]).toMatchObject({ scope: 'shared', poolSize: 3 });
+    expect(() => parseMcpConfig({ mcpServers: {} }, { defaultScope: 'global' as never })).toThrow(TypeError);
   });
 
   it('accepts an explicit type and the extension keys', () => {
@@ -125,6 +148,10 @@ describe('parseMcpConfig', () => {
     [{ mcpServers: { a: { type: 'sse', url: 'http://h/sse' } } }, 'a', 'type', /legacy HTTP\+SSE transport is not supported/],
     [{ mcpServers: { a: { type: 'websocket', url: 'http://h/' } } }, 'a', 'type', /"stdio" or "http"/],
     [{ mcpServers: { a: { command: 'x', scope: 'global' } } }, 'a', 'scope', /"plan" or "shared"/],
+    [{ mcpServers: { a: { command: 'x', scope: 'shared', poolSize: 0 } } }, 'a', 'poolSize', /whole number of sessions from 1 to 64/],
+    [{ mcpServers: { a: { command: 'x', scope: 'shared', poolSize: 65 } } }, 'a', 'poolSize', /from 1 to 64, got number 65/],
+    [{ mcpServers: { a: { command: 'x', poolSize: 2.5 } } }, 'a', 'poolSize', /whole number/],
+    [{ mcpServers: { a: { command: 'x', scope: 'plan', poolSize: 2 } } }, 'a', 'poolSize', /applies to scope "shared" only/],
     [{ mcpServers: { a: { command: 'x', callTimeoutMs: 0 } } }, 'a', 'callTimeoutMs', /positive number of milliseconds/],
     [{ mcpServers: { a: { command: 'x', connectTimeoutMs: '5s' } } }, 'a', 'connectTimeoutMs', /positive number/],
     [{ mcpServers: { a: { command: 'x', include: ['ok', ''] } } }, 'a', 'include', /non-empty string at index 1/],

@@ -7,11 +7,13 @@ import { McpConfigError } from './mcp-config-error';
 
 /**
  * How long a server's session lives:
- * - `plan` (default): one session (one process, for stdio) per plan, opened
- *   when the plan first uses one of the server's tools and closed when the
- *   plan ends;
- * - `shared`: one session for every plan, opened on first use and kept until
- *   the source is disposed; plans lease it (reference-counted).
+ * - `plan` (the default unless the adapter's `defaultScope` says otherwise):
+ *   one session (one process, for stdio) per plan, opened when the plan
+ *   first uses one of the server's tools and closed when the plan ends — for
+ *   servers that keep state per client;
+ * - `shared`: a pool of up to `poolSize` sessions that every plan shares,
+ *   opened on first use and kept until the source is disposed; each plan is
+ *   given one of them (the least used) for all its requests.
  */
 export type McpServerScope = 'plan' | 'shared';
 
@@ -25,8 +27,15 @@ export type McpCapabilityOverride = {
  * entry. Every one is optional.
  */
 export interface McpServerExtensions {
-  /** `plan` (default) or `shared`; see {@link McpServerScope}. */
+  /** `plan` or `shared` (default: the adapter's `defaultScope`, `plan` unless set); see {@link McpServerScope}. */
   readonly scope?: McpServerScope;
+  /**
+   * Scope `shared`: the most sessions (processes, for stdio) plans share,
+   * per set of roots (default 1; at most 64). A new one is opened only when
+   * every open one already serves a plan. Set without `scope`, it makes the
+   * server shared.
+   */
+  readonly poolSize?: number;
   /** Deadline of the start plus the `initialize` handshake, in ms (default 30,000). */
   readonly connectTimeoutMs?: number;
   /** Deadline of one request without progress, in ms (default 60,000); progress resets it. */
@@ -195,6 +204,8 @@ export interface ParsedMcpServer {
   readonly url?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly scope: McpServerScope;
+  /** Scope `shared`: the most sessions in the pool, per set of roots (1 for scope `plan`). */
+  readonly poolSize: number;
   readonly connectTimeoutMs: number;
   readonly callTimeoutMs: number;
   readonly maxTotalTimeoutMs: number;
@@ -235,6 +246,8 @@ export interface ParsedMcpConfig {
 export interface ParseMcpConfigOptions {
   /** Where the value came from, for messages (a file path); default `'settings'`. */
   readonly source?: string;
+  /** The scope of a server whose entry has no `scope`; default `'plan'`. */
+  readonly defaultScope?: McpServerScope;
 }
 
 /** Default of `connectTimeoutMs`. */
@@ -243,6 +256,8 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 /** Default of `shutdownGraceMs`. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 2_000;
+/** Most sessions of a `shared` server's pool (`poolSize`). */
+export const MAX_POOL_SIZE = 64;
 
 const MAX_TIMER_MS = 2_147_483_647;
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -251,6 +266,7 @@ const CAPABILITY_FIELDS = new Set(['writes', 'checkpointable', 'idempotent', 'de
 const COMMON_KEYS = [
   'type',
   'scope',
+  'poolSize',
   'connectTimeoutMs',
   'callTimeoutMs',
   'maxTotalTimeoutMs',
@@ -294,6 +310,8 @@ const HTTP_KEYS = new Set([...COMMON_KEYS, ...CLIENT_KEYS, 'url', 'headers', 'oa
  */
 export function parseMcpConfig(value: unknown, options: ParseMcpConfigOptions = {}): ParsedMcpConfig {
   const source = options.source ?? 'settings';
+  const defaultScope = options.defaultScope ?? 'plan';
+  if (defaultScope !== 'plan' && defaultScope !== 'shared') throw new TypeError(`defaultScope must be 'plan' or 'shared'; got ${String(defaultScope)}.`);
   const fail = (message: string, server?: string, key?: string): never => {
     const where = server === undefined ? '' : `MCP server '${server}'${key === undefined ? '' : `, key '${key}'`}: `;
     throw new McpConfigError({
@@ -315,7 +333,7 @@ export function parseMcpConfig(value: unknown, options: ParseMcpConfigOptions = 
     if (!SERVER_NAME.test(name)) {
       fail(`the server name '${name}' cannot be used in tool names (mcp.<server>.<tool>): use 1–64 letters, digits, '_' or '-' (no dots or spaces).`, name);
     }
-    const server = parseServer(name, entry, (message, key) => fail(message, name, key));
+    const server = parseServer(name, entry, defaultScope, (message, key) => fail(message, name, key));
     if (server !== undefined) parsed.push(server);
   }
   return Object.freeze({ source, servers: Object.freeze(parsed) });
@@ -327,7 +345,7 @@ export function parseMcpConfig(value: unknown, options: ParseMcpConfigOptions = 
  * @throws {McpConfigError} (as a rejection) When the file cannot be read, is
  *   not JSON, or is not a valid configuration (see {@link parseMcpConfig}).
  */
-export async function loadMcpConfig(path: string): Promise<ParsedMcpConfig> {
+export async function loadMcpConfig(path: string, options: Omit<ParseMcpConfigOptions, 'source'> = {}): Promise<ParsedMcpConfig> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -348,10 +366,10 @@ export async function loadMcpConfig(path: string): Promise<ParsedMcpConfig> {
       message: `The MCP configuration file '${path}' is not valid JSON: ${messageOf(error)}.`,
     });
   }
-  return parseMcpConfig(value, { source: path });
+  return parseMcpConfig(value, { ...options, source: path });
 }
 
-function parseServer(name: string, entry: unknown, fail: (message: string, key?: string) => never): ParsedMcpServer | undefined {
+function parseServer(name: string, entry: unknown, defaultScope: McpServerScope, fail: (message: string, key?: string) => never): ParsedMcpServer | undefined {
   if (!isPlainObject(entry)) fail(`expected an object with "command" (stdio) or "url" (Streamable HTTP), got ${describeValue(entry)}.`);
   const raw = entry as Record<string, unknown>;
   const disabled = optionalBoolean(raw['disabled'], 'disabled', fail);
@@ -381,6 +399,15 @@ function parseServer(name: string, entry: unknown, fail: (message: string, key?:
 
   const scope = raw['scope'];
   if (scope !== undefined && scope !== 'plan' && scope !== 'shared') fail(`expected "plan" or "shared", got ${describeValue(scope)}.`, 'scope');
+  const poolSize = raw['poolSize'];
+  // A pool size asks for a pool: an entry with one and no scope is shared.
+  const effectiveScope = (scope as McpServerScope | undefined) ?? (poolSize === undefined ? defaultScope : 'shared');
+  if (poolSize !== undefined) {
+    if (typeof poolSize !== 'number' || !Number.isInteger(poolSize) || poolSize < 1 || poolSize > MAX_POOL_SIZE) {
+      fail(`expected a whole number of sessions from 1 to ${MAX_POOL_SIZE}, got ${describeValue(poolSize)}.`, 'poolSize');
+    }
+    if (scope === 'plan') fail('applies to scope "shared" only (scope "plan" opens one session per plan); remove one of the two keys.', 'poolSize');
+  }
   const callTimeoutMs = optionalTimeout(raw['callTimeoutMs'], 'callTimeoutMs', fail) ?? DEFAULT_CALL_TIMEOUT_MS;
   const resetTimeoutOnProgress = raw['resetTimeoutOnProgress'];
   if (resetTimeoutOnProgress !== undefined && typeof resetTimeoutOnProgress !== 'boolean') {
@@ -388,7 +415,8 @@ function parseServer(name: string, entry: unknown, fail: (message: string, key?:
   }
   const common = {
     name,
-    scope: (scope as McpServerScope | undefined) ?? 'plan',
+    scope: effectiveScope,
+    poolSize: effectiveScope === 'shared' ? ((poolSize as number | undefined) ?? 1) : 1,
     connectTimeoutMs: optionalTimeout(raw['connectTimeoutMs'], 'connectTimeoutMs', fail) ?? DEFAULT_CONNECT_TIMEOUT_MS,
     callTimeoutMs,
     maxTotalTimeoutMs: optionalTimeout(raw['maxTotalTimeoutMs'], 'maxTotalTimeoutMs', fail) ?? Math.min(callTimeoutMs * 10, MAX_TIMER_MS),

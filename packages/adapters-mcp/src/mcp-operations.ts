@@ -167,10 +167,14 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
   async execute(input: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResult> {
     const toolName = this.descriptor.name;
     const planId = ctx.planId;
-    const session = this.#provider.sessionFor(this.#server.name, planId);
+    let session = this.#provider.sessionFor(this.#server.name, planId);
     if (session === undefined) throw notActivated(this.#server.name, toolName, planId);
     const subject: CallSubject = { server: this.#server, toolName, mcpToolName: MCP_OPERATIONS[this.operation].method, planId };
-    if (!session.isOpen) return toolFailure(session.exitedError({ toolName, planId }));
+    if (!session.isOpen) {
+      const next = this.#server.scope === 'shared' ? await this.#provider.replacementFor(this.#server.name, planId) : undefined;
+      if (next === undefined) return toolFailure(session.exitedError({ toolName, planId }));
+      session = next;
+    }
     const args = typeof input === 'object' && input !== null ? input : {};
     const problem = this.#checkInput(args);
     if (problem !== undefined) return toolFailure(toolError(subject, 'MCP_REQUEST_FAILED', `was not sent: ${problem}`));
@@ -178,7 +182,7 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
     const call: InFlightCall = { planId, toolName, signal: ctx.signal };
     session.inFlight.push(call);
     try {
-      return await this.#run(session, args, link.signal);
+      return await this.#run(session, args, link.signal, planId);
     } catch (error) {
       if (link.signal.aborted) {
         const reason = link.signal.reason;
@@ -205,7 +209,7 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
     return typeof args['uri'] === 'string' && args['uri'].length > 0 ? undefined : 'expected { "uri": "<resource URI>" }.';
   }
 
-  async #run(session: McpSession, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+  async #run(session: McpSession, args: Record<string, unknown>, signal: AbortSignal, planId: string): Promise<ToolResult> {
     const options = { signal, timeout: this.#server.callTimeoutMs };
     const client = session.client;
     switch (this.operation) {
@@ -219,12 +223,26 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
         const contents = Array.isArray(result.contents) ? result.contents : [];
         return { ok: true, output: { contents }, content: contents.map((item) => ({ type: 'resource', resource: item }) as ToolContent) };
       }
-      case 'resources.subscribe':
-        await client.subscribeResource({ uri: args['uri'] as string }, options);
-        return { ok: true, output: { uri: args['uri'], subscribed: true } };
-      case 'resources.unsubscribe':
-        await client.unsubscribeResource({ uri: args['uri'] as string }, options);
-        return { ok: true, output: { uri: args['uri'], subscribed: false } };
+      case 'resources.subscribe': {
+        const uri = args['uri'] as string;
+        // A shared session serves several plans: the server is asked once per URI, and each plan's subscription is counted here.
+        const plans = this.#server.scope === 'shared' ? session.subscribers.get(uri) : undefined;
+        if (plans === undefined || plans.size === 0) await client.subscribeResource({ uri }, options);
+        if (this.#server.scope === 'shared') session.subscribers.set(uri, (session.subscribers.get(uri) ?? new Set<string>()).add(planId));
+        return { ok: true, output: { uri, subscribed: true } };
+      }
+      case 'resources.unsubscribe': {
+        const uri = args['uri'] as string;
+        const plans = this.#server.scope === 'shared' ? session.subscribers.get(uri) : undefined;
+        if (plans !== undefined) {
+          plans.delete(planId);
+          // Another plan still holds it: the server keeps sending its updates (to that plan only).
+          if (plans.size > 0) return { ok: true, output: { uri, subscribed: false } };
+          session.subscribers.delete(uri);
+        }
+        await client.unsubscribeResource({ uri }, options);
+        return { ok: true, output: { uri, subscribed: false } };
+      }
       case 'prompts.list': {
         const prompts = await session.listPrompts(this.#maxPages, signal);
         return { ok: true, output: { prompts: prompts.items, complete: prompts.complete } };

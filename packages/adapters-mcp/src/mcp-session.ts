@@ -158,6 +158,12 @@ export class McpSession {
   #planId: string | undefined;
   #rootsFetches = 0;
   readonly #rootsWaiters = new Set<() => void>();
+  /**
+   * A pooled session (scope `shared`): the plans subscribed to each resource
+   * URI, so that one plan's unsubscribe does not end another's subscription
+   * and an update reaches only the plans that subscribed.
+   */
+  readonly subscribers = new Map<string, Set<string>>();
   /** Calls in flight, to attribute the server's requests; usually zero or one entry. */
   readonly inFlight: InFlightCall[] = [];
   /** True when the server may ask something of a call (elicitation, sampling): only then are calls tracked in {@link McpSession.inFlight}. */
@@ -325,6 +331,15 @@ export class McpSession {
    */
   async assignPlan(planId: string, roots: readonly Root[] | undefined): Promise<void> {
     this.#planId = planId;
+    await this.reroot(roots);
+  }
+
+  /**
+   * Gives the session new roots, telling the server
+   * (`notifications/roots/list_changed`) when they changed. Used when an idle
+   * pooled session is handed to plans with other roots.
+   */
+  async reroot(roots: readonly Root[] | undefined): Promise<void> {
     if (this.#roots === undefined || roots === undefined || sameRoots(this.#roots, roots)) return;
     this.#roots = roots;
     try {
@@ -679,7 +694,9 @@ export class McpSession {
     const text = typeof params.data === 'string' ? params.data : safeJson(params.data);
     const origin = params.logger === undefined ? '' : ` (${sanitizeText(params.logger, 100)})`;
     const message = `MCP server '${server}'${origin}: ${sanitizeText(text, MAX_LOG_MESSAGE_CHARACTERS)}`;
-    const fields = { server, mcpLogLevel: params.level, ...(this.#planId === undefined ? {} : { planId: this.#planId }) };
+    // A pooled session has no plan of its own: the message belongs to the one plan whose calls are in flight, if there is one.
+    const planId = this.#planId ?? this.attribute().planId;
+    const fields = { server, mcpLogLevel: params.level, ...(planId === undefined ? {} : { planId }) };
     switch (params.level) {
       case 'debug':
         this.#logger.debug(message, fields);

@@ -16,7 +16,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Prompt, Resource, Tool as McpToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 import type { SamplingGate } from './client-requests';
 import type { McpAdapterSettings } from './mcp-adapter-settings';
-import { loadMcpConfig, parseMcpConfig, type ParsedMcpConfig, type ParsedMcpServer } from './mcp-config';
+import { loadMcpConfig, parseMcpConfig, type McpServerScope, type ParsedMcpConfig, type ParsedMcpServer } from './mcp-config';
 import { McpConfigError } from './mcp-config-error';
 import { credentialsKey, DEFAULT_AUTHORIZATION_TIMEOUT_MS, MemoryTokenStore, type McpTokenStore } from './mcp-oauth';
 import { McpOperationTool, OPERATION_NAMES, operationDescriptors } from './mcp-operations';
@@ -63,7 +63,7 @@ export interface McpResourceUpdate {
   readonly server: string;
   /** The resource's URI. */
   readonly uri: string;
-  /** The plan whose session received it (scope `plan`), when known. */
+  /** The plan whose session received it (scope `plan`), or that subscribed to it (scope `shared`), when known. */
   readonly planId?: string;
 }
 
@@ -99,6 +99,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   readonly #loadPath: string | undefined;
   readonly #toolListCache: McpToolListCache | undefined;
   readonly #toolListTtlMs: number;
+  readonly #defaultScope: McpServerScope;
   #config: ParsedMcpConfig | undefined;
   #loading: Promise<ParsedMcpConfig> | undefined;
   #servers: Map<string, ServerState> | undefined;
@@ -149,12 +150,15 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     }
     this.#toolListCache = cache;
     this.#toolListTtlMs = positiveInteger(settings.toolListTtlMs, DEFAULT_TOOL_LIST_TTL_MS, 'toolListTtlMs');
+    const defaultScope = settings.defaultScope ?? 'plan';
+    if (defaultScope !== 'plan' && defaultScope !== 'shared') throw new TypeError(`defaultScope must be 'plan' or 'shared'; got ${String(settings.defaultScope)}.`);
+    this.#defaultScope = defaultScope;
     if (typeof settings.servers === 'string') {
       this.id = settings.id ?? `mcp:${settings.servers}`;
       this.#loadPath = settings.servers;
     } else {
       this.#loadPath = undefined;
-      this.#config = parseMcpConfig(settings.servers);
+      this.#config = parseMcpConfig(settings.servers, { defaultScope });
       this.id = settings.id ?? `mcp:${this.#config.servers.map((server) => server.name).join(',')}`;
     }
   }
@@ -337,6 +341,11 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     await this.#stateOf(server).pool.release(ctx);
   }
 
+  /** @internal A live session for a plan whose session with a shared `server` ended; undefined for scope `plan`. */
+  replacementFor(server: string, planId: string): Promise<McpSession | undefined> {
+    return this.#servers?.get(server)?.pool.replacementFor(planId) ?? Promise.resolve(undefined);
+  }
+
   /** @internal The open session a plan uses for `server`, if activated. */
   sessionFor(server: string, planId: string): McpSession | undefined {
     return this.#servers?.get(server)?.pool.sessionFor(planId);
@@ -350,6 +359,15 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     return this.#servers?.get(server)?.pool.sharedLeases ?? 0;
   }
 
+  /**
+   * How many sessions of the pool of `server` are open or opening (scope
+   * `shared`; 0 for a plan-scoped server or before first use). For
+   * monitoring and tests.
+   */
+  pooledSessions(server: string): number {
+    return this.#servers?.get(server)?.pool.pooledSessions ?? 0;
+  }
+
   /** How many plans currently hold a session with `server` (plan scope). For monitoring and tests. */
   openPlanSessions(server: string): number {
     return this.#servers?.get(server)?.pool.openPlanSessions ?? 0;
@@ -360,7 +378,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   async #states(): Promise<Map<string, ServerState>> {
     if (this.#servers !== undefined) return this.#servers;
     if (this.#config === undefined) {
-      this.#loading ??= loadMcpConfig(this.#loadPath as string).finally(() => {
+      this.#loading ??= loadMcpConfig(this.#loadPath as string, { defaultScope: this.#defaultScope }).finally(() => {
         this.#loading = undefined;
       });
       this.#config = await this.#loading;
@@ -588,7 +606,16 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
   }
 
   #onResourceUpdated(state: ServerState, session: McpSession, uri: string): void {
-    const update: McpResourceUpdate = { server: state.config.name, uri, ...(session.planId === undefined ? {} : { planId: session.planId }) };
+    // A shared session: one update per plan that subscribed to the URI through it.
+    const plans = session.subscribers.get(uri);
+    if (plans !== undefined && plans.size > 0) {
+      for (const planId of plans) this.#emitResourceUpdate(state, { server: state.config.name, uri, planId });
+      return;
+    }
+    this.#emitResourceUpdate(state, { server: state.config.name, uri, ...(session.planId === undefined ? {} : { planId: session.planId }) });
+  }
+
+  #emitResourceUpdate(state: ServerState, update: McpResourceUpdate): void {
     for (const listener of [...this.#resourceListeners]) {
       try {
         listener(update);

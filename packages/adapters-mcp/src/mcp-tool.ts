@@ -27,6 +27,8 @@ export interface McpSessionProvider {
   acquire(server: string, ctx: ToolExecutionContext): Promise<void>;
   release(server: string, ctx: ToolExecutionContext): Promise<void>;
   sessionFor(server: string, planId: string): McpSession | undefined;
+  /** A live session for a plan whose session with a shared server ended (undefined: none, or scope `plan`). */
+  replacementFor(server: string, planId: string): Promise<McpSession | undefined>;
   /** The service's interaction handler, for a server that asks a person to open a page before a call (URL elicitation). */
   readonly interactionHandler: InteractionHandler | undefined;
 }
@@ -88,9 +90,14 @@ export class McpTool implements ToolInstance<Record<string, unknown>, unknown> {
   async #execute(input: Record<string, unknown>, ctx: ToolExecutionContext, options: ToolCallOptions | undefined, afterPages: boolean): Promise<ToolResult> {
     const toolName = this.descriptor.name;
     const planId = ctx.planId;
-    const session = this.#provider.sessionFor(this.#server.name, planId);
+    let session = this.#provider.sessionFor(this.#server.name, planId);
     if (session === undefined) throw notActivated(this.#server.name, toolName, planId);
-    if (!session.isOpen) return toolFailure(session.exitedError({ toolName, planId }));
+    if (!session.isOpen) {
+      // A shared server's session ended: the plan goes on with another session of the pool.
+      const next = this.#server.scope === 'shared' ? await this.#provider.replacementFor(this.#server.name, planId) : undefined;
+      if (next === undefined) return toolFailure(session.exitedError({ toolName, planId }));
+      session = next;
+    }
     if (this.runsAsTask) return this.#executeAsTask(session, input, ctx, options);
     const link = linkCall(ctx.cancellationToken, { toolName, planId });
     const onProgress = options?.onProgress;

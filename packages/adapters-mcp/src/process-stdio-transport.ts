@@ -105,6 +105,10 @@ export class ProcessStdioTransport implements Transport {
   readonly #exited: Promise<ProcessExit>;
   #closing: Promise<void> | undefined;
   #invalidLines = 0;
+  /** A message was written in this turn of the event loop: later ones wait for its end, to leave in one write. */
+  #batching = false;
+  /** stdin is corked, holding the messages of this turn after the first. */
+  #corked = false;
   #lastInvalidLine: string | undefined;
 
   constructor(options: ProcessStdioTransportOptions) {
@@ -213,10 +217,30 @@ export class ProcessStdioTransport implements Transport {
     if (stdin === undefined || this.#exit !== undefined || !stdin.writable) {
       return Promise.reject(new Error('Not connected: the MCP server process is not running.'));
     }
+    // The first message of a turn of the event loop is written at once; the
+    // others of the same turn (a pool serving many plans) wait for its end and
+    // leave together, in one write: every write wakes the server, and on a busy
+    // host each wake-up costs more than the bytes.
+    if (this.#batching) {
+      if (!this.#corked) {
+        this.#corked = true;
+        stdin.cork();
+      }
+    } else {
+      this.#batching = true;
+      setImmediate(() => this.#endBatch(stdin));
+    }
     return new Promise<void>((resolve) => {
       if (stdin.write(serializeMessage(message))) resolve();
       else stdin.once('drain', resolve);
     });
+  }
+
+  #endBatch(stdin: NonNullable<RunningProcess['stdin']>): void {
+    this.#batching = false;
+    if (!this.#corked) return;
+    this.#corked = false;
+    stdin.uncork();
   }
 
   /**

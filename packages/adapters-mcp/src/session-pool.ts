@@ -1,3 +1,4 @@
+import { messageOf } from '@ca/domain';
 import type { BoundResource, ToolExecutionContext } from '@ca/tool-context';
 import type { RuntimeLogger } from '@ca/tool-lifecycle';
 import type { Root } from '@modelcontextprotocol/sdk/types.js';
@@ -33,10 +34,29 @@ interface PlanSession {
   references: number;
 }
 
-interface SharedSession {
+/**
+ * One session of a `shared` server's pool, with the plans given it as
+ * their home and the roots it declares (every plan homed on it has those).
+ */
+interface PooledSession {
   readonly opening: Promise<McpSession>;
   session: McpSession | undefined;
-  leases: number;
+  /** Plans homed here. */
+  plans: number;
+  /** The roots it declares, as a key ({@link rootsKey}); plans with other roots use other sessions. */
+  rootsKey: string;
+  roots: readonly Root[] | undefined;
+  /** Set while the server is told about new roots (an idle session handed to plans with other roots). */
+  rerooting: Promise<void> | undefined;
+  /** Its end was logged (once). */
+  endNoted: boolean;
+}
+
+/** Where a plan's requests to a `shared` server go: one pooled session, for as long as the plan holds it. */
+interface Home {
+  entry: PooledSession;
+  /** Activations of the plan's tools of this server (leases). */
+  references: number;
 }
 
 /** A discovery session kept for the first plan of its server (see `discoverySessionReuseMs`). */
@@ -70,7 +90,10 @@ export class SessionPool {
   readonly #options: SessionPoolOptions;
   readonly #plans = new Map<string, PlanSession>();
   readonly #listing = new Set<McpSession>();
-  #shared: SharedSession | undefined;
+  /** Scope `shared`: the pool's sessions, in the order opened. */
+  readonly #pool: PooledSession[] = [];
+  /** Scope `shared`: the session each plan uses. */
+  readonly #homes = new Map<string, Home>();
   #parked: ParkedSession | undefined;
   /** The server fetched its roots in some session: it uses them, so a plan waits for it to fetch its own. */
   #fetchesRoots = false;
@@ -79,9 +102,16 @@ export class SessionPool {
     this.#options = options;
   }
 
-  /** How many plans lease the shared session. */
+  /** How many leases plans hold on the shared pool (one per activated tool of a plan). */
   get sharedLeases(): number {
-    return this.#shared?.leases ?? 0;
+    let leases = 0;
+    for (const home of this.#homes.values()) leases += home.references;
+    return leases;
+  }
+
+  /** How many sessions of the shared pool are open (or opening). */
+  get pooledSessions(): number {
+    return this.#pool.filter((entry) => entry.session === undefined || entry.session.isOpen).length;
   }
 
   /** How many plans hold a session. */
@@ -96,13 +126,13 @@ export class SessionPool {
 
   /** The open session a plan uses, if its tools are activated. */
   sessionFor(planId: string): McpSession | undefined {
-    if (this.#options.server.scope === 'shared') return this.#shared?.session;
+    if (this.#options.server.scope === 'shared') return this.#homeSession(planId);
     return this.#plans.get(planId)?.session;
   }
 
   /** Every open session (to refresh lists after a change), the shared one first. */
   openSessions(): McpSession[] {
-    const sessions = [this.#shared?.session, this.#parked?.session, ...[...this.#plans.values()].map((entry) => entry.session)];
+    const sessions = [...this.#pool.map((entry) => entry.session), this.#parked?.session, ...[...this.#plans.values()].map((entry) => entry.session)];
     return sessions.filter((session): session is McpSession => session !== undefined && session.isOpen);
   }
 
@@ -112,7 +142,7 @@ export class SessionPool {
    * with `discoverySessionReuseMs`).
    */
   async withListingSession<T>(signal: AbortSignal | undefined, list: (session: McpSession) => Promise<T>): Promise<T> {
-    if (this.#options.server.scope === 'shared') return list(await this.#sharedSession().opening);
+    if (this.#options.server.scope === 'shared') return list(await this.#listingEntry().opening);
     const session = await this.#options.open({ purpose: 'discovery', ...this.#rootsFor([]), ...(signal === undefined ? {} : { signal }) });
     this.#listing.add(session);
     let keep = false;
@@ -129,17 +159,7 @@ export class SessionPool {
 
   /** Opens the server's session for the plan of `ctx`, or leases the shared one. */
   async acquire(ctx: ToolExecutionContext): Promise<void> {
-    if (this.#options.server.scope === 'shared') {
-      const shared = this.#sharedSession();
-      shared.leases++;
-      try {
-        await shared.opening;
-      } catch (error) {
-        shared.leases--;
-        throw error;
-      }
-      return;
-    }
+    if (this.#options.server.scope === 'shared') return this.#lease(ctx);
     let entry = this.#plans.get(ctx.planId);
     if (entry === undefined) {
       const created: PlanSession = { opening: this.#openForPlan(ctx), session: undefined, references: 0 };
@@ -163,10 +183,7 @@ export class SessionPool {
 
   /** Releases what {@link SessionPool.acquire} took; closes a plan's session with its last tool. */
   async release(ctx: ToolExecutionContext): Promise<void> {
-    if (this.#options.server.scope === 'shared') {
-      if (this.#shared !== undefined && this.#shared.leases > 0) this.#shared.leases--;
-      return;
-    }
+    if (this.#options.server.scope === 'shared') return this.#unlease(ctx.planId);
     const entry = this.#plans.get(ctx.planId);
     if (entry === undefined) return;
     entry.references--;
@@ -182,15 +199,14 @@ export class SessionPool {
     for (const session of this.#listing) closing.push(session.close());
     const parked = this.#takeParked();
     if (parked !== undefined) closing.push(parked.close());
-    const shared = this.#shared;
-    this.#shared = undefined;
-    if (shared !== undefined)
+    for (const entry of this.#pool.splice(0))
       closing.push(
-        shared.opening.then(
+        entry.opening.then(
           (session) => session.close(),
           () => undefined,
         ),
       );
+    this.#homes.clear();
     for (const entry of this.#plans.values())
       closing.push(
         entry.opening.then(
@@ -255,27 +271,188 @@ export class SessionPool {
     return undefined;
   }
 
-  /** The shared session, opening (or reopening, when it died) it as needed. */
-  #sharedSession(): SharedSession {
-    const current = this.#shared;
-    if (current !== undefined && (current.session === undefined || current.session.isOpen)) return current;
-    const server = this.#options.server;
-    if (current?.session !== undefined) {
-      this.#options.logger.warn(`The shared session with MCP server '${server.name}' had ended; opening a new one.`, { server: server.name });
-      void current.session.close();
+  // --- scope `shared`: the pool ----------------------------------------------
+
+  /** Gives the plan of `ctx` its home in the pool (once per plan), and counts one lease. */
+  async #lease(ctx: ToolExecutionContext): Promise<void> {
+    let home = this.#homes.get(ctx.planId);
+    if (home === undefined) {
+      const entry = this.#pick(this.#rootsFor(rootsOf(ctx.resources)).roots);
+      entry.plans++;
+      home = { entry, references: 0 };
+      this.#homes.set(ctx.planId, home);
     }
-    const opening = this.#options.open({ purpose: 'shared' });
-    const shared: SharedSession = { opening, session: undefined, leases: current?.leases ?? 0 };
-    this.#shared = shared;
+    home.references++;
+    const entry = home.entry;
+    try {
+      await entry.opening;
+      await entry.rerooting;
+    } catch (error) {
+      await this.#unlease(ctx.planId);
+      throw error;
+    }
+  }
+
+  /** Gives back one lease; the plan's last gives up its home (and its resource subscriptions there). */
+  async #unlease(planId: string): Promise<void> {
+    const home = this.#homes.get(planId);
+    if (home === undefined) return;
+    if (--home.references > 0) return;
+    this.#homes.delete(planId);
+    home.entry.plans--;
+    const session = home.entry.session;
+    if (session !== undefined && session.isOpen && session.subscribers.size > 0) await this.#unsubscribeAll(session, planId);
+  }
+
+  /** Ends the subscriptions of a plan that no longer uses the session; the server is told about those no other plan holds. */
+  async #unsubscribeAll(session: McpSession, planId: string): Promise<void> {
+    for (const [uri, plans] of [...session.subscribers]) {
+      if (!plans.delete(planId) || plans.size > 0) continue;
+      session.subscribers.delete(uri);
+      try {
+        await session.client.unsubscribeResource({ uri }, { timeout: this.#options.server.callTimeoutMs });
+      } catch (error) {
+        this.#options.logger.debug(`MCP server '${this.#options.server.name}': ending the subscription to ${uri} failed: ${messageOf(error)}`, {
+          server: this.#options.server.name,
+          planId,
+        });
+      }
+    }
+  }
+
+  /**
+   * The session for a new plan with `roots`: an idle one of the same roots;
+   * else a new one while the pool holds fewer than `poolSize` with those
+   * roots (an idle one with other roots is given the new roots instead,
+   * when they are not empty); else the one serving the fewest plans.
+   */
+  #pick(roots: readonly Root[] | undefined): PooledSession {
+    this.#dropEnded();
+    const key = rootsKey(roots);
+    let least: PooledSession | undefined;
+    let size = 0;
+    for (const entry of this.#pool) {
+      if (entry.rootsKey !== key) continue;
+      if (entry.plans === 0) return entry;
+      size++;
+      if (least === undefined || entry.plans < least.plans) least = entry;
+    }
+    if (size < this.#options.server.poolSize || least === undefined) {
+      // A server told new roots replaces its old ones; told empty roots, some keep the old (server-filesystem): only non-empty roots move a session.
+      const idle = roots !== undefined && roots.length > 0 ? this.#pool.find((entry) => entry.plans === 0 && entry.session?.isOpen === true) : undefined;
+      if (idle !== undefined) return this.#reroot(idle, roots as readonly Root[]);
+      return this.#openEntry(roots);
+    }
+    return least;
+  }
+
+  /** A session to list the server on: any open one (or one opening), else a new one with no roots. */
+  #listingEntry(): PooledSession {
+    this.#dropEnded();
+    return this.#pool.find((entry) => entry.session?.isOpen === true) ?? this.#pool[0] ?? this.#openEntry(this.#rootsFor([]).roots);
+  }
+
+  #openEntry(roots: readonly Root[] | undefined): PooledSession {
+    const number = this.#pool.length + 1;
+    const opening = this.#options.open({ purpose: `shared (pool session ${number} of at most ${this.#options.server.poolSize})`, ...(roots === undefined ? {} : { roots }) });
+    const entry: PooledSession = { opening, session: undefined, plans: 0, rootsKey: rootsKey(roots), roots, rerooting: undefined, endNoted: false };
+    this.#pool.push(entry);
     opening.then(
       (session) => {
-        shared.session = session;
-        if (this.#options.isDisposed() || this.#shared !== shared) void session.close();
+        entry.session = session;
+        if (this.#options.isDisposed() || !this.#pool.includes(entry)) void session.close();
       },
-      () => {
-        if (this.#shared === shared) this.#shared = undefined;
-      },
+      () => this.#remove(entry),
     );
-    return shared;
+    if (roots !== undefined && roots.length > 0) {
+      // A server known to confine itself to its roots: the plans wait until it fetched these.
+      entry.rerooting = opening.then(async (session) => {
+        if (this.#fetchesRoots) await session.waitForRootsFetch(0);
+      });
+      entry.rerooting.catch(() => undefined);
+    }
+    return entry;
   }
+
+  /** Hands an idle pooled session to plans with other (non-empty) roots. */
+  #reroot(entry: PooledSession, roots: readonly Root[]): PooledSession {
+    const session = entry.session as McpSession;
+    const fetched = session.rootsFetches;
+    entry.rootsKey = rootsKey(roots);
+    entry.roots = roots;
+    this.#options.logger.debug(`MCP server '${this.#options.server.name}': an idle pooled session is given other roots.`, { server: this.#options.server.name });
+    entry.rerooting = (async () => {
+      await session.reroot(roots);
+      if (this.#fetchesRoots || fetched > 0) await session.waitForRootsFetch(fetched);
+    })();
+    return entry;
+  }
+
+  /** The session a plan's requests go to (scope `shared`). */
+  #homeSession(planId: string): McpSession | undefined {
+    return this.#homes.get(planId)?.entry.session;
+  }
+
+  /**
+   * Scope `shared`, after the plan's session ended (its server exited, the
+   * connection broke): moves the plan to a live session of the pool with
+   * the same roots, opening one if none is left, and returns it; undefined
+   * for scope `plan`, an unknown plan, a disposed source, or when a new
+   * session could not be opened (the caller reports the old one's end).
+   */
+  async replacementFor(planId: string): Promise<McpSession | undefined> {
+    const home = this.#homes.get(planId);
+    if (this.#options.server.scope !== 'shared' || home === undefined || this.#options.isDisposed()) return undefined;
+    if (home.entry.session?.isOpen === true) return home.entry.session;
+    this.#dropEnded();
+    const key = home.entry.rootsKey;
+    const next =
+      this.#pool.find((entry) => entry.rootsKey === key && entry.session?.isOpen === true) ??
+      this.#pool.find((entry) => entry.rootsKey === key && entry.session === undefined) ??
+      this.#openEntry(home.entry.roots);
+    try {
+      const session = await next.opening;
+      await next.rerooting;
+      if (this.#homes.get(planId) === home && home.entry !== next) this.#move(home, next);
+      return session.isOpen ? session : undefined;
+    } catch (error) {
+      this.#options.logger.warn(`MCP server '${this.#options.server.name}' could not be started again for plan '${planId}': ${messageOf(error)}`, {
+        server: this.#options.server.name,
+        planId,
+      });
+      return undefined;
+    }
+  }
+
+  #move(home: Home, to: PooledSession): void {
+    home.entry.plans--;
+    to.plans++;
+    home.entry = to;
+  }
+
+  /** Removes the pooled sessions that ended (the server exited, the connection broke), saying so once each. */
+  #dropEnded(): void {
+    for (const entry of [...this.#pool]) {
+      if (entry.session === undefined || entry.session.isOpen) continue;
+      if (!entry.endNoted) {
+        entry.endNoted = true;
+        this.#options.logger.warn(`The shared session with MCP server '${this.#options.server.name}' had ended; opening a new one.`, {
+          server: this.#options.server.name,
+        });
+      }
+      this.#remove(entry);
+      void entry.session.close();
+    }
+  }
+
+  #remove(entry: PooledSession): void {
+    const index = this.#pool.indexOf(entry);
+    if (index >= 0) this.#pool.splice(index, 1);
+  }
+}
+
+/** A key telling sets of roots apart (`''`: the roots capability is not declared). */
+function rootsKey(roots: readonly Root[] | undefined): string {
+  if (roots === undefined) return '';
+  return JSON.stringify(roots.map((root) => [root.uri, root._meta?.['access'] ?? null]));
 }

@@ -83,6 +83,8 @@ export interface BuildRuntimeOptions {
     readonly tokenStore?: McpTokenStore;
     /** Where servers' tool lists are kept between commands: discovery then starts no server whose list is cached. */
     readonly toolListCache?: McpToolListCache;
+    /** The scope of a server entry without `scope` (`agents mcp serve`: `shared`, a pool every client session uses). */
+    readonly defaultScope?: 'plan' | 'shared';
   };
   /** Where outputs over `runtime.outputBudget` are kept (the runtime's memory store when none is given). */
   readonly resultStore?: ResultStore;
@@ -157,6 +159,7 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
         ...(options.mcp?.samplingHandler === undefined ? {} : { samplingHandler: options.mcp.samplingHandler }),
         ...(options.mcp?.tokenStore === undefined ? {} : { tokenStore: options.mcp.tokenStore }),
         ...(options.mcp?.toolListCache === undefined ? {} : { toolListCache: options.mcp.toolListCache }),
+        ...(options.mcp?.defaultScope === undefined ? {} : { defaultScope: options.mcp.defaultScope }),
       });
     } catch (error) {
       if (!mcp.McpConfigError.isInstance(error)) throw error;

@@ -196,6 +196,8 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
             interactionHandler: clients.interactionHandler,
             samplingHandler: clients.samplingHandler,
             tokenStore: new FileTokenStore(path.join(context.stateDir(), 'mcp-auth')),
+            // Every client session is a plan: upstream servers are shared by them (a pool per server) unless an entry says "scope": "plan".
+            defaultScope: 'shared',
           },
         });
         const discovery = await built.runtime.discover();

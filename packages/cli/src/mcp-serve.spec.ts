@@ -21,8 +21,10 @@ jest.setTimeout(120_000);
 // fails before its own close() would otherwise leave the gateway running and
 // Jest waiting on its pipes.
 const openClients: Client[] = [];
+const stopAfterTest: (() => void)[] = [];
 afterEach(async () => {
   for (const client of openClients.splice(0)) await client.close().catch(() => undefined);
+  for (const stop of stopAfterTest.splice(0)) stop();
   removeTemporaryFolders();
 });
 
@@ -249,6 +251,44 @@ describe('agents mcp serve --http', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(JSON.parse(agents(['plan', 'list', '--json'], env).stdout)).toEqual([]);
+  });
+
+  it('shares one upstream server among its sessions (scope shared by default), stopped with the command', async () => {
+    const { env, stateDir } = environment();
+    const starts = path.join(stateDir, 'starts');
+    const child = spawn(process.execPath, [bin, 'mcp', 'serve', '--http', '127.0.0.1:0'], {
+      cwd: serveFixtures,
+      env: { ...env, TEST_STARTS: starts },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // A failed expectation must not leave the server running (Jest would wait for it).
+    stopAfterTest.push(() => child.kill('SIGKILL'));
+    await waitFor(() => /Serving MCP at (\S+)/.test(output), 'the server to say where it serves');
+    const url = new URL((/Serving MCP at (\S+)/.exec(output) as RegExpExecArray)[1] as string);
+    const clients = await Promise.all(
+      [1, 2, 3].map(async (index) => {
+        const client = new Client({ name: `shared-${index}`, version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(url));
+        openClients.push(client);
+        return client;
+      }),
+    );
+    await Promise.all(
+      clients.map(async (client, index) =>
+        expect(text(await client.callTool({ name: 'mcp.everything.echo', arguments: { message: `session ${index}` } }))).toBe(`Echo: session ${index}`),
+      ),
+    );
+    // The process that listed the tools at start serves every session; with scope plan each session would start its own.
+    const pids = () => fs.readFileSync(starts, 'utf8').trim().split('\n').map(Number);
+    expect(pids()).toHaveLength(1);
+    for (const client of clients) await client.close();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await waitFor(() => pids().every((pid) => !isProcessAlive(pid)), 'the shared upstream server to be stopped');
   });
 
   it('refuses an address beyond loopback without allowed host names, saying how to serve', () => {
