@@ -33,8 +33,8 @@ function finish(run, outcome) {
   run.pending.clear();
   let tainted = false;
   try { run.context.dispose(); run.runtime.dispose(); } catch (_) { tainted = true; }
-  post({ t: 'done', id: run.id, outcome, logs, ms: run.ms });
   // An engine that could not free a run's memory is not used again: the host starts another worker.
+  post({ t: 'done', id: run.id, outcome, logs, ms: run.ms, retire: tainted });
   if (tainted) process.exit(0);
 }
 
@@ -43,10 +43,13 @@ function limitOf(run, fields) {
   if (run.fatal !== undefined) return run.fatal;
   if (Atomics.load(flags, 0) !== 0) return 'CODE_STOPPED';
   if (run.timedOut) return 'CODE_TIME_LIMIT';
-  if (fields && fields.name === 'InternalError') {
-    if (fields.message === 'out of memory') return 'CODE_MEMORY_LIMIT';
-    if (fields.message === 'stack overflow') return 'CODE_STACK_LIMIT';
-    if (fields.message === 'interrupted') return 'CODE_TIME_LIMIT';
+  if (fields && typeof fields.message === 'string') {
+    // The engine's own errors (JSON.parse reports its overflow as a SyntaxError).
+    if (fields.message === 'stack overflow' || fields.message === 'Maximum call stack size exceeded') return 'CODE_STACK_LIMIT';
+    if (fields.name === 'InternalError') {
+      if (fields.message === 'out of memory' || fields.message === 'string too long' || fields.message === 'invalid array length') return 'CODE_MEMORY_LIMIT';
+      if (fields.message === 'interrupted') return 'CODE_TIME_LIMIT';
+    }
   }
   return undefined;
 }
@@ -87,6 +90,9 @@ function pump(run) {
   }
   if (run.finished !== undefined) return settle(run);
   if (run.fatal !== undefined) return fail(run, run.fatal, {});
+  // Stopped inside a promise job (its exception went to a promise nobody awaits): the limit that stopped it.
+  const stopped = limitOf(run, undefined);
+  if (stopped !== undefined) return fail(run, stopped, {});
   if (run.pending.size === 0) return fail(run, 'CODE_NEVER_SETTLED', {});
 }
 
