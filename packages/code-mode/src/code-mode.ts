@@ -213,15 +213,16 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     const { names, byName } = await catalog();
     const { idents, names: toolNames } = names.entries();
     const ctx = caller.ctx;
-    const runKey = caller.step ?? caller.executionId;
+    // A resumed run (`<step>#resume-<n>`, see PendingInnerCall.resumeStep) is the run of `<step>`: same inner steps, clock and seed.
+    const runKey = caller.step === undefined ? caller.executionId : runKeyOf(caller.step);
     let plans = runs.get(ctx);
     if (plans === undefined) runs.set(ctx, (plans = new Map()));
     let state = plans.get(runKey);
     if (state === undefined) {
-      state = { seed: caller.step === undefined ? (Math.random() * 2 ** 32) >>> 0 : seedOf(ctx.planId, caller.step), now: Date.now(), answered: new Set() };
+      state = { seed: caller.step === undefined ? (Math.random() * 2 ** 32) >>> 0 : seedOf(ctx.planId, runKey), now: Date.now(), answered: new Set() };
       plans.set(runKey, state);
     }
-    const run = new ProgramRun(runtime, caller, limits, names, byName, state, options.suspend);
+    const run = new ProgramRun(runtime, { ...caller, step: runKey }, limits, names, byName, state, options.suspend);
     let result: SandboxResult;
     try {
       result = await pool.run(
@@ -313,7 +314,7 @@ class ProgramRun {
     }
     const step = innerCallStep(caller, this.ordinal);
     if (this.suspend !== undefined && !this.state.answered.has(step) && (await this.suspend({ descriptor, input, ctx: caller.ctx, step }))) {
-      this.pending = Object.freeze({ toolName: name, input, step, parentExecutionId: caller.executionId });
+      this.pending = Object.freeze({ toolName: name, input, step, parentExecutionId: caller.executionId, resumeStep: `${caller.step as string}${RESUME}${this.ordinal}` });
       return { fatal: 'CODE_APPROVAL_PENDING' };
     }
     let result: ExecutionResult;
@@ -469,6 +470,15 @@ function checkLimits(given: Partial<CodeLimits> | undefined): CodeLimits {
     throw new ToolInvalidArgumentError({ argument: 'options.limits.memoryBytes', expected: 'at least 1 MiB', received: limits['memoryBytes'] });
   }
   return Object.freeze(limits as unknown as CodeLimits);
+}
+
+/** What a resumed run's step adds to the step of the run it resumes. */
+const RESUME = '#resume-';
+
+/** The step of the run a step names: itself, or for a resumed run (`<step>#resume-<n>`) the step it resumes. */
+function runKeyOf(step: string): string {
+  const at = step.lastIndexOf(RESUME);
+  return at > 0 && /^[0-9]+$/.test(step.slice(at + RESUME.length)) ? step.slice(0, at) : step;
 }
 
 /** The seed of a run's randomness: the same for the same plan and step, in every process. */
