@@ -1,6 +1,12 @@
-import { MemoryCallJournal, ToolRuntime, canonicalJson, silentLogger, type ApprovalHandler, type PlanOptions } from '@ca/tool-lifecycle';
+import { MemoryCallJournal, ToolRuntime, canonicalJson, silentLogger, type ApprovalHandler, type ExecutionResult, type PlanOptions } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { createCodeMode, type CodeMode, type CodeModeError, type CodeRunOutput } from './index';
+
+/** The error of a run that must have failed. */
+function errorOf(result: ExecutionResult<CodeRunOutput>): CodeModeError {
+  if (result.ok) throw new Error('expected a failed run');
+  return result.error as CodeModeError;
+}
 
 const PROGRAM = `
   const a = await tools.files_read({ path: 'a' });
@@ -53,7 +59,7 @@ describe('approval inside a program', () => {
     await runtime.runPlan(options(), async (plan) => {
       const first = await codeMode.run(PROGRAM, plan, { step: 'call-1' });
       expect(first.ok).toBe(false);
-      const error = (first as { error: CodeModeError }).error;
+      const error = errorOf(first);
       expect(error.code).toBe('CODE_APPROVAL_PENDING');
       expect(error.pending).toEqual({
         toolName: 'issues.create',
@@ -85,7 +91,7 @@ describe('approval inside a program', () => {
   it('a denied inner call is an exception the program can catch', async () => {
     await runtime.runPlan({ policy: { approval: { capabilities: ['writes'] } } }, async (plan) => {
       const first = await codeMode.run('try { await tools.issues_create({ title: "x" }); } catch (e) { return [e.code, e.denial, e.reason]; }', plan, { step: 'c2' });
-      const pending = (first as { error: CodeModeError }).error.pending;
+      const pending = errorOf(first).pending;
       expect(pending?.step).toBe('c2/1');
       // Nobody approved: the runtime's handler denies, and the program sees the coded error.
       const second = await codeMode.run('try { await tools.issues_create({ title: "x" }); } catch (e) { return [e.code, e.denial, e.reason]; }', plan, { step: pending?.resumeStep });

@@ -3,7 +3,7 @@
 // outside the plan runs. No timing thresholds: only that the timer fired.
 import { ToolRuntime, silentLogger, type ExecutionResult } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
-import { createCodeMode, type CodeMode, type CodeRunOutput } from './index';
+import { createCodeMode, type CodeMode, type CodeModeError, type CodeRunOutput } from './index';
 
 describe('hostile programs', () => {
   let runtime: ToolRuntime;
@@ -164,7 +164,8 @@ describe('hostile programs', () => {
 
   it('an error with a huge message is capped, and names what was thrown', async () => {
     const result = await held('throw new Error("z".repeat(1000000));', 'CODE_PROGRAM_FAILED');
-    expect(String((result as { error: { thrown: { message: string } } }).error.thrown.message).length).toBeLessThanOrEqual(4000);
+    if (result.ok) throw new Error('expected a failed run');
+    expect(String((result.error as CodeModeError).thrown?.['message']).length).toBeLessThanOrEqual(4000);
   });
 
   it('a huge result', () => held('return "x".repeat(100000);', 'CODE_OUTPUT_LIMIT'));
