@@ -32,7 +32,13 @@ describe('@ca/code-mode public API', () => {
   });
 
   it('a limit error names its limit and value, and says what to do', () => {
-    const error = new CodeModeError({ code: 'CODE_CALL_LIMIT', toolName: 'code.run', planId: 'p1', detail: 'the program made more than 100 calls', value: 100 });
+    const error = new CodeModeError({
+      code: 'CODE_CALL_LIMIT',
+      toolName: 'code.run',
+      planId: 'p1',
+      detail: 'the program made more than 100 calls',
+      value: 100,
+    });
     expect(error).toMatchObject({ code: 'CODE_CALL_LIMIT', limit: 'maxCalls', value: 100, toolName: 'code.run', planId: 'p1' });
     expect(error.message).toMatch(/^'code.run' in plan 'p1': the program made more than 100 calls\. .*raise limits\.maxCalls/);
     expect(CodeModeError.isInstance(error)).toBe(true);

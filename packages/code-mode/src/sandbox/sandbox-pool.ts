@@ -39,7 +39,12 @@ export type SandboxReply =
 /** How a program ended, as the worker saw it. */
 export type SandboxOutcome =
   | { readonly kind: 'returned'; readonly json: string | undefined }
-  | { readonly kind: 'failed'; readonly code: string; readonly error?: { readonly name?: string; readonly message?: string; readonly [key: string]: unknown }; readonly crashed?: boolean };
+  | {
+      readonly kind: 'failed';
+      readonly code: string;
+      readonly error?: { readonly name?: string; readonly message?: string; readonly [key: string]: unknown };
+      readonly crashed?: boolean;
+    };
 
 export interface SandboxLog {
   readonly level: string;
@@ -167,7 +172,16 @@ export class SandboxPool {
       slot.run = run;
       slot.worker.ref();
       Atomics.store(slot.flags, 0, 0);
-      slot.worker.postMessage({ t: 'run', id, code: program.code, idents: program.idents, names: program.names, seed: program.seed, now: program.now, limits: program.limits });
+      slot.worker.postMessage({
+        t: 'run',
+        id,
+        code: program.code,
+        idents: program.idents,
+        names: program.names,
+        seed: program.seed,
+        now: program.now,
+        limits: program.limits,
+      });
       this.arm(slot, run);
       if (handlers.signal?.aborted === true) onAbort();
       else handlers.signal?.addEventListener('abort', onAbort, { once: true });
@@ -304,7 +318,9 @@ export class SandboxPool {
       replied = { fatal: 'CODE_SANDBOX_FAILED', fields: { error: { message: String((error as Error)?.message ?? error) } } };
     }
     if (replied instanceof Promise) {
-      replied.then(answer, (error: unknown) => answer({ fatal: 'CODE_SANDBOX_FAILED', fields: { error: { message: String((error as Error)?.message ?? error) } } }));
+      replied.then(answer, (error: unknown) =>
+        answer({ fatal: 'CODE_SANDBOX_FAILED', fields: { error: { message: String((error as Error)?.message ?? error) } } }),
+      );
     } else {
       answer(replied);
     }
