@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PRELUDE } from './prelude';
 import { WORKER_SOURCE } from './worker-source';
@@ -102,6 +104,25 @@ interface ActiveRun {
 }
 
 let nextRunId = 0;
+
+/** QuickJS compiled once per process and shared with every worker (a compiled module is cloned to a worker, its code shared); undefined if it cannot be read. */
+let compiled: object | null | undefined;
+
+/** The global WebAssembly (its types are not in this project's libs). */
+const wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object } }).WebAssembly;
+
+function compiledEngine(): object | undefined {
+  if (compiled === undefined) {
+    try {
+      const variant = dirname(require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json', { paths: [dirname(require.resolve('quickjs-emscripten'))] }));
+      compiled = new wasm.Module(readFileSync(join(variant, 'dist', 'emscripten-module.wasm')));
+    } catch {
+      // Each worker then loads the engine itself.
+      compiled = null;
+    }
+  }
+  return compiled ?? undefined;
+}
 
 /**
  * A pool of worker threads, each with QuickJS loaded and warm, that run one
@@ -245,7 +266,7 @@ export class SandboxPool {
     const shared = new SharedArrayBuffer(4);
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { quickjs: require.resolve('quickjs-emscripten'), prelude: PRELUDE, flags: shared },
+      workerData: { quickjs: require.resolve('quickjs-emscripten'), prelude: PRELUDE, flags: shared, wasmModule: compiledEngine() },
       // No environment of the host: the worker's process.env is empty (the program cannot reach it anyway).
       env: {},
       stdout: true,

@@ -255,7 +255,10 @@ parentPort.on('message', (message) => {
 
 (async () => {
   const quickjs = require(workerData.quickjs);
-  QuickJS = await quickjs.newQuickJSWASMModule();
+  // The engine compiled once by the host and shared by every worker: a worker instantiates it, it does not compile it again.
+  QuickJS = await quickjs.newQuickJSWASMModule(
+    workerData.wasmModule === undefined ? undefined : quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmModule: workerData.wasmModule }),
+  );
   // A first run, not reported, warms the engine's code paths (the prelude, a call and its answer, the result): a run from the warm pool starts at once.
   silent = true;
   try {
