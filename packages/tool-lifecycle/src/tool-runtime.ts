@@ -2,7 +2,18 @@ import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
 import { toTraceRepairs, type PlanContext, type ToolExecutionContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, JournaledCalls, PlanCallRecords, ResumeRules, executionsByView, untilCancelled, type ExecuteOptions } from './calls';
+import {
+  CallRunner,
+  CallSettings,
+  JournaledCalls,
+  PlanCallRecords,
+  ResumeRules,
+  checkParent,
+  executionsByView,
+  untilCancelled,
+  type ExecuteOptions,
+  type ToolCaller,
+} from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import { HookPending, ToolHooks } from './hooks';
 import { createDefinitionLock, quarantineCheck, type DefinitionLock } from './pins';
@@ -16,36 +27,8 @@ import { checkJournal } from './journal';
 import type { ExecutionResult, ToolDescriptor, ToolResult } from './tool';
 
 export type { DiscoveryResult } from './catalog';
-
-/**
- * The execution a tool's view was given to, for a tool that makes calls of
- * its own in the plan (`@ca/code-mode`'s `code.run`): see `ToolRuntime.callerOf`.
- */
-export interface ToolCaller {
-  /** The plan the execution runs in: what inner calls are made in. */
-  readonly ctx: PlanContext;
-  /** The execution's id: the inner calls' `parentExecutionId`. */
-  readonly executionId: string;
-  readonly toolName: string;
-  /** The caller's step id of the execution, when it was made with one (`execute(…, { step })`). */
-  readonly step?: string;
-}
-
-/**
- * The step id of the `ordinal`-th inner call of `caller` (1, 2, …):
- * `<caller's step>/<ordinal>`, or `<caller's execution id>/<ordinal>` for a
- * caller made without a step. The same in every process that makes the caller's
- * step again in the same order, so the plan's call journal answers an inner
- * call already made instead of making it twice.
- * @throws ToolInvalidArgumentError for an ordinal that is not a whole number ≥ 1.
- */
-export function innerCallStep(caller: ToolCaller, ordinal: number): string {
-  if (!Number.isSafeInteger(ordinal) || ordinal < 1) {
-    throw new ToolInvalidArgumentError({ argument: 'ordinal', expected: 'a whole number ≥ 1', received: ordinal, toolName: caller?.toolName });
-  }
-  return `${caller.step ?? caller.executionId}/${ordinal}`;
-}
-export type { ExecuteOptions } from './calls';
+export type { ExecuteOptions, ToolCaller } from './calls';
+export { innerCallStep } from './calls';
 export type { PlanOptions } from './plan';
 export type { ToolRuntimeOptions, ToolRuntimeSettings } from './runtime-options';
 
@@ -435,16 +418,4 @@ export class ToolRuntime {
       },
     });
   }
-}
-
-/** `options.parentExecutionId`, checked: an execution id (1–200 characters). */
-function checkParent(parent: unknown, toolName: string, planId: string): string {
-  if (typeof parent === 'string' && parent.length > 0 && parent.length <= 200) return parent;
-  throw new ToolInvalidArgumentError({
-    argument: 'options.parentExecutionId',
-    expected: 'the id of the execution the call is made from (1–200 characters)',
-    received: parent,
-    toolName,
-    planId,
-  });
 }

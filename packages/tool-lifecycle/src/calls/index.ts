@@ -13,3 +13,5 @@ export { PlanCallRecords, PlanCalls } from './plan-calls';
 export { ResumeRules } from './resume-rules';
 export type { ResumeVerdict, ToolResumeSettings } from './resume-rules';
 export { sleep, untilCancelled } from './until-cancelled';
+export { checkParent, innerCallStep } from './inner-calls';
+export type { ToolCaller } from './inner-calls';
