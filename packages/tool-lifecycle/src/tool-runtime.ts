@@ -1,8 +1,19 @@
 import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
-import { toTraceRepairs, type PlanContext } from '@ca/tool-context';
+import { toTraceRepairs, type PlanContext, type ToolExecutionContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, JournaledCalls, PlanCallRecords, ResumeRules, untilCancelled, type ExecuteOptions } from './calls';
+import {
+  CallRunner,
+  CallSettings,
+  JournaledCalls,
+  PlanCallRecords,
+  ResumeRules,
+  checkParent,
+  executionsByView,
+  untilCancelled,
+  type ExecuteOptions,
+  type ToolCaller,
+} from './calls';
 import { ToolDefinitionChangedError, ToolInvalidArgumentError } from './errors';
 import { HookPending, ToolHooks } from './hooks';
 import { confirmPinnedDefinition, createDefinitionLock, quarantineCheck, upgradeDefinitionLock, type DefinitionLock, type DefinitionLockV1 } from './pins';
@@ -16,7 +27,8 @@ import { checkJournal } from './journal';
 import type { ExecutionResult, ToolDescriptor, ToolResult } from './tool';
 
 export type { DiscoveryResult } from './catalog';
-export type { ExecuteOptions } from './calls';
+export type { ExecuteOptions, ToolCaller } from './calls';
+export { innerCallStep } from './calls';
 export type { PlanOptions } from './plan';
 export type { ToolRuntimeOptions, ToolRuntimeSettings } from './runtime-options';
 
@@ -163,10 +175,7 @@ export class ToolRuntime {
     return this.toolSearch.search(query, options);
   }
 
-  /**
-   * The descriptor of one tool.
-   * @throws ToolNotFoundError when no source offers it.
-   */
+  /** The descriptor of one tool. @throws ToolNotFoundError when no source offers it. */
   async describe(name: string): Promise<ToolDescriptor> {
     return (await this.catalog.lookup(name, undefined)).descriptor;
   }
@@ -245,6 +254,7 @@ export class ToolRuntime {
     const planId = ctx.planId;
     const execution = this.recorder.start(name, ctx);
     if (options?.repairs !== undefined) extraOf(execution).repairs = toTraceRepairs(options.repairs);
+    if (options?.parentExecutionId !== undefined) extraOf(execution).parentExecutionId = checkParent(options.parentExecutionId, name, planId);
     let tool: RegisteredTool | undefined;
     try {
       // 1. A cancelled plan runs nothing.
@@ -290,6 +300,24 @@ export class ToolRuntime {
     } catch (thrown) {
       throw this.recorder.fail(execution, this.hooks === undefined ? thrown : await this.hooks.afterThrow(execution, tool, input, thrown));
     }
+  }
+
+  /**
+   * The execution `view` was given to, while it is in flight: its plan
+   * context, id, tool and step. For a tool that makes calls of its own in
+   * the plan — each as `execute(name, input, caller.ctx, { parentExecutionId:
+   * caller.executionId, step: innerCallStep(caller, n) })`, so that each goes
+   * through the plan's policy, approval, limits and hooks, its trace names
+   * its parent, and the plan's call journal has it. `undefined` for a view
+   * this runtime did not make for an execution (an activation's view, a view
+   * of another runtime, anything else).
+   */
+  callerOf(view: ToolExecutionContext): ToolCaller | undefined {
+    if (typeof view !== 'object' || view === null) return undefined;
+    const execution = executionsByView.get(view);
+    if (execution === undefined) return undefined;
+    const step = execution.extra?.step;
+    return Object.freeze({ ctx: execution.ctx, executionId: execution.executionId, toolName: execution.toolName, ...(step === undefined ? {} : { step }) });
   }
 
   /**
