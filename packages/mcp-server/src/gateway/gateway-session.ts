@@ -21,6 +21,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -112,6 +113,7 @@ export class GatewaySession implements ClientChannel {
       logging: {},
       ...(this.offers.hasResources ? { resources: { listChanged: true, ...(this.offers.hasSubscriptions ? { subscribe: true } : {}) } } : {}),
       ...(this.offers.hasPrompts ? { prompts: { listChanged: true } } : {}),
+      ...(this.offers.hasCompletions ? { completions: {} } : {}),
     };
     this.server = new Server(settings.serverInfo, { capabilities, instructions: this.instructions() });
     this.registerHandlers();
@@ -238,42 +240,49 @@ export class GatewaySession implements ClientChannel {
     server.setRequestHandler(SetLevelRequestSchema, () => ({}));
     // A resource or prompt request that fails is a JSON-RPC error for the client, with the upstream server's code when it sent one.
     const guarded =
-      <T>(work: (plan: PlanContext) => Promise<T>) =>
+      <T>(work: (plan: PlanContext) => Promise<T>, method = 'the request') =>
       async (): Promise<T> => {
         const plan = await this.ensurePlan();
         try {
           return await work(plan);
         } catch (error) {
-          throw error instanceof McpError ? error : rpcError(error, 'the request', plan);
+          throw error instanceof McpError ? error : protocolError(error, method, plan);
         }
       };
     if (this.offers.hasResources) {
-      server.setRequestHandler(ListResourcesRequestSchema, () => guarded(async () => ({ resources: (await this.offers.listResources()).resources }))());
+      server.setRequestHandler(ListResourcesRequestSchema, () => guarded(async () => ({ resources: (await this.offers.listResources()).resources }), 'resources/list')());
       server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
-        guarded(async () => ({ resourceTemplates: (await this.offers.listResources()).resourceTemplates }))(),
+        guarded(async () => ({ resourceTemplates: (await this.offers.listResources()).resourceTemplates }), 'resources/templates/list')(),
       );
-      server.setRequestHandler(ReadResourceRequestSchema, (request) => guarded((plan) => this.offers.readResource(request.params.uri, plan.planId))());
+      server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+        guarded((plan) => this.offers.readResource(request.params.uri, plan.planId), 'resources/read')(),
+      );
       if (this.offers.hasSubscriptions) {
         server.setRequestHandler(SubscribeRequestSchema, (request) =>
           guarded(async (plan) => {
             await this.offers.subscribe(request.params.uri, plan.planId, true);
             this.subscriptions.add(request.params.uri);
             return {};
-          })(),
+          }, 'resources/subscribe')(),
         );
         server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
           guarded(async (plan) => {
             this.subscriptions.delete(request.params.uri);
             await this.offers.subscribe(request.params.uri, plan.planId, false);
             return {};
-          })(),
+          }, 'resources/unsubscribe')(),
         );
       }
     }
     if (this.offers.hasPrompts) {
-      server.setRequestHandler(ListPromptsRequestSchema, () => guarded(async () => ({ prompts: await this.offers.listPrompts() }))());
+      server.setRequestHandler(ListPromptsRequestSchema, () => guarded(async () => ({ prompts: await this.offers.listPrompts() }), 'prompts/list')());
       server.setRequestHandler(GetPromptRequestSchema, (request) =>
-        guarded((plan) => this.offers.getPrompt(request.params.name, request.params.arguments, plan.planId))(),
+        guarded((plan) => this.offers.getPrompt(request.params.name, request.params.arguments, plan.planId), 'prompts/get')(),
+      );
+    }
+    if (this.offers.hasCompletions) {
+      server.setRequestHandler(CompleteRequestSchema, (request) =>
+        guarded((plan) => this.offers.complete(request.params, plan.planId), 'completion/complete')(),
       );
     }
   }
@@ -298,9 +307,9 @@ export class GatewaySession implements ClientChannel {
             `Error GATEWAY_INVALID_ARGUMENT: ${CALL_TOOL_NAME} takes { "name": "<a tool ${SEARCH_TOOL_NAME} found>", "arguments": { … } }. Call it again with those.`,
           );
         }
-        return await this.callListed(inner, innerArgs as Record<string, unknown> | undefined, listing, plan, extra);
+        return await this.callListed(inner, innerArgs as Record<string, unknown> | undefined, listing, plan, extra, 'model');
       }
-      return await this.callListed(name, args, listing, plan, extra);
+      return await this.callListed(name, args, listing, plan, extra, 'client');
     } finally {
       this.running--;
     }
@@ -312,12 +321,15 @@ export class GatewaySession implements ClientChannel {
     listing: ToolListing,
     plan: PlanContext,
     extra: Extra,
+    caller: 'client' | 'model',
   ): Promise<CallToolResult> {
     const tool = listing.callable.get(name);
     if (tool === undefined) {
       // Offered by the profile, refused by the plan: the runtime says why (read-only, no network, checkpoints), and traces it.
       const refused = listing.refused.get(name);
       if (refused !== undefined) return this.run(name, refused, args, undefined, plan, extra);
+      // A name the client's own tools/call gives is a protocol error (MCP: -32602); one a model gave tools.call is the model's to fix.
+      if (caller === 'client') throw unknownToolError(name, listing);
       return this.unknownTool(name, listing, plan);
     }
     return this.run(name, tool.toolName, args, tool, plan, extra);
@@ -454,10 +466,11 @@ export class GatewaySession implements ClientChannel {
       result = await this.settings.runtime.execute(toolName, input, plan);
     } catch (error) {
       if ((error as { trace?: ToolExecutionTrace })?.trace !== undefined) this.settings.onTrace?.((error as { trace: ToolExecutionTrace }).trace);
-      throw rpcError(error, toolName, plan);
+      throw error;
     }
     this.settings.onTrace?.(result.trace);
-    if (!result.ok) throw rpcError(result.error, toolName, plan);
+    // The request's handler turns it into the JSON-RPC error the client gets.
+    if (!result.ok) throw result.error;
     return result.output;
   }
 
@@ -554,12 +567,50 @@ function sessionEnded(reason: string, planId: string | undefined): McpError {
   );
 }
 
-/** The JSON-RPC error a client gets for a failed resource or prompt request: the upstream server's code when it sent one, the text built for a model. */
-function rpcError(error: unknown, toolName: string, plan: PlanContext): McpError {
-  if (McpGatewayError.isInstance(error)) return new McpError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message);
+/** MCP's "Unknown tool" (-32602), with the close names and the stable code in `data`. */
+function unknownToolError(name: string, listing: ToolListing): McpError {
+  const suggestions = closestNames(name, listing.callable.keys());
+  const shown = safeMessage(name, 200);
+  return new McpError(
+    ErrorCode.InvalidParams,
+    `Unknown tool: '${shown}'${suggestions.length === 0 ? '' : ` (close names: ${suggestions.map((s) => `'${s}'`).join(', ')})`}; tools/list names the tools of this session.`,
+    { code: 'MODEL_TOOL_UNKNOWN', tool: shown, suggestions },
+  );
+}
+
+/** The upstream server's own words of a JSON-RPC error it sent, without the SDK's "MCP error <code>: " prefix. */
+function upstreamText(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown })?.cause;
+  const message = (cause as { message?: unknown })?.message;
+  return typeof message === 'string' && message.length > 0 ? message.replace(/^(MCP error -?\d+: )+/, '') : undefined;
+}
+
+/**
+ * The JSON-RPC error a client gets for a failed resource, prompt or
+ * completion request, worded for an MCP client (not for a model): the
+ * upstream server's code and words when it sent an error, else what failed,
+ * with the stable code in `data`.
+ */
+function protocolError(error: unknown, method: string, plan: PlanContext): McpError {
+  if (McpGatewayError.isInstance(error)) {
+    return new McpError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message, { code: error.code, planId: plan.planId });
+  }
   const rpcCode = (error as { rpcCode?: unknown })?.rpcCode;
-  const code = typeof rpcCode === 'number' ? rpcCode : ErrorCode.InternalError;
-  return new McpError(code, modelErrorText(error, { providerName: toolName, allowedRoots: rootsOf(plan) }));
+  const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : undefined;
+  const upstream = typeof rpcCode === 'number' ? upstreamText(error) : undefined;
+  const text = scrubRoots(safeMessage(upstream ?? messageOf(error), 2_000), rootsOf(plan));
+  return new McpError(
+    typeof rpcCode === 'number' ? rpcCode : code === 'TOOL_ACCESS_DENIED' || code === 'TOOL_APPROVAL_DENIED' ? ErrorCode.InvalidRequest : ErrorCode.InternalError,
+    `${method} failed${upstream === undefined ? '' : ' upstream'}${code === undefined ? '' : ` (${code})`}: ${text}`,
+    { ...(code === undefined ? {} : { code }), planId: plan.planId },
+  );
+}
+
+/** Replaces the plan's folders in a text with their last part (a client need not learn the server's paths). */
+function scrubRoots(text: string, roots: readonly string[]): string {
+  let scrubbed = text;
+  for (const root of roots) if (root.length > 1) scrubbed = scrubbed.split(root).join(`…/${root.split('/').filter(Boolean).pop() ?? ''}`);
+  return scrubbed;
 }
 
 /** The length of a value as JSON; a value that cannot be written counts as endless. */
