@@ -114,6 +114,16 @@ export function resolveServeProfile(
   return { name, profile, approve: [...(entry.approve ?? []), ...flags.approve] };
 }
 
+/** The client a request names in a header a trusted proxy sets (its first value: the original client of `X-Forwarded-For`). */
+function clientFromHeader(header: string): (request: { readonly headers: Record<string, string | string[] | undefined> }) => string | undefined {
+  const name = header.toLowerCase();
+  return (request) => {
+    const value = request.headers[name];
+    const first = (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
+    return first === undefined || first.length === 0 ? undefined : first;
+  };
+}
+
 /**
  * For clients that declare no elicitation: calls of tools matching an
  * `--approve` glob are approved once, any other is denied saying what would
@@ -260,6 +270,9 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
           ...(auth === undefined ? {} : { auth: oauth?.resourceName === undefined ? auth : { ...auth, resourceName: oauth.resourceName } }),
           ...(local.allowUnauthenticated === true ? { allowUnauthenticated: true } : {}),
           ...(settings.maxSessions === undefined ? {} : { maxSessions: settings.maxSessions }),
+          ...(settings.maxSessionsPerClient === undefined ? {} : { maxSessionsPerClient: settings.maxSessionsPerClient }),
+          ...(settings.requestsPerMinute === undefined ? {} : { requestsPerMinute: settings.requestsPerMinute }),
+          ...(settings.clientHeader === undefined ? {} : { clientOf: clientFromHeader(settings.clientHeader) }),
           ...(settings.sessionIdleTimeoutMs === undefined ? {} : { sessionIdleTimeoutMs: settings.sessionIdleTimeoutMs }),
           ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),
           logger,

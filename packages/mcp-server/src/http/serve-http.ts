@@ -14,6 +14,7 @@ import type { McpHttpAuth } from '../auth/resource-server-auth';
 import { McpGatewayError, invalidArgument } from '../errors/mcp-gateway-error';
 import type { McpGateway, McpGatewaySession } from '../gateway/mcp-gateway';
 import { RequestGuards, isLoopbackHost } from './request-guards';
+import { SessionLimits } from './session-limits';
 
 /** Options of {@link serveHttp}. */
 export interface ServeHttpOptions {
@@ -33,8 +34,30 @@ export interface ServeHttpOptions {
   readonly allowUnauthenticated?: boolean;
   /** The public URL of the endpoint, when clients reach it through a proxy (named in the protected-resource metadata); default the address it listens on. */
   readonly publicUrl?: string;
-  /** Most sessions at once (default 32); a client that would open one more gets 503. */
+  /**
+   * Most sessions at once (default 32). When full, a new client's session
+   * takes the place of the least recently used idle one (no request in
+   * progress, no open stream), which ends (its client's next request gets
+   * 404, MCP's "start a new session"); only when every session is busy is
+   * the new one refused (503, `Retry-After`).
+   */
   readonly maxSessions?: number;
+  /**
+   * Most sessions one client holds (default 16): its own least recently used
+   * idle session makes room for its next, else 429. A client is the token's
+   * client and subject when signed in, else the address it connects from;
+   * programs on this machine (loopback addresses, unsigned) count only
+   * against `maxSessions`. `clientOf` tells clients apart otherwise.
+   */
+  readonly maxSessionsPerClient?: number;
+  /**
+   * Who a request comes from, for `maxSessionsPerClient` and
+   * `requestsPerMinute` (behind a proxy you trust: its `X-Forwarded-For`);
+   * `undefined` for the default.
+   */
+  readonly clientOf?: (request: IncomingMessage, auth: AuthInfo | undefined) => string | undefined;
+  /** Most requests one client makes in a minute, over all its sessions (default: no cap); beyond, 429 with `Retry-After`. */
+  readonly requestsPerMinute?: number;
   /** A session with no request and no open stream for this long is ended, and its plan with it (default 1,800,000 ms: 30 minutes). */
   readonly sessionIdleTimeoutMs?: number;
   /** Largest request body, in bytes (default 4 MiB). */
@@ -51,6 +74,8 @@ export interface McpHttpServer {
   readonly address: { readonly host: string; readonly port: number };
   /** How many sessions are open. */
   readonly sessionCount: number;
+  /** How many of them are busy: a request in progress or an event stream open (the others are idle, and make room when the server is full). */
+  readonly busySessionCount: number;
   /** Stops listening and ends every session (each plan ended). Idempotent. */
   close(): Promise<void>;
 }
@@ -60,12 +85,15 @@ interface SessionEntry {
   session: McpGatewaySession | undefined;
   /** Who opened it: the token's client and subject, when signed in. */
   readonly owner: string | undefined;
+  /** Whose it is for the limits: the owner, else the address it came from. */
+  readonly client: string;
   /** Requests in progress and open streams. */
   active: number;
   lastSeen: number;
 }
 
 const DEFAULT_MAX_SESSIONS = 32;
+const DEFAULT_MAX_SESSIONS_PER_CLIENT = 16;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
@@ -75,6 +103,26 @@ function rpcError(response: Response | ServerResponse, status: number, code: num
   res.statusCode = status;
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+function rpcRefusal(response: Response, status: number, error: McpGatewayError, retryAfterMs: number): void {
+  if (response.headersSent) return;
+  response.setHeader('retry-after', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+  response.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message: error.message, data: { code: error.code, retryAfterMs } }, id: null });
+}
+
+/** Whom a request counts against: the token's client and subject, else the address it comes from; loopback is the server's own machine. */
+function defaultClientOf(request: IncomingMessage, auth: AuthInfo | undefined): string {
+  const owner = ownerOf(auth);
+  if (owner !== undefined) return `token ${owner}`;
+  const address = request.socket.remoteAddress ?? 'unknown';
+  return isLoopbackAddress(address) ? LOOPBACK_CLIENT : `address ${address}`;
+}
+
+const LOOPBACK_CLIENT = 'loopback';
+
+function isLoopbackAddress(address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
 function ownerOf(auth: AuthInfo | undefined): string | undefined {
@@ -107,7 +155,17 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   if (typeof path !== 'string' || !path.startsWith('/')) throw invalidArgument('path', "a path starting with '/'", describeValue(path));
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const idleMs = options.sessionIdleTimeoutMs ?? DEFAULT_IDLE_MS;
-  if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) throw invalidArgument('maxSessions', 'a whole number ≥ 1', describeValue(maxSessions));
+  const clientOf = (request: IncomingMessage, auth: AuthInfo | undefined): string => {
+    const chosen = options.clientOf?.(request, auth);
+    return typeof chosen === 'string' && chosen.length > 0 ? `chosen ${chosen.slice(0, 500)}` : defaultClientOf(request, auth);
+  };
+  const limits = new SessionLimits<string>({
+    maxSessions,
+    maxSessionsPerClient:
+      options.maxSessionsPerClient ?? (Number.isSafeInteger(maxSessions) ? Math.min(maxSessions, DEFAULT_MAX_SESSIONS_PER_CLIENT) : DEFAULT_MAX_SESSIONS_PER_CLIENT),
+    requestsPerMinute: options.requestsPerMinute,
+    exempt: (client) => client === LOOPBACK_CLIENT,
+  });
   if (!Number.isSafeInteger(idleMs) || idleMs < 1) throw invalidArgument('sessionIdleTimeoutMs', 'a whole number of ms ≥ 1', describeValue(idleMs));
   const allowedHosts = options.allowedHosts ?? [];
   if (!isLoopbackHost(host)) {
@@ -171,9 +229,26 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     );
   };
 
+  // Each refusal is logged once while it lasts: the first time, not for every request refused after it.
+  const refusing = new Set<string>();
+  const refuseOnce = (what: string, text: string): void => {
+    if (refusing.has(what)) return;
+    if (refusing.size > 10_000) refusing.clear();
+    refusing.add(what);
+    logger.warn(text, {});
+  };
+
   const handle = async (request: Request, response: Response): Promise<void> => {
     const sessionId = request.header('mcp-session-id');
     const auth = (request as Request & { auth?: AuthInfo }).auth;
+    const client = clientOf(request as unknown as IncomingMessage, auth);
+    const wait = limits.throttle(client);
+    if (wait !== undefined) {
+      const error = new McpGatewayError({ problem: { kind: 'rate-limit', limit: limits.settings.requestsPerMinute ?? 0, retryAfterMs: wait } });
+      refuseOnce(`rate ${client}`, `MCP over HTTP: a client (${ownerOf(auth) === undefined ? client : 'signed in'}) passed its ${limits.settings.requestsPerMinute} request(s) a minute; its requests are refused (429) until it slows down.`);
+      return rpcRefusal(response, 429, error, wait);
+    }
+    refusing.delete(`rate ${client}`);
     if (sessionId !== undefined) {
       const entry = sessions.get(sessionId);
       if (entry === undefined) return rpcError(response, 404, -32001, 'Session not found: it ended or never existed. Start a new session (initialize).');
@@ -190,9 +265,27 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
       return rpcError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id header; the first request of a session is initialize.');
     }
-    if (sessions.size + opening >= maxSessions) {
-      logger.warn(`MCP over HTTP: refused a new session: ${maxSessions} session(s) are open, the limit.`, {});
-      return rpcError(response, 503, -32000, new McpGatewayError({ problem: { kind: 'session-limit', limit: maxSessions } }).message);
+    const admission = limits.admit(client, sessions, opening);
+    if (!admission.admit) {
+      const error = new McpGatewayError({ problem: { kind: 'session-limit', limit: admission.max, scope: admission.limit } });
+      refuseOnce(
+        `full ${admission.limit === 'client' ? client : ''}`,
+        admission.limit === 'client'
+          ? `MCP over HTTP: refused a new session: a client holds ${admission.max} session(s), its limit, each busy.`
+          : `MCP over HTTP: refused a new session: ${admission.max} session(s) are open, the limit, each busy.`,
+      );
+      return rpcRefusal(response, admission.limit === 'client' ? 429 : 503, error, 1_000);
+    }
+    refusing.delete(`full ${client}`);
+    refusing.delete('full ');
+    if (admission.evict !== undefined) {
+      const evicted = sessions.get(admission.evict.key);
+      if (evicted !== undefined) {
+        // Gone from the table now, so the room is there at once; its plan ends in the background.
+        sessions.delete(admission.evict.key);
+        logger.info(`MCP over HTTP: ended idle session ${admission.evict.key} (least recently used): ${admission.evict.reason}.`, {});
+        void evicted.session?.close(`evicted: ${admission.evict.reason}`);
+      }
     }
     const id = randomUUID();
     const entry: SessionEntry = {
@@ -207,6 +300,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       }),
       session: undefined,
       owner: ownerOf(auth),
+      client,
       active: 1,
       lastSeen: Date.now(),
     };
@@ -217,7 +311,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       opening--;
     }
     void entry.session.ended.then(() => {
-      sessions.delete(id);
+      if (sessions.get(id) === entry) sessions.delete(id);
       logger.info(`MCP over HTTP: session ${id} ended.`, {});
     });
     response.once('close', () => {
@@ -260,6 +354,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   const sweep = setInterval(
     () => {
       const now = Date.now();
+      limits.prune(now);
       for (const [id, entry] of sessions) {
         if (entry.active <= 0 && now - entry.lastSeen >= idleMs)
           void entry.session?.close(`idle for ${Math.round((now - entry.lastSeen) / 1000)} s (session ${id})`);
@@ -274,6 +369,11 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     address: { host, port: listeningPort },
     get sessionCount() {
       return sessions.size;
+    },
+    get busySessionCount() {
+      let busy = 0;
+      for (const entry of sessions.values()) if (entry.active > 0) busy++;
+      return busy;
     },
     close: () => {
       closing ??= (async () => {
