@@ -96,6 +96,7 @@ export interface ServeConfig {
     readonly maxSessionsPerClient?: number;
     readonly requestsPerMinute?: number;
     readonly clientHeader?: string;
+    readonly fleet?: { readonly key?: string; readonly replicaId?: string };
     readonly sessionIdleTimeoutMs?: number;
     readonly maxRequestBytes?: number;
     readonly oauth?: {

@@ -258,7 +258,11 @@ describe('agents mcp serve --http', () => {
       config,
       JSON.stringify({ builtin: { tools: ['builtin.fs.list'] }, serve: { http: { requestsPerMinute: 2, maxSessionsPerClient: 4, clientHeader: 'x-client' } } }),
     );
-    const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0'], { cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0'], {
+      cwd: workspace,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

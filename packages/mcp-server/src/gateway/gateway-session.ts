@@ -120,6 +120,12 @@ export class GatewaySession implements ClientChannel {
     this.server.oninitialized = () => {
       this.ensurePlan().catch((error: unknown) => this.settings.logger.warn(`An MCP session could not start its plan: ${messageOf(error)}`, {}));
     };
+    if (info.resumed !== undefined) {
+      // The client initialized with another replica: what it said then is what this server knows of it (the SDK keeps it in these fields).
+      const known = this.server as unknown as { _clientCapabilities?: unknown; _clientVersion?: unknown };
+      known._clientCapabilities = info.resumed.capabilities ?? {};
+      if (info.resumed.clientInfo !== undefined) known._clientVersion = info.resumed.clientInfo;
+    }
     this.server.onclose = () => void this.close('the client disconnected');
     this.server.onerror = (error) => this.settings.logger.debug(`MCP session ${this.describe()}: ${messageOf(error)}`, {});
   }
@@ -250,7 +256,9 @@ export class GatewaySession implements ClientChannel {
         }
       };
     if (this.offers.hasResources) {
-      server.setRequestHandler(ListResourcesRequestSchema, () => guarded(async () => ({ resources: (await this.offers.listResources()).resources }), 'resources/list')());
+      server.setRequestHandler(ListResourcesRequestSchema, () =>
+        guarded(async () => ({ resources: (await this.offers.listResources()).resources }), 'resources/list')(),
+      );
       server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
         guarded(async () => ({ resourceTemplates: (await this.offers.listResources()).resourceTemplates }), 'resources/templates/list')(),
       );
@@ -600,7 +608,11 @@ function protocolError(error: unknown, method: string, plan: PlanContext): McpEr
   const upstream = typeof rpcCode === 'number' ? upstreamText(error) : undefined;
   const text = scrubRoots(safeMessage(upstream ?? messageOf(error), 2_000), rootsOf(plan));
   return new McpError(
-    typeof rpcCode === 'number' ? rpcCode : code === 'TOOL_ACCESS_DENIED' || code === 'TOOL_APPROVAL_DENIED' ? ErrorCode.InvalidRequest : ErrorCode.InternalError,
+    typeof rpcCode === 'number'
+      ? rpcCode
+      : code === 'TOOL_ACCESS_DENIED' || code === 'TOOL_APPROVAL_DENIED'
+        ? ErrorCode.InvalidRequest
+        : ErrorCode.InternalError,
     `${method} failed${upstream === undefined ? '' : ' upstream'}${code === undefined ? '' : ` (${code})`}: ${text}`,
     { ...(code === undefined ? {} : { code }), planId: plan.planId },
   );

@@ -15,6 +15,7 @@ import { McpGatewayError, invalidArgument } from '../errors/mcp-gateway-error';
 import type { McpGateway, McpGatewaySession } from '../gateway/mcp-gateway';
 import { RequestGuards, isLoopbackHost } from './request-guards';
 import { SessionLimits } from './session-limits';
+import { SessionSeal, type SealedSession } from './session-seal';
 
 /** Options of {@link serveHttp}. */
 export interface ServeHttpOptions {
@@ -64,6 +65,15 @@ export interface ServeHttpOptions {
   readonly maxRequestBytes?: number;
   /** Where it logs refused requests and ended sessions (default: nowhere). */
   readonly logger?: RuntimeLogger;
+  /**
+   * One replica of a fleet behind a load balancer without affinity: session
+   * ids are sealed (AES-256-GCM) under `key`, which every replica shares,
+   * and carry what another replica needs to serve the session (its id, the
+   * client's introduction and capabilities, the token's owner) — any replica
+   * serves any request. `replicaId` names this one in logs and in the
+   * `X-Agents-Replica` response header.
+   */
+  readonly fleet?: { readonly key: Uint8Array | string; readonly replicaId?: string };
 }
 
 /** A running Streamable HTTP endpoint of a gateway. */
@@ -81,6 +91,8 @@ export interface McpHttpServer {
 }
 
 interface SessionEntry {
+  /** The session's own id (its plan is `mcp-<sid>`); the `Mcp-Session-Id` is this, or sealed around it in a fleet. */
+  readonly sid: string;
   readonly transport: StreamableHTTPServerTransport;
   session: McpGatewaySession | undefined;
   /** Who opened it: the token's client and subject, when signed in. */
@@ -162,7 +174,8 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   const limits = new SessionLimits<string>({
     maxSessions,
     maxSessionsPerClient:
-      options.maxSessionsPerClient ?? (Number.isSafeInteger(maxSessions) ? Math.min(maxSessions, DEFAULT_MAX_SESSIONS_PER_CLIENT) : DEFAULT_MAX_SESSIONS_PER_CLIENT),
+      options.maxSessionsPerClient ??
+      (Number.isSafeInteger(maxSessions) ? Math.min(maxSessions, DEFAULT_MAX_SESSIONS_PER_CLIENT) : DEFAULT_MAX_SESSIONS_PER_CLIENT),
     requestsPerMinute: options.requestsPerMinute,
     exempt: (client) => client === LOOPBACK_CLIENT,
   });
@@ -191,6 +204,10 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       });
     }
   }
+  const seal = options.fleet === undefined ? undefined : new SessionSeal(options.fleet.key);
+  const replicaId = options.fleet?.replicaId;
+  if (replicaId !== undefined && (typeof replicaId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(replicaId)))
+    throw invalidArgument('fleet.replicaId', 'a name of 1–64 letters, digits, dots, dashes or underscores', describeValue(replicaId));
   const guards = new RequestGuards(allowedHosts, options.allowedOrigins ?? []);
   const sessions = new Map<string, SessionEntry>();
   let opening = 0;
@@ -199,6 +216,11 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
 
   const app = express();
   app.disable('x-powered-by');
+  if (replicaId !== undefined)
+    app.use((_request: Request, response: Response, next: NextFunction) => {
+      response.setHeader('x-agents-replica', replicaId);
+      next();
+    });
   app.use((request: Request, response: Response, next: NextFunction) => {
     const refusal = guards.refusal(request, listeningPort, 'http');
     if (refusal === undefined) return next();
@@ -245,26 +267,73 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     const wait = limits.throttle(client);
     if (wait !== undefined) {
       const error = new McpGatewayError({ problem: { kind: 'rate-limit', limit: limits.settings.requestsPerMinute ?? 0, retryAfterMs: wait } });
-      refuseOnce(`rate ${client}`, `MCP over HTTP: a client (${ownerOf(auth) === undefined ? client : 'signed in'}) passed its ${limits.settings.requestsPerMinute} request(s) a minute; its requests are refused (429) until it slows down.`);
+      refuseOnce(
+        `rate ${client}`,
+        `MCP over HTTP: a client (${ownerOf(auth) === undefined ? client : 'signed in'}) passed its ${limits.settings.requestsPerMinute} request(s) a minute; its requests are refused (429) until it slows down.`,
+      );
       return rpcRefusal(response, 429, error, wait);
     }
     refusing.delete(`rate ${client}`);
     if (sessionId !== undefined) {
-      const entry = sessions.get(sessionId);
+      let entry = sessions.get(sessionId);
+      if (entry === undefined && seal !== undefined) {
+        // A session another replica opened (or this one, before it restarted): served here from what its id carries.
+        const sealed = seal.open(sessionId);
+        if (sealed !== undefined) {
+          if (sealed.owner !== ownerOf(auth)) return rpcError(response, 403, -32000, 'Forbidden: this session belongs to another client.');
+          if (request.method === 'DELETE') {
+            response.status(200).end();
+            return;
+          }
+          if (!admit(client, response)) return;
+          entry = await resuming(sessionId, () => open(sessionId, sealed.sid, client, auth, sealed));
+        }
+      }
       if (entry === undefined) return rpcError(response, 404, -32001, 'Session not found: it ended or never existed. Start a new session (initialize).');
       if (entry.owner !== ownerOf(auth)) return rpcError(response, 403, -32000, 'Forbidden: this session belongs to another client.');
-      entry.active++;
-      entry.lastSeen = Date.now();
+      const held = entry;
+      held.active++;
+      held.lastSeen = Date.now();
       response.once('close', () => {
-        entry.active--;
-        entry.lastSeen = Date.now();
+        held.active--;
+        held.lastSeen = Date.now();
       });
-      await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
+      await held.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
       return;
     }
     if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
       return rpcError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id header; the first request of a session is initialize.');
     }
+    if (!admit(client, response)) return;
+    const sid = randomUUID();
+    const params = (
+      request.body as { params?: { clientInfo?: { name: string; version: string }; capabilities?: Record<string, unknown>; protocolVersion?: string } }
+    ).params;
+    const id =
+      seal === undefined
+        ? sid
+        : seal.seal({
+            sid,
+            ...(ownerOf(auth) === undefined ? {} : { owner: ownerOf(auth) }),
+            ...(params?.clientInfo === undefined
+              ? {}
+              : { clientInfo: { name: String(params.clientInfo.name).slice(0, 200), version: String(params.clientInfo.version).slice(0, 100) } }),
+            ...(params?.capabilities === undefined ? {} : { capabilities: params.capabilities }),
+            ...(typeof params?.protocolVersion === 'string' ? { protocolVersion: params.protocolVersion.slice(0, 40) } : {}),
+            issuedAt: Date.now(),
+          });
+    const entry = await open(id, sid, client, auth, undefined);
+    response.once('close', () => {
+      entry.active--;
+      entry.lastSeen = Date.now();
+    });
+    await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
+    // An initialize the transport refused leaves no session to keep.
+    if (!sessions.has(id)) void entry.session?.close('its initialize was refused');
+  };
+
+  /** Whether a new session (or one resumed here) may open; when not, the refusal is sent. Makes room by ending an idle session when it must. */
+  const admit = (client: string, response: Response): boolean => {
     const admission = limits.admit(client, sessions, opening);
     if (!admission.admit) {
       const error = new McpGatewayError({ problem: { kind: 'session-limit', limit: admission.max, scope: admission.limit } });
@@ -274,7 +343,8 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
           ? `MCP over HTTP: refused a new session: a client holds ${admission.max} session(s), its limit, each busy.`
           : `MCP over HTTP: refused a new session: ${admission.max} session(s) are open, the limit, each busy.`,
       );
-      return rpcRefusal(response, admission.limit === 'client' ? 429 : 503, error, 1_000);
+      rpcRefusal(response, admission.limit === 'client' ? 429 : 503, error, 1_000);
+      return false;
     }
     refusing.delete(`full ${client}`);
     refusing.delete('full ');
@@ -283,12 +353,28 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       if (evicted !== undefined) {
         // Gone from the table now, so the room is there at once; its plan ends in the background.
         sessions.delete(admission.evict.key);
-        logger.info(`MCP over HTTP: ended idle session ${admission.evict.key} (least recently used): ${admission.evict.reason}.`, {});
+        logger.info(`MCP over HTTP: ended idle session ${evicted.sid} (least recently used): ${admission.evict.reason}.`, {});
         void evicted.session?.close(`evicted: ${admission.evict.reason}`);
       }
     }
-    const id = randomUUID();
+    return true;
+  };
+
+  /** One rebuild of a resumed session at a time: requests that arrive together share it. */
+  const rebuilding = new Map<string, Promise<SessionEntry>>();
+  const resuming = (id: string, build: () => Promise<SessionEntry>): Promise<SessionEntry> => {
+    let pending = rebuilding.get(id);
+    if (pending === undefined) {
+      pending = build().finally(() => rebuilding.delete(id));
+      rebuilding.set(id, pending);
+    }
+    return pending;
+  };
+
+  /** A session's transport and gateway session: a new one (its initialize follows), or one resumed from its sealed id. */
+  const open = async (id: string, sid: string, client: string, auth: AuthInfo | undefined, resumed: SealedSession | undefined): Promise<SessionEntry> => {
     const entry: SessionEntry = {
+      sid,
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => id,
         onsessioninitialized: () => {
@@ -301,26 +387,43 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       session: undefined,
       owner: ownerOf(auth),
       client,
-      active: 1,
+      active: resumed === undefined ? 1 : 0,
       lastSeen: Date.now(),
     };
+    if (resumed !== undefined) {
+      // Initialized elsewhere: this transport takes the session as initialized under its id (the SDK keeps that in these fields).
+      const inner = (entry.transport as unknown as { _webStandardTransport: { sessionId?: string; _initialized: boolean } })._webStandardTransport;
+      inner.sessionId = id;
+      inner._initialized = true;
+    }
     opening++;
     try {
-      entry.session = await gateway.connect(entry.transport, { transport: 'http', sessionId: id, ...(auth === undefined ? {} : { authInfo: auth }) });
+      entry.session = await gateway.connect(entry.transport, {
+        transport: 'http',
+        sessionId: sid,
+        ...(auth === undefined ? {} : { authInfo: auth }),
+        ...(resumed === undefined
+          ? {}
+          : {
+              resumed: {
+                ...(resumed.clientInfo === undefined ? {} : { clientInfo: resumed.clientInfo }),
+                ...(resumed.capabilities === undefined ? {} : { capabilities: resumed.capabilities }),
+                ...(resumed.protocolVersion === undefined ? {} : { protocolVersion: resumed.protocolVersion }),
+              },
+            }),
+      });
     } finally {
       opening--;
     }
+    if (resumed !== undefined) {
+      sessions.set(id, entry);
+      logger.info(`MCP over HTTP: serving session ${sid}, opened on another replica, here${replicaId === undefined ? '' : ` (${replicaId})`}.`, {});
+    }
     void entry.session.ended.then(() => {
       if (sessions.get(id) === entry) sessions.delete(id);
-      logger.info(`MCP over HTTP: session ${id} ended.`, {});
+      logger.info(`MCP over HTTP: session ${sid} ended.`, {});
     });
-    response.once('close', () => {
-      entry.active--;
-      entry.lastSeen = Date.now();
-    });
-    await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
-    // An initialize the transport refused leaves no session to keep.
-    if (!sessions.has(id)) void entry.session.close('its initialize was refused');
+    return entry;
   };
 
   const serve = (request: Request, response: Response): void => {
@@ -355,9 +458,9 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     () => {
       const now = Date.now();
       limits.prune(now);
-      for (const [id, entry] of sessions) {
+      for (const entry of sessions.values()) {
         if (entry.active <= 0 && now - entry.lastSeen >= idleMs)
-          void entry.session?.close(`idle for ${Math.round((now - entry.lastSeen) / 1000)} s (session ${id})`);
+          void entry.session?.close(`idle for ${Math.round((now - entry.lastSeen) / 1000)} s (session ${entry.sid})`);
       }
     },
     Math.max(10, Math.min(60_000, Math.floor(idleMs / 4))),

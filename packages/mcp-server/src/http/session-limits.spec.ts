@@ -51,7 +51,14 @@ const initialize = JSON.stringify({
 function recordingLogger(): RuntimeLogger & { readonly warnings: string[]; readonly infos: string[] } {
   const warnings: string[] = [];
   const infos: string[] = [];
-  return { warnings, infos, debug: () => undefined, info: (message) => infos.push(message), warn: (message) => warnings.push(message), error: (message) => warnings.push(message) };
+  return {
+    warnings,
+    infos,
+    debug: () => undefined,
+    info: (message) => infos.push(message),
+    warn: (message) => warnings.push(message),
+    error: (message) => warnings.push(message),
+  };
 }
 
 describe('serveHttp: session limits and fairness', () => {
@@ -121,7 +128,7 @@ describe('serveHttp: session limits and fairness', () => {
     await Promise.all([busy.client.close(), fourth.client.close(), fifth.client.close()]);
   });
 
-  it("keeps one client to its own share: its idle session makes room for its next, a busy share is refused with 429", async () => {
+  it('keeps one client to its own share: its idle session makes room for its next, a busy share is refused with 429', async () => {
     const tool = planTool();
     const { gateway } = gatewayOver([tool]);
     // Behind a proxy, clients are told apart by what the proxy says of them.

@@ -49,7 +49,8 @@ class RateBuckets {
 
   /** Forgets the clients whose buckets have filled up again, so one-shot clients leave nothing behind. */
   prune(now: number): void {
-    for (const [client, bucket] of this.buckets) if (bucket.tokens + ((now - bucket.at) * this.perMinute) / 60_000 >= this.perMinute) this.buckets.delete(client);
+    for (const [client, bucket] of this.buckets)
+      if (bucket.tokens + ((now - bucket.at) * this.perMinute) / 60_000 >= this.perMinute) this.buckets.delete(client);
   }
 }
 

@@ -1,5 +1,13 @@
 import type { ToolDescriptor } from '@ca/tool-lifecycle';
-import type { CompleteRequest, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+} from '@modelcontextprotocol/sdk/types.js';
 import { McpGatewayError } from '../errors/mcp-gateway-error';
 
 /** The MCP methods of an upstream server that the runtime offers as tools (`mcp.<server>.resources.read`, …), by method. */
