@@ -312,7 +312,7 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
           ...(settings.clientHeader === undefined ? {} : { clientOf: clientFromHeader(settings.clientHeader) }),
           ...(settings.sessionIdleTimeoutMs === undefined ? {} : { sessionIdleTimeoutMs: settings.sessionIdleTimeoutMs }),
           ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),
-          ...(fleet === undefined ? {} : { fleet }),
+          ...(fleet === undefined ? {} : { fleet: { ...fleet, registry: planRegistry } }),
           logger,
         });
         const running = http;

@@ -492,13 +492,23 @@ export class GatewaySession implements ClientChannel {
   private async startPlan(): Promise<PlanContext> {
     if (this.closed) throw sessionEnded(this.endReason ?? 'the session closed', undefined);
     const profile = this.profile;
-    const planId = profile.planId ?? `mcp-${this.info.sessionId ?? randomUUID()}`;
+    // A session served by more than one replica of a fleet has one plan on each: the opening replica's is mcp-<session>, the others' carry their name.
+    const resumedOn = this.info.resumed?.replica;
+    const planId = profile.planId ?? `mcp-${this.info.sessionId ?? randomUUID()}${resumedOn === undefined ? '' : `.${resumedOn}`}`;
     const plan = this.settings.runtime.createPlan({
       planId,
       ...(profile.policy === undefined ? {} : { policy: profile.policy }),
       resources: [...profile.resources],
       ...(profile.timeoutMs === undefined ? {} : { timeoutMs: profile.timeoutMs }),
-      registry: { labels: { server: 'mcp', transport: this.info.transport, client: this.clientName, ...profile.labels } },
+      registry: {
+        labels: {
+          server: 'mcp',
+          transport: this.info.transport,
+          client: this.clientName,
+          ...(this.info.sessionId === undefined ? {} : { session: this.info.sessionId }),
+          ...profile.labels,
+        },
+      },
     });
     this.plan = plan;
     this.detach = this.settings.clients.attach(plan.planId, this);

@@ -48,6 +48,8 @@ export interface McpSessionInfo {
     readonly clientInfo?: { readonly name: string; readonly version: string };
     readonly capabilities?: Record<string, unknown>;
     readonly protocolVersion?: string;
+    /** A short name of this replica, which the session's plan id here ends with (`mcp-<session>.<replica>`): the opening replica's plan keeps `mcp-<session>`. */
+    readonly replica?: string;
   };
 }
 

@@ -5,7 +5,7 @@ import { InMemoryPlanRegistry, TestTool } from '@ca/tool-lifecycle/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { gatewayOver } from '../gateway/gateway.test-helper';
+import { eventually, gatewayOver } from '../gateway/gateway.test-helper';
 import { serveHttp, type McpHttpServer } from './serve-http';
 import { SessionSeal } from './session-seal';
 
@@ -35,13 +35,14 @@ function raw(url: URL, method: string, headers: Record<string, string>, body?: s
 describe('serveHttp: a fleet of replicas behind a round-robin proxy', () => {
   it('serves every session on any replica from its sealed id, and a replica that goes away costs the clients nothing', async () => {
     const key = randomBytes(32);
+    // The registry every replica announces its plans in (Redis in a real fleet).
+    const registry = new InMemoryPlanRegistry();
     const replicas = [0, 1, 2].map((index) => {
-      const registry = new InMemoryPlanRegistry();
       const tool = new TestTool({ name: 'notes.read', capability: reader, execute: (_input, ctx) => `r${index} ${ctx.planId}` });
-      return { index, tool, registry, ...gatewayOver([tool], { planRegistry: registry }) };
+      return { index, tool, ...gatewayOver([tool], { planRegistry: registry }) };
     });
     const servers: McpHttpServer[] = [];
-    for (const replica of replicas) servers.push(await serveHttp(replica.gateway, { fleet: { key, replicaId: `r${replica.index}` } }));
+    for (const replica of replicas) servers.push(await serveHttp(replica.gateway, { fleet: { key, replicaId: `r${replica.index}`, registry } }));
     const proxy = await startRoundRobinProxy(servers.map((server) => `http://127.0.0.1:${server.address.port}`));
     const endpoint = new URL('/mcp', proxy.url);
     const call = async (client: Client): Promise<{ replica: string; plan: string }> => {
@@ -49,7 +50,7 @@ describe('serveHttp: a fleet of replicas behind a round-robin proxy', () => {
       const [replica = '', plan = ''] = text.split(' ');
       return { replica, plan };
     };
-    const clients: { client: Client; transport: StreamableHTTPClientTransport; replicas: Set<string>; plan?: string }[] = [];
+    const clients: { client: Client; transport: StreamableHTTPClientTransport; replicas: Set<string>; session?: string }[] = [];
     try {
       for (let index = 0; index < 30; index++) {
         const transport = new StreamableHTTPClientTransport(endpoint);
@@ -63,10 +64,12 @@ describe('serveHttp: a fleet of replicas behind a round-robin proxy', () => {
           for (let repeat = 0; repeat < 2; repeat++) {
             const { replica, plan } = await call(entry.client);
             entry.replicas.add(replica);
-            // One plan id per session, whichever replica serves it.
-            expect(plan).toMatch(/^mcp-[0-9a-f-]{36}$/);
-            if (entry.plan !== undefined) expect(plan).toBe(entry.plan);
-            entry.plan = plan;
+            // One session id in every replica's plan: mcp-<session> where it opened, mcp-<session>.<replica> elsewhere.
+            const [, session, on] = /^mcp-([0-9a-f-]{36})(?:\.(r\d))?$/.exec(plan) ?? [];
+            expect(session).toBeDefined();
+            if (on !== undefined) expect(on).toBe(replica);
+            if (entry.session !== undefined) expect(session).toBe(entry.session);
+            entry.session = session;
           }
         }
       }
@@ -74,15 +77,22 @@ describe('serveHttp: a fleet of replicas behind a round-robin proxy', () => {
       expect(clients.every((entry) => entry.replicas.size >= 2)).toBe(true);
       // The id carries the session sealed: nothing of it can be read.
       const sessionId = clients[0]?.transport.sessionId ?? '';
-      expect(sessionId.includes((clients[0]?.plan ?? '').slice(4))).toBe(false);
+      expect(sessionId.includes(clients[0]?.session ?? '')).toBe(false);
 
       // A replica goes away in the middle: every client's next request is served by another.
       await servers[1]?.close();
       for (const entry of clients) {
         const { replica, plan } = await call(entry.client);
         expect(replica).not.toBe('r1');
-        expect(plan).toBe(entry.plan);
+        expect(plan.startsWith(`mcp-${entry.session}`)).toBe(true);
       }
+
+      // A client deletes its session on one replica: its plans end on every replica.
+      const leaving = clients.find((entry) => entry.replicas.has('r0') && entry.replicas.has('r2')) as (typeof clients)[number];
+      const ofSession = async (session: string | undefined) => (await registry.list()).filter((plan) => plan.labels['session'] === session);
+      expect((await ofSession(leaving.session)).length).toBeGreaterThanOrEqual(2);
+      await leaving.transport.terminateSession();
+      await eventually(async () => (await ofSession(leaving.session)).length === 0, "the session's plans to end on every replica");
 
       // An id sealed under another key, or altered, is "not found" (start a new session); never served.
       const foreign = new SessionSeal(randomBytes(32)).seal({ sid: '00000000-0000-4000-8000-000000000000', issuedAt: Date.now() });
@@ -101,8 +111,8 @@ describe('serveHttp: a fleet of replicas behind a round-robin proxy', () => {
       await proxy.close();
       for (const server of servers) await server.close();
     }
-    // Every replica ended every plan it held: none is left in any registry.
-    for (const replica of replicas) expect(await replica.registry.list()).toEqual([]);
+    // Every replica ended every plan it held: none is left in the registry.
+    expect(await registry.list()).toEqual([]);
     const activated = replicas.reduce((sum, replica) => sum + replica.tool.count('execute'), 0);
     expect(activated).toBe(30 * 9);
   });

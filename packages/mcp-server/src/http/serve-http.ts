@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describeValue, messageOf } from '@ca/domain';
-import type { RuntimeLogger } from '@ca/tool-lifecycle';
-import { silentLogger } from '@ca/tool-lifecycle';
+import type { PlanRegistry, RuntimeLogger } from '@ca/tool-lifecycle';
+import { createCancelMessage, silentLogger } from '@ca/tool-lifecycle';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -73,7 +73,15 @@ export interface ServeHttpOptions {
    * serves any request. `replicaId` names this one in logs and in the
    * `X-Agents-Replica` response header.
    */
-  readonly fleet?: { readonly key: Uint8Array | string; readonly replicaId?: string };
+  readonly fleet?: {
+    readonly key: Uint8Array | string;
+    readonly replicaId?: string;
+    /**
+     * The plan registry every replica announces its plans in (the runtime's):
+     * a session deleted on one replica ends its plans on the others.
+     */
+    readonly registry?: PlanRegistry;
+  };
 }
 
 /** A running Streamable HTTP endpoint of a gateway. */
@@ -206,6 +214,9 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   }
   const seal = options.fleet === undefined ? undefined : new SessionSeal(options.fleet.key);
   const replicaId = options.fleet?.replicaId;
+  // The name a session's plan on this replica ends with, when another replica opened the session.
+  const replicaTag = (replicaId ?? randomUUID().slice(0, 8)).slice(0, 50);
+  const fleetRegistry = options.fleet?.registry;
   if (replicaId !== undefined && (typeof replicaId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(replicaId)))
     throw invalidArgument('fleet.replicaId', 'a name of 1–64 letters, digits, dots, dashes or underscores', describeValue(replicaId));
   const guards = new RequestGuards(allowedHosts, options.allowedOrigins ?? []);
@@ -282,6 +293,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
         if (sealed !== undefined) {
           if (sealed.owner !== ownerOf(auth)) return rpcError(response, 403, -32000, 'Forbidden: this session belongs to another client.');
           if (request.method === 'DELETE') {
+            await endElsewhere(sealed.sid, undefined);
             response.status(200).end();
             return;
           }
@@ -360,6 +372,23 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     return true;
   };
 
+  /** Ends the plans other replicas hold for a session its client deleted (through the registry they share); a failure is logged, never thrown. */
+  const endElsewhere = async (sid: string, localPlan: string | undefined): Promise<void> => {
+    if (fleetRegistry === undefined) return;
+    try {
+      const plans = (await fleetRegistry.list()).filter((plan) => plan.labels?.['session'] === sid && plan.planId !== localPlan);
+      await Promise.all(
+        plans.map((plan) =>
+          fleetRegistry
+            .send(createCancelMessage(plan.planId, 'the client deleted its MCP session on another replica', replicaId ?? 'mcp-gateway'))
+            .catch(() => undefined),
+        ),
+      );
+    } catch (error) {
+      logger.warn(`MCP over HTTP: could not end the plans of session ${sid} on the other replicas: ${messageOf(error)}`, {});
+    }
+  };
+
   /** One rebuild of a resumed session at a time: requests that arrive together share it. */
   const rebuilding = new Map<string, Promise<SessionEntry>>();
   const resuming = (id: string, build: () => Promise<SessionEntry>): Promise<SessionEntry> => {
@@ -382,6 +411,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
         },
         onsessionclosed: () => {
           void entry.session?.close('the client deleted the session');
+          if (seal !== undefined) void endElsewhere(sid, entry.session?.planId);
         },
       }),
       session: undefined,
@@ -409,6 +439,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
                 ...(resumed.clientInfo === undefined ? {} : { clientInfo: resumed.clientInfo }),
                 ...(resumed.capabilities === undefined ? {} : { capabilities: resumed.capabilities }),
                 ...(resumed.protocolVersion === undefined ? {} : { protocolVersion: resumed.protocolVersion }),
+                replica: replicaTag,
               },
             }),
       });
