@@ -3,7 +3,9 @@
 // its Mcp-Session-Id. Responses (event streams included) are piped back as they come. A backend that
 // refuses the connection (a dead replica) is skipped for that request, as nginx's
 // `proxy_next_upstream error` does; a request already sent to a backend that dies is not sent again:
-// the client sees it fail (502 or a cut stream).
+// the client sees it fail (502 or a cut stream). The client's Host header is passed on as it came
+// (nginx's `proxy_set_header Host $host`), so the replicas' DNS-rebinding checks see what the client sent,
+// and its address is added to X-Forwarded-For.
 //
 //   const { startRoundRobinProxy } = require('tools/reliability/round-robin-proxy');
 //   const proxy = await startRoundRobinProxy(['http://127.0.0.1:4001', 'http://127.0.0.1:4002']);
@@ -14,7 +16,7 @@ const http = require('node:http');
 
 /**
  * @param {readonly string[]} backends - base URLs (`http://host:port`).
- * @param {{ port?: number }} [options]
+ * @param {{ port?: number }} [options] - `port`: where it listens (default a free one).
  * @returns {Promise<{ url: URL, counts: number[], close(): Promise<void> }>}
  */
 async function startRoundRobinProxy(backends, options = {}) {
@@ -30,7 +32,8 @@ async function startRoundRobinProxy(backends, options = {}) {
       const attempt = (tries) => {
         const index = (first + tries) % targets.length;
         const target = targets[index];
-        const headers = { ...request.headers, host: target.host };
+        const forwarded = [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter(Boolean).join(', ');
+        const headers = { ...request.headers, 'x-forwarded-for': forwarded };
         const upstream = http.request({ hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
           counts[index]++;
           response.writeHead(answer.statusCode ?? 502, answer.headers);
