@@ -14,6 +14,8 @@ const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../../../to
   startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
 };
 
+jest.setTimeout(300_000);
+
 const reader = { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false };
 
 function raw(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
@@ -92,7 +94,7 @@ describe('serveHttp: a fleet of replicas behind a round-robin proxy', () => {
       const ofSession = async (session: string | undefined) => (await registry.list()).filter((plan) => plan.labels['session'] === session);
       expect((await ofSession(leaving.session)).length).toBeGreaterThanOrEqual(2);
       await leaving.transport.terminateSession();
-      await eventually(async () => (await ofSession(leaving.session)).length === 0, "the session's plans to end on every replica");
+      await eventually(async () => (await ofSession(leaving.session)).length === 0, "the session's plans to end on every replica", 120_000);
 
       // An id sealed under another key, or altered, is "not found" (start a new session); never served.
       const foreign = new SessionSeal(randomBytes(32)).seal({ sid: '00000000-0000-4000-8000-000000000000', issuedAt: Date.now() });

@@ -7,6 +7,8 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { eventually, gatewayOver } from '../gateway/gateway.test-helper';
 import { serveHttp, type McpHttpServer } from './serve-http';
 
+jest.setTimeout(300_000);
+
 const reader = { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false };
 
 function planTool(): TestTool<Record<string, unknown>, string> {
@@ -85,7 +87,7 @@ describe('serveHttp: session limits and fairness', () => {
     const { client, transport } = await connect(server.url);
     expect(await planOf(client)).toBe(`mcp-${transport.sessionId}`);
     // Every session that made room ended, its plan with it, and said so once.
-    await eventually(() => tool.count('deactivate') === 1_000 - (server?.sessionCount ?? 0) + 1, 'the evicted plans to end');
+    await eventually(() => tool.count('deactivate') === 1_000 - (server?.sessionCount ?? 0) + 1, 'the evicted plans to end', 120_000);
     expect(logger.infos.filter((line) => /ended idle session .* \(least recently used\)/.test(line))).toHaveLength(1_000 - 31);
     expect(logger.warnings).toEqual([]);
     await client.close();
@@ -102,10 +104,11 @@ describe('serveHttp: session limits and fairness', () => {
     const [oldPlan, newPlan] = [await planOf(idleOld.client), await planOf(idleNew.client)];
     await planOf(busy.client);
     await idleOld.client.close();
+    await eventually(() => server?.busySessionCount === 2, 'the server to see the first session idle', 120_000);
     await idleNew.client.close();
-    await eventually(() => server?.busySessionCount === 1, 'the server to see two sessions idle');
+    await eventually(() => server?.busySessionCount === 1, 'the server to see two sessions idle', 120_000);
     const fourth = await connect(server.url);
-    await eventually(() => tool.count('deactivate', oldPlan) === 1, 'the least recently used idle session to end');
+    await eventually(() => tool.count('deactivate', oldPlan) === 1, 'the least recently used idle session to end', 120_000);
     expect(tool.count('deactivate', newPlan)).toBe(0);
     // The ended session's client is told what MCP says for it: start a new session.
     const gone = await raw(server.url, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), {
@@ -114,8 +117,9 @@ describe('serveHttp: session limits and fairness', () => {
     });
     expect(gone.status).toBe(404);
     const fifth = await connect(server.url);
-    await eventually(() => tool.count('deactivate', newPlan) === 1, 'the next idle session to end');
+    await eventually(() => tool.count('deactivate', newPlan) === 1, 'the next idle session to end', 120_000);
     await Promise.all([planOf(fourth.client), planOf(fifth.client)]);
+    await eventually(() => server?.busySessionCount === 3, 'the three clients to hold their streams open', 120_000);
     // Three busy sessions: the next is refused, once in the log however often it is tried.
     for (let attempt = 0; attempt < 3; attempt++) {
       const refused = await raw(server.url, initialize);
@@ -138,10 +142,11 @@ describe('serveHttp: session limits and fairness', () => {
     const second = await connect(server.url, alice);
     const firstPlan = await planOf(first.client);
     await first.client.close();
-    await eventually(() => server?.busySessionCount === 1, 'the server to see the first session idle');
+    await eventually(() => server?.busySessionCount === 1, 'the server to see the first session idle', 120_000);
     const third = await connect(server.url, alice);
-    await eventually(() => tool.count('deactivate', firstPlan) === 1, "the client's own idle session to end");
+    await eventually(() => tool.count('deactivate', firstPlan) === 1, "the client's own idle session to end", 120_000);
     await Promise.all([planOf(second.client), planOf(third.client)]);
+    await eventually(() => server?.busySessionCount === 2, 'both sessions to hold their streams open', 120_000);
     expect(server.sessionCount).toBe(2);
     const refused = await raw(server.url, initialize, alice);
     expect(refused.status).toBe(429);
