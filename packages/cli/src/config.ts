@@ -93,6 +93,10 @@ export interface ServeConfig {
     readonly allowedHosts?: readonly string[];
     readonly allowedOrigins?: readonly string[];
     readonly maxSessions?: number;
+    readonly maxSessionsPerClient?: number;
+    readonly requestsPerMinute?: number;
+    readonly clientHeader?: string;
+    readonly fleet?: { readonly key?: string; readonly replicaId?: string };
     readonly sessionIdleTimeoutMs?: number;
     readonly maxRequestBytes?: number;
     readonly oauth?: {

@@ -46,6 +46,8 @@ interface ServeFlags {
   readonly rules: string[];
   readonly planId?: string;
   readonly traces?: string;
+  readonly fleet?: boolean;
+  readonly replicaId?: string;
 }
 
 /** The profiles every configuration has; one of the same name under `serve.profiles` replaces it. */
@@ -115,6 +117,45 @@ export function resolveServeProfile(
 }
 
 /**
+ * The fleet settings of `--fleet` (or `serve.http.fleet`): the key every
+ * replica shares (AGENTS_FLEET_KEY, else `serve.http.fleet.key`) and this
+ * replica's name.
+ * @throws CliError (CLI_USAGE) for a fleet without a key, or without --http.
+ */
+function fleetSettings(
+  config: AgentsConfig,
+  flags: Pick<ServeFlags, 'fleet' | 'replicaId'>,
+  http: boolean,
+): { readonly key: string; readonly replicaId?: string } | undefined {
+  const configured = config.serve?.http?.fleet;
+  if (flags.fleet !== true && configured === undefined) {
+    if (flags.replicaId !== undefined) throw new CliError({ code: 'CLI_USAGE', message: '--replica-id names a replica of a fleet: add --fleet.' });
+    return undefined;
+  }
+  if (!http) throw new CliError({ code: 'CLI_USAGE', message: '--fleet serves Streamable HTTP replicas: add --http [HOST:]PORT.' });
+  const key = process.env['AGENTS_FLEET_KEY'] ?? configured?.key;
+  if (key === undefined || key.length === 0) {
+    throw new CliError({
+      code: 'CLI_USAGE',
+      message:
+        'A fleet needs the key its replicas share: set AGENTS_FLEET_KEY (or serve.http.fleet.key) to 32 random bytes as 64 hex digits (openssl rand -hex 32), the same on every replica.',
+    });
+  }
+  const replicaId = flags.replicaId ?? configured?.replicaId;
+  return replicaId === undefined ? { key } : { key, replicaId };
+}
+
+/** The client a request names in a header a trusted proxy sets (its first value: the original client of `X-Forwarded-For`). */
+function clientFromHeader(header: string): (request: { readonly headers: Record<string, string | string[] | undefined> }) => string | undefined {
+  const name = header.toLowerCase();
+  return (request) => {
+    const value = request.headers[name];
+    const first = (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
+    return first === undefined || first.length === 0 ? undefined : first;
+  };
+}
+
+/**
  * For clients that declare no elicitation: calls of tools matching an
  * `--approve` glob are approved once, any other is denied saying what would
  * let it run. The runtime's rules decide before it in every case.
@@ -171,6 +212,11 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
     .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
     .option('--plan-id <id>', "(stdio) the session's plan id (default mcp-<random>)")
     .option('--traces <file.jsonl>', 'append the trace of every execution to this file as JSON Lines')
+    .option(
+      '--fleet',
+      '(--http) one replica of several behind a load balancer without affinity: session ids sealed with the key of AGENTS_FLEET_KEY or serve.http.fleet.key',
+    )
+    .option('--replica-id <name>', '(--fleet) the name of this replica in logs and the X-Agents-Replica header')
     .action(async (local: ServeFlags) => {
       if (local.planId !== undefined) checkPlanId(local.planId);
       if (local.planId !== undefined && local.http !== undefined) {
@@ -178,6 +224,7 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
       }
       const address = local.http === undefined ? undefined : parseAddress(local.http);
       const config = context.loadConfiguration();
+      const fleet = fleetSettings(config, local, address !== undefined);
       const rules = loadRules(config, local.rules, io);
       const { name, profile, approve } = resolveServeProfile(config, local);
       const server = loadServer();
@@ -262,13 +309,17 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
           ...(auth === undefined ? {} : { auth: oauth?.resourceName === undefined ? auth : { ...auth, resourceName: oauth.resourceName } }),
           ...(local.allowUnauthenticated === true ? { allowUnauthenticated: true } : {}),
           ...(settings.maxSessions === undefined ? {} : { maxSessions: settings.maxSessions }),
+          ...(settings.maxSessionsPerClient === undefined ? {} : { maxSessionsPerClient: settings.maxSessionsPerClient }),
+          ...(settings.requestsPerMinute === undefined ? {} : { requestsPerMinute: settings.requestsPerMinute }),
+          ...(settings.clientHeader === undefined ? {} : { clientOf: clientFromHeader(settings.clientHeader) }),
           ...(settings.sessionIdleTimeoutMs === undefined ? {} : { sessionIdleTimeoutMs: settings.sessionIdleTimeoutMs }),
           ...(settings.maxRequestBytes === undefined ? {} : { maxRequestBytes: settings.maxRequestBytes }),
+          ...(fleet === undefined ? {} : { fleet: { ...fleet, registry: planRegistry } }),
           logger,
         });
         const running = http;
         io.stdout(
-          `Serving MCP at ${running.url.href} (${offered}, profile ${name}${auth === undefined ? '' : ', OAuth'}); every session is a plan. Ctrl-C stops.\n`,
+          `Serving MCP at ${running.url.href} (${offered}, profile ${name}${auth === undefined ? '' : ', OAuth'}${fleet === undefined ? '' : `, fleet replica ${fleet.replicaId ?? ''}`.trimEnd()}); every session is a plan. Ctrl-C stops.\n`,
         );
         let stop!: () => void;
         const stopped = new Promise<void>((resolve) => (stop = resolve));

@@ -253,6 +253,56 @@ describe('agents mcp serve --http', () => {
     expect(JSON.parse(agents(['plan', 'list', '--json'], env).stdout)).toEqual([]);
   });
 
+  it("takes the limits of serve.http: a client's requests a minute, told apart by the proxy's header", async () => {
+    const { env, workspace } = environment();
+    const config = path.join(workspace, 'limits.config.json');
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ builtin: { tools: ['builtin.fs.list'] }, serve: { http: { requestsPerMinute: 2, maxSessionsPerClient: 4, clientHeader: 'x-client' } } }),
+    );
+    const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0'], {
+      cwd: workspace,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => /Serving MCP at (\S+)/.test(output), 'the server to say where it serves');
+      const url = new URL((/Serving MCP at (\S+)/.exec(output) as RegExpExecArray)[1] as string);
+      const initialize = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      });
+      const post = (client: string) =>
+        new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+          const req = httpRequest(
+            url,
+            { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-client': client } },
+            (res) => {
+              let body = '';
+              res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+              res.on('end', () => resolve({ status: res.statusCode, body }));
+            },
+          );
+          req.on('error', reject);
+          req.end(initialize);
+        });
+      const statuses = [];
+      for (let request = 0; request < 3; request++) statuses.push((await post('alice')).status);
+      expect(statuses).toEqual([200, 200, 429]);
+      expect((await post('bob')).status).toBe(200);
+      expect(JSON.parse((await post('alice')).body)).toMatchObject({ error: { data: { code: 'GATEWAY_RATE_LIMIT' } } });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+
   it('shares one upstream server among its sessions (scope shared by default), stopped with the command', async () => {
     const { env, stateDir } = environment();
     const starts = path.join(stateDir, 'starts');

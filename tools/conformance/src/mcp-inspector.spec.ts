@@ -3,7 +3,11 @@
 // serve` over stdio (the built CLI), fronting the built-in tools and
 // @modelcontextprotocol/server-everything. Each run is one inspector command:
 // it starts the gateway, initializes, does one method and exits; the gateway
-// (and the server behind it) must end with it.
+// (and the server behind it) must end with it. And over Streamable HTTP
+// through a replica set: three `agents mcp serve --http --fleet` behind a
+// plain round-robin proxy (no affinity).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,6 +15,9 @@ import { ensureRunnerInstalled, INSPECTOR_CLI, runWithNode22, type RunnerOutput 
 
 const CLI_BIN = join(__dirname, '..', '..', '..', 'packages', 'cli', 'dist', 'bin.js');
 const EVERYTHING_STDIO = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'transports', 'stdio.js');
+const { startRoundRobinProxy } = require(join(__dirname, '..', '..', 'reliability', 'round-robin-proxy.js')) as {
+  startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
+};
 /** Every process of one run carries this variable: what is still alive after the run is a leftover. */
 const MARK_VARIABLE = 'CA_INSPECTOR_TEST_MARK';
 
@@ -304,4 +311,88 @@ describe('MCP Inspector CLI against agents mcp serve (stdio)', () => {
     expect(gone.run.exitCode === 0).toBe(false);
     expect(gone.leftovers).toEqual([]);
   }, 240_000);
+});
+
+describe('MCP Inspector CLI over Streamable HTTP through a replica set (3 agents mcp serve --http --fleet behind a round-robin proxy)', () => {
+  const replicas: ChildProcess[] = [];
+  let proxy: { url: URL; counts: number[]; close(): Promise<void> } | undefined;
+
+  beforeAll(async () => {
+    const config = join(folder, 'fleet.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        builtin: { tools: ['builtin.fs.read', 'builtin.fs.list'] },
+        mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_STDIO], scope: 'shared' } },
+      }),
+    );
+    const key = randomBytes(32).toString('hex');
+    const origins: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const child = spawn(
+        process.execPath,
+        [CLI_BIN, '-c', config, 'mcp', 'serve', '--http', '127.0.0.1:0', '--fleet', '--replica-id', `r${index}`, '--resource', `work=${work}:read`],
+        {
+          cwd: folder,
+          env: { PATH: process.env['PATH'] ?? '', HOME: join(folder, 'home'), AGENTS_STATE_DIR: join(folder, `fleet-state-${index}`), AGENTS_FLEET_KEY: key },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      replicas.push(child);
+      let output = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        const look = (chunk: Buffer): void => {
+          output += chunk.toString();
+          const match = /Serving MCP at (\S+)/.exec(output);
+          if (match !== null) resolve(match[1] as string);
+        };
+        child.stdout?.on('data', look);
+        child.stderr?.on('data', look);
+        child.once('exit', (code) => reject(new Error(`replica r${index} exited (${code}):\n${output}`)));
+      });
+      origins.push(new URL(url).origin);
+    }
+    proxy = await startRoundRobinProxy(origins);
+  }, 300_000);
+
+  afterAll(async () => {
+    await proxy?.close();
+    await Promise.all(
+      replicas.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+  });
+
+  async function inspectHttp(args: readonly string[]): Promise<{ run: RunnerOutput; result?: InspectorResult['result'] }> {
+    const run = await runWithNode22([INSPECTOR_CLI, '--cli', '--format', 'json', '--quiet', new URL('/mcp', proxy?.url).href, '--transport', 'http', ...args], {
+      timeoutMs: 90_000,
+      env: { PATH: process.env['PATH'] ?? '', HOME: join(folder, 'home') },
+    });
+    try {
+      return { run, result: (JSON.parse(run.stdout) as { result?: InspectorResult['result'] }).result };
+    } catch {
+      return { run };
+    }
+  }
+
+  it('lists and calls tools, built-in and upstream, each run a session served by the replicas in turn', async () => {
+    const listed = await inspectHttp(['--method', 'tools/list']);
+    expect({ exit: listed.run.exitCode, stderr: listed.run.exitCode === 0 ? '' : listed.run.stderr }).toEqual({ exit: 0, stderr: '' });
+    expect((listed.result?.tools ?? []).map((tool) => tool.name)).toEqual(expect.arrayContaining(['builtin.fs.read', 'mcp.everything.echo']));
+    for (const message of ['one', 'two', 'three']) {
+      const echo = await inspectHttp(['--method', 'tools/call', '--tool-name', 'mcp.everything.echo', '--tool-arg', `message=${message}`]);
+      expect({ exit: echo.run.exitCode, stderr: echo.run.exitCode === 0 ? '' : echo.run.stderr }).toEqual({ exit: 0, stderr: '' });
+      expect((echo.result?.content ?? []).map((block) => block.text).join('')).toBe(`Echo: ${message}`);
+    }
+    const read = await inspectHttp(['--method', 'tools/call', '--tool-name', 'builtin.fs.read', '--tool-arg', 'path=notes.txt']);
+    expect(read.result?.structuredContent).toMatchObject({ content: 'first line\nsecond line\n' });
+    // No affinity: every replica answered some of the requests.
+    expect(proxy?.counts.every((count) => count > 0)).toBe(true);
+  }, 300_000);
 });

@@ -6,6 +6,7 @@ export type McpGatewayErrorCode =
   | 'GATEWAY_HTTP_UNSAFE'
   | 'GATEWAY_AUTH_SETUP_FAILED'
   | 'GATEWAY_SESSION_LIMIT'
+  | 'GATEWAY_RATE_LIMIT'
   | 'GATEWAY_CALL_LIMIT'
   | 'GATEWAY_SESSION_ENDED'
   | 'GATEWAY_OUTPUT_UNFIT'
@@ -20,8 +21,10 @@ export type McpGatewayProblem =
   | { readonly kind: 'http-unsafe'; readonly host: string; readonly reason: string; readonly advice: string }
   /** The issuer's metadata or keys could not be read when the server started. */
   | { readonly kind: 'auth-setup'; readonly issuer: string; readonly reason: string }
-  /** The server holds as many sessions as it may. */
-  | { readonly kind: 'session-limit'; readonly limit: number }
+  /** The server (or this client) holds as many sessions as it may, and none of them is idle. */
+  | { readonly kind: 'session-limit'; readonly limit: number; readonly scope?: 'replica' | 'client' }
+  /** This client made more requests in a minute than it may. */
+  | { readonly kind: 'rate-limit'; readonly limit: number; readonly retryAfterMs: number }
   /** A session asked for more calls than it may make (at once, or in all). */
   | { readonly kind: 'call-limit'; readonly limit: number; readonly scope: 'at-once' | 'per-session' }
   /** The session's plan has ended (cancelled from elsewhere, timed out, closed). */
@@ -43,6 +46,7 @@ const CODES: Readonly<Record<McpGatewayProblem['kind'], McpGatewayErrorCode>> = 
   'http-unsafe': 'GATEWAY_HTTP_UNSAFE',
   'auth-setup': 'GATEWAY_AUTH_SETUP_FAILED',
   'session-limit': 'GATEWAY_SESSION_LIMIT',
+  'rate-limit': 'GATEWAY_RATE_LIMIT',
   'call-limit': 'GATEWAY_CALL_LIMIT',
   'session-ended': 'GATEWAY_SESSION_ENDED',
   'output-unfit': 'GATEWAY_OUTPUT_UNFIT',
@@ -61,7 +65,11 @@ function messageOf(problem: McpGatewayProblem, options: CaErrorOptions): string 
     case 'auth-setup':
       return `The OAuth issuer ${problem.issuer} could not be used to check tokens: ${problem.reason}. Check the issuer URL (its /.well-known/oauth-authorization-server or openid-configuration must be reachable from here), or configure token introspection instead.`;
     case 'session-limit':
-      return `The MCP gateway already serves ${problem.limit} session(s), its limit: close a session (an MCP client's DELETE, or quitting the client) or raise maxSessions.`;
+      return problem.scope === 'client'
+        ? `This client already holds ${problem.limit} MCP session(s) of this gateway, each busy, its limit: wait for one to finish, close one (DELETE), or raise maxSessionsPerClient.`
+        : `The MCP gateway already serves ${problem.limit} session(s), each busy, its limit: retry later, close a session (an MCP client's DELETE), or raise maxSessions.`;
+    case 'rate-limit':
+      return `This client made more than ${problem.limit} request(s) to the MCP gateway in a minute, its limit: retry after ${Math.ceil(problem.retryAfterMs / 1000)} s, or raise requestsPerMinute.`;
     case 'call-limit':
       return problem.scope === 'at-once'
         ? `This MCP session already runs ${problem.limit} call(s) at once, its limit${plan}: wait for one to finish, or raise the gateway's maxConcurrentCalls.`

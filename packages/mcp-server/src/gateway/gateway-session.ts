@@ -21,6 +21,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -112,12 +113,19 @@ export class GatewaySession implements ClientChannel {
       logging: {},
       ...(this.offers.hasResources ? { resources: { listChanged: true, ...(this.offers.hasSubscriptions ? { subscribe: true } : {}) } } : {}),
       ...(this.offers.hasPrompts ? { prompts: { listChanged: true } } : {}),
+      ...(this.offers.hasCompletions ? { completions: {} } : {}),
     };
     this.server = new Server(settings.serverInfo, { capabilities, instructions: this.instructions() });
     this.registerHandlers();
     this.server.oninitialized = () => {
       this.ensurePlan().catch((error: unknown) => this.settings.logger.warn(`An MCP session could not start its plan: ${messageOf(error)}`, {}));
     };
+    if (info.resumed !== undefined) {
+      // The client initialized with another replica: what it said then is what this server knows of it (the SDK keeps it in these fields).
+      const known = this.server as unknown as { _clientCapabilities?: unknown; _clientVersion?: unknown };
+      known._clientCapabilities = info.resumed.capabilities ?? {};
+      if (info.resumed.clientInfo !== undefined) known._clientVersion = info.resumed.clientInfo;
+    }
     this.server.onclose = () => void this.close('the client disconnected');
     this.server.onerror = (error) => this.settings.logger.debug(`MCP session ${this.describe()}: ${messageOf(error)}`, {});
   }
@@ -238,42 +246,51 @@ export class GatewaySession implements ClientChannel {
     server.setRequestHandler(SetLevelRequestSchema, () => ({}));
     // A resource or prompt request that fails is a JSON-RPC error for the client, with the upstream server's code when it sent one.
     const guarded =
-      <T>(work: (plan: PlanContext) => Promise<T>) =>
+      <T>(work: (plan: PlanContext) => Promise<T>, method = 'the request') =>
       async (): Promise<T> => {
         const plan = await this.ensurePlan();
         try {
           return await work(plan);
         } catch (error) {
-          throw error instanceof McpError ? error : rpcError(error, 'the request', plan);
+          throw error instanceof McpError ? error : protocolError(error, method, plan);
         }
       };
     if (this.offers.hasResources) {
-      server.setRequestHandler(ListResourcesRequestSchema, () => guarded(async () => ({ resources: (await this.offers.listResources()).resources }))());
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
-        guarded(async () => ({ resourceTemplates: (await this.offers.listResources()).resourceTemplates }))(),
+      server.setRequestHandler(ListResourcesRequestSchema, () =>
+        guarded(async () => ({ resources: (await this.offers.listResources()).resources }), 'resources/list')(),
       );
-      server.setRequestHandler(ReadResourceRequestSchema, (request) => guarded((plan) => this.offers.readResource(request.params.uri, plan.planId))());
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
+        guarded(async () => ({ resourceTemplates: (await this.offers.listResources()).resourceTemplates }), 'resources/templates/list')(),
+      );
+      server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+        guarded((plan) => this.offers.readResource(request.params.uri, plan.planId), 'resources/read')(),
+      );
       if (this.offers.hasSubscriptions) {
         server.setRequestHandler(SubscribeRequestSchema, (request) =>
           guarded(async (plan) => {
             await this.offers.subscribe(request.params.uri, plan.planId, true);
             this.subscriptions.add(request.params.uri);
             return {};
-          })(),
+          }, 'resources/subscribe')(),
         );
         server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
           guarded(async (plan) => {
             this.subscriptions.delete(request.params.uri);
             await this.offers.subscribe(request.params.uri, plan.planId, false);
             return {};
-          })(),
+          }, 'resources/unsubscribe')(),
         );
       }
     }
     if (this.offers.hasPrompts) {
-      server.setRequestHandler(ListPromptsRequestSchema, () => guarded(async () => ({ prompts: await this.offers.listPrompts() }))());
+      server.setRequestHandler(ListPromptsRequestSchema, () => guarded(async () => ({ prompts: await this.offers.listPrompts() }), 'prompts/list')());
       server.setRequestHandler(GetPromptRequestSchema, (request) =>
-        guarded((plan) => this.offers.getPrompt(request.params.name, request.params.arguments, plan.planId))(),
+        guarded((plan) => this.offers.getPrompt(request.params.name, request.params.arguments, plan.planId), 'prompts/get')(),
+      );
+    }
+    if (this.offers.hasCompletions) {
+      server.setRequestHandler(CompleteRequestSchema, (request) =>
+        guarded((plan) => this.offers.complete(request.params, plan.planId), 'completion/complete')(),
       );
     }
   }
@@ -298,9 +315,9 @@ export class GatewaySession implements ClientChannel {
             `Error GATEWAY_INVALID_ARGUMENT: ${CALL_TOOL_NAME} takes { "name": "<a tool ${SEARCH_TOOL_NAME} found>", "arguments": { … } }. Call it again with those.`,
           );
         }
-        return await this.callListed(inner, innerArgs as Record<string, unknown> | undefined, listing, plan, extra);
+        return await this.callListed(inner, innerArgs as Record<string, unknown> | undefined, listing, plan, extra, 'model');
       }
-      return await this.callListed(name, args, listing, plan, extra);
+      return await this.callListed(name, args, listing, plan, extra, 'client');
     } finally {
       this.running--;
     }
@@ -312,6 +329,7 @@ export class GatewaySession implements ClientChannel {
     listing: ToolListing,
     plan: PlanContext,
     extra: Extra,
+    caller: 'client' | 'model',
   ): Promise<CallToolResult> {
     const tool = listing.callable.get(name);
     if (tool === undefined) {
@@ -320,6 +338,8 @@ export class GatewaySession implements ClientChannel {
       if (refused !== undefined) return this.run(name, refused, args, undefined, plan, extra);
       const quarantined = listing.quarantined.get(name);
       if (quarantined !== undefined) return this.runQuarantined(name, quarantined, args, plan);
+      // A name the client's own tools/call gives is a protocol error (MCP: -32602); one a model gave tools.call is the model's to fix.
+      if (caller === 'client') throw unknownToolError(name, listing);
       return this.unknownTool(name, listing, plan);
     }
     return this.run(name, tool.toolName, args, tool, plan, extra);
@@ -471,10 +491,11 @@ export class GatewaySession implements ClientChannel {
       result = await this.settings.runtime.execute(toolName, input, plan);
     } catch (error) {
       if ((error as { trace?: ToolExecutionTrace })?.trace !== undefined) this.settings.onTrace?.((error as { trace: ToolExecutionTrace }).trace);
-      throw rpcError(error, toolName, plan);
+      throw error;
     }
     this.settings.onTrace?.(result.trace);
-    if (!result.ok) throw rpcError(result.error, toolName, plan);
+    // The request's handler turns it into the JSON-RPC error the client gets.
+    if (!result.ok) throw result.error;
     return result.output;
   }
 
@@ -488,13 +509,23 @@ export class GatewaySession implements ClientChannel {
   private async startPlan(): Promise<PlanContext> {
     if (this.closed) throw sessionEnded(this.endReason ?? 'the session closed', undefined);
     const profile = this.profile;
-    const planId = profile.planId ?? `mcp-${this.info.sessionId ?? randomUUID()}`;
+    // A session served by more than one replica of a fleet has one plan on each: the opening replica's is mcp-<session>, the others' carry their name.
+    const resumedOn = this.info.resumed?.replica;
+    const planId = profile.planId ?? `mcp-${this.info.sessionId ?? randomUUID()}${resumedOn === undefined ? '' : `.${resumedOn}`}`;
     const plan = this.settings.runtime.createPlan({
       planId,
       ...(profile.policy === undefined ? {} : { policy: profile.policy }),
       resources: [...profile.resources],
       ...(profile.timeoutMs === undefined ? {} : { timeoutMs: profile.timeoutMs }),
-      registry: { labels: { server: 'mcp', transport: this.info.transport, client: this.clientName, ...profile.labels } },
+      registry: {
+        labels: {
+          server: 'mcp',
+          transport: this.info.transport,
+          client: this.clientName,
+          ...(this.info.sessionId === undefined ? {} : { session: this.info.sessionId }),
+          ...profile.labels,
+        },
+      },
     });
     this.plan = plan;
     this.detach = this.settings.clients.attach(plan.planId, this);
@@ -571,12 +602,54 @@ function sessionEnded(reason: string, planId: string | undefined): McpError {
   );
 }
 
-/** The JSON-RPC error a client gets for a failed resource or prompt request: the upstream server's code when it sent one, the text built for a model. */
-function rpcError(error: unknown, toolName: string, plan: PlanContext): McpError {
-  if (McpGatewayError.isInstance(error)) return new McpError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message);
+/** MCP's "Unknown tool" (-32602), with the close names and the stable code in `data`. */
+function unknownToolError(name: string, listing: ToolListing): McpError {
+  const suggestions = closestNames(name, listing.callable.keys());
+  const shown = safeMessage(name, 200);
+  return new McpError(
+    ErrorCode.InvalidParams,
+    `Unknown tool: '${shown}'${suggestions.length === 0 ? '' : ` (close names: ${suggestions.map((s) => `'${s}'`).join(', ')})`}; tools/list names the tools of this session.`,
+    { code: 'MODEL_TOOL_UNKNOWN', tool: shown, suggestions },
+  );
+}
+
+/** The upstream server's own words of a JSON-RPC error it sent, without the SDK's "MCP error <code>: " prefix. */
+function upstreamText(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown })?.cause;
+  const message = (cause as { message?: unknown })?.message;
+  return typeof message === 'string' && message.length > 0 ? message.replace(/^(MCP error -?\d+: )+/, '') : undefined;
+}
+
+/**
+ * The JSON-RPC error a client gets for a failed resource, prompt or
+ * completion request, worded for an MCP client (not for a model): the
+ * upstream server's code and words when it sent an error, else what failed,
+ * with the stable code in `data`.
+ */
+function protocolError(error: unknown, method: string, plan: PlanContext): McpError {
+  if (McpGatewayError.isInstance(error)) {
+    return new McpError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message, { code: error.code, planId: plan.planId });
+  }
   const rpcCode = (error as { rpcCode?: unknown })?.rpcCode;
-  const code = typeof rpcCode === 'number' ? rpcCode : ErrorCode.InternalError;
-  return new McpError(code, modelErrorText(error, { providerName: toolName, allowedRoots: rootsOf(plan) }));
+  const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : undefined;
+  const upstream = typeof rpcCode === 'number' ? upstreamText(error) : undefined;
+  const text = scrubRoots(safeMessage(upstream ?? messageOf(error), 2_000), rootsOf(plan));
+  return new McpError(
+    typeof rpcCode === 'number'
+      ? rpcCode
+      : code === 'TOOL_ACCESS_DENIED' || code === 'TOOL_APPROVAL_DENIED'
+        ? ErrorCode.InvalidRequest
+        : ErrorCode.InternalError,
+    `${method} failed${upstream === undefined ? '' : ' upstream'}${code === undefined ? '' : ` (${code})`}: ${text}`,
+    { ...(code === undefined ? {} : { code }), planId: plan.planId },
+  );
+}
+
+/** Replaces the plan's folders in a text with their last part (a client need not learn the server's paths). */
+function scrubRoots(text: string, roots: readonly string[]): string {
+  let scrubbed = text;
+  for (const root of roots) if (root.length > 1) scrubbed = scrubbed.split(root).join(`…/${root.split('/').filter(Boolean).pop() ?? ''}`);
+  return scrubbed;
 }
 
 /** The length of a value as JSON; a value that cannot be written counts as endless. */

@@ -47,7 +47,7 @@ describe('McpGateway: tools', () => {
     await gateway.close();
   });
 
-  it('answers what a client gets wrong with an error result that says what to change, not a protocol error', async () => {
+  it('answers arguments a client gets wrong with an error result that says what to change, and an unknown tool with MCP -32602', async () => {
     const sum = sumTool();
     const { gateway } = gatewayOver([sum]);
     const { client } = await connectClient(gateway);
@@ -56,11 +56,11 @@ describe('McpGateway: tools', () => {
     expect((invalid.content as { text: string }[])[0]?.text).toMatch(
       /^Error TOOL_SCHEMA_VALIDATION_FAILED: the arguments of 'math.sum' do not match its input schema/,
     );
-    const unknown = await client.callTool({ name: 'math.summ', arguments: {} });
-    expect(unknown.isError).toBe(true);
-    expect((unknown.content as { text: string }[])[0]?.text).toMatch(
-      /^Error MODEL_TOOL_UNKNOWN: there is no tool 'math.summ' in this plan. Tools with close names: 'math.sum'/,
-    );
+    await expect(client.callTool({ name: 'math.summ', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/Unknown tool: 'math.summ' \(close names: 'math.sum'\)/),
+      data: { code: 'MODEL_TOOL_UNKNOWN', tool: 'math.summ', suggestions: ['math.sum'] },
+    });
     expect(sum.count('execute')).toBe(0);
     await gateway.close();
   });
@@ -81,8 +81,7 @@ describe('McpGateway: tools', () => {
     const { gateway } = gatewayOver([sumTool(), noteWriter()], { profile: { tools: ['math.*'] } });
     const { client } = await connectClient(gateway);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['math.sum']);
-    const hidden = await client.callTool({ name: 'notes.write', arguments: { text: 'x' } });
-    expect((hidden.content as { text: string }[])[0]?.text).toMatch(/^Error MODEL_TOOL_UNKNOWN/);
+    await expect(client.callTool({ name: 'notes.write', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
     await gateway.close();
   });
 

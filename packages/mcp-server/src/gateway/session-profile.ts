@@ -39,6 +39,18 @@ export interface McpSessionInfo {
   readonly sessionId?: string;
   /** The client's verified token (OAuth resource-server mode). */
   readonly authInfo?: AuthInfo;
+  /**
+   * A session another replica of a fleet opened, served here from what its
+   * sealed id carries: the client initialized there, so this server takes
+   * its introduction as given.
+   */
+  readonly resumed?: {
+    readonly clientInfo?: { readonly name: string; readonly version: string };
+    readonly capabilities?: Record<string, unknown>;
+    readonly protocolVersion?: string;
+    /** A short name of this replica, which the session's plan id here ends with (`mcp-<session>.<replica>`): the opening replica's plan keeps `mcp-<session>`. */
+    readonly replica?: string;
+  };
 }
 
 /** A profile checked and compiled. @internal */

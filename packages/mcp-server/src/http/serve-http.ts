@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describeValue, messageOf } from '@ca/domain';
-import type { RuntimeLogger } from '@ca/tool-lifecycle';
-import { silentLogger } from '@ca/tool-lifecycle';
+import type { PlanRegistry, RuntimeLogger } from '@ca/tool-lifecycle';
+import { createCancelMessage, silentLogger } from '@ca/tool-lifecycle';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -14,6 +14,8 @@ import type { McpHttpAuth } from '../auth/resource-server-auth';
 import { McpGatewayError, invalidArgument } from '../errors/mcp-gateway-error';
 import type { McpGateway, McpGatewaySession } from '../gateway/mcp-gateway';
 import { RequestGuards, isLoopbackHost } from './request-guards';
+import { SessionLimits } from './session-limits';
+import { SessionSeal, type SealedSession } from './session-seal';
 
 /** Options of {@link serveHttp}. */
 export interface ServeHttpOptions {
@@ -33,14 +35,53 @@ export interface ServeHttpOptions {
   readonly allowUnauthenticated?: boolean;
   /** The public URL of the endpoint, when clients reach it through a proxy (named in the protected-resource metadata); default the address it listens on. */
   readonly publicUrl?: string;
-  /** Most sessions at once (default 32); a client that would open one more gets 503. */
+  /**
+   * Most sessions at once (default 32). When full, a new client's session
+   * takes the place of the least recently used idle one (no request in
+   * progress, no open stream), which ends (its client's next request gets
+   * 404, MCP's "start a new session"); only when every session is busy is
+   * the new one refused (503, `Retry-After`).
+   */
   readonly maxSessions?: number;
+  /**
+   * Most sessions one client holds (default 16): its own least recently used
+   * idle session makes room for its next, else 429. A client is the token's
+   * client and subject when signed in, else the address it connects from;
+   * programs on this machine (loopback addresses, unsigned) count only
+   * against `maxSessions`. `clientOf` tells clients apart otherwise.
+   */
+  readonly maxSessionsPerClient?: number;
+  /**
+   * Who a request comes from, for `maxSessionsPerClient` and
+   * `requestsPerMinute` (behind a proxy you trust: its `X-Forwarded-For`);
+   * `undefined` for the default.
+   */
+  readonly clientOf?: (request: IncomingMessage, auth: AuthInfo | undefined) => string | undefined;
+  /** Most requests one client makes in a minute, over all its sessions (default: no cap); beyond, 429 with `Retry-After`. */
+  readonly requestsPerMinute?: number;
   /** A session with no request and no open stream for this long is ended, and its plan with it (default 1,800,000 ms: 30 minutes). */
   readonly sessionIdleTimeoutMs?: number;
   /** Largest request body, in bytes (default 4 MiB). */
   readonly maxRequestBytes?: number;
   /** Where it logs refused requests and ended sessions (default: nowhere). */
   readonly logger?: RuntimeLogger;
+  /**
+   * One replica of a fleet behind a load balancer without affinity: session
+   * ids are sealed (AES-256-GCM) under `key`, which every replica shares,
+   * and carry what another replica needs to serve the session (its id, the
+   * client's introduction and capabilities, the token's owner) — any replica
+   * serves any request. `replicaId` names this one in logs and in the
+   * `X-Agents-Replica` response header.
+   */
+  readonly fleet?: {
+    readonly key: Uint8Array | string;
+    readonly replicaId?: string;
+    /**
+     * The plan registry every replica announces its plans in (the runtime's):
+     * a session deleted on one replica ends its plans on the others.
+     */
+    readonly registry?: PlanRegistry;
+  };
 }
 
 /** A running Streamable HTTP endpoint of a gateway. */
@@ -51,21 +92,28 @@ export interface McpHttpServer {
   readonly address: { readonly host: string; readonly port: number };
   /** How many sessions are open. */
   readonly sessionCount: number;
+  /** How many of them are busy: a request in progress or an event stream open (the others are idle, and make room when the server is full). */
+  readonly busySessionCount: number;
   /** Stops listening and ends every session (each plan ended). Idempotent. */
   close(): Promise<void>;
 }
 
 interface SessionEntry {
+  /** The session's own id (its plan is `mcp-<sid>`); the `Mcp-Session-Id` is this, or sealed around it in a fleet. */
+  readonly sid: string;
   readonly transport: StreamableHTTPServerTransport;
   session: McpGatewaySession | undefined;
   /** Who opened it: the token's client and subject, when signed in. */
   readonly owner: string | undefined;
+  /** Whose it is for the limits: the owner, else the address it came from. */
+  readonly client: string;
   /** Requests in progress and open streams. */
   active: number;
   lastSeen: number;
 }
 
 const DEFAULT_MAX_SESSIONS = 32;
+const DEFAULT_MAX_SESSIONS_PER_CLIENT = 16;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
@@ -75,6 +123,26 @@ function rpcError(response: Response | ServerResponse, status: number, code: num
   res.statusCode = status;
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+function rpcRefusal(response: Response, status: number, error: McpGatewayError, retryAfterMs: number): void {
+  if (response.headersSent) return;
+  response.setHeader('retry-after', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+  response.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message: error.message, data: { code: error.code, retryAfterMs } }, id: null });
+}
+
+/** Whom a request counts against: the token's client and subject, else the address it comes from; loopback is the server's own machine. */
+function defaultClientOf(request: IncomingMessage, auth: AuthInfo | undefined): string {
+  const owner = ownerOf(auth);
+  if (owner !== undefined) return `token ${owner}`;
+  const address = request.socket.remoteAddress ?? 'unknown';
+  return isLoopbackAddress(address) ? LOOPBACK_CLIENT : `address ${address}`;
+}
+
+const LOOPBACK_CLIENT = 'loopback';
+
+function isLoopbackAddress(address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
 function ownerOf(auth: AuthInfo | undefined): string | undefined {
@@ -107,7 +175,18 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   if (typeof path !== 'string' || !path.startsWith('/')) throw invalidArgument('path', "a path starting with '/'", describeValue(path));
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const idleMs = options.sessionIdleTimeoutMs ?? DEFAULT_IDLE_MS;
-  if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) throw invalidArgument('maxSessions', 'a whole number ≥ 1', describeValue(maxSessions));
+  const clientOf = (request: IncomingMessage, auth: AuthInfo | undefined): string => {
+    const chosen = options.clientOf?.(request, auth);
+    return typeof chosen === 'string' && chosen.length > 0 ? `chosen ${chosen.slice(0, 500)}` : defaultClientOf(request, auth);
+  };
+  const limits = new SessionLimits<string>({
+    maxSessions,
+    maxSessionsPerClient:
+      options.maxSessionsPerClient ??
+      (Number.isSafeInteger(maxSessions) ? Math.min(maxSessions, DEFAULT_MAX_SESSIONS_PER_CLIENT) : DEFAULT_MAX_SESSIONS_PER_CLIENT),
+    requestsPerMinute: options.requestsPerMinute,
+    exempt: (client) => client === LOOPBACK_CLIENT,
+  });
   if (!Number.isSafeInteger(idleMs) || idleMs < 1) throw invalidArgument('sessionIdleTimeoutMs', 'a whole number of ms ≥ 1', describeValue(idleMs));
   const allowedHosts = options.allowedHosts ?? [];
   if (!isLoopbackHost(host)) {
@@ -133,6 +212,13 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       });
     }
   }
+  const seal = options.fleet === undefined ? undefined : new SessionSeal(options.fleet.key);
+  const replicaId = options.fleet?.replicaId;
+  // The name a session's plan on this replica ends with, when another replica opened the session.
+  const replicaTag = (replicaId ?? randomUUID().slice(0, 8)).slice(0, 50);
+  const fleetRegistry = options.fleet?.registry;
+  if (replicaId !== undefined && (typeof replicaId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(replicaId)))
+    throw invalidArgument('fleet.replicaId', 'a name of 1–64 letters, digits, dots, dashes or underscores', describeValue(replicaId));
   const guards = new RequestGuards(allowedHosts, options.allowedOrigins ?? []);
   const sessions = new Map<string, SessionEntry>();
   let opening = 0;
@@ -141,6 +227,11 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
 
   const app = express();
   app.disable('x-powered-by');
+  if (replicaId !== undefined)
+    app.use((_request: Request, response: Response, next: NextFunction) => {
+      response.setHeader('x-agents-replica', replicaId);
+      next();
+    });
   app.use((request: Request, response: Response, next: NextFunction) => {
     const refusal = guards.refusal(request, listeningPort, 'http');
     if (refusal === undefined) return next();
@@ -171,31 +262,148 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     );
   };
 
+  // Each refusal is logged once while it lasts: the first time, not for every request refused after it.
+  const refusing = new Set<string>();
+  const refuseOnce = (what: string, text: string): void => {
+    if (refusing.has(what)) return;
+    if (refusing.size > 10_000) refusing.clear();
+    refusing.add(what);
+    logger.warn(text, {});
+  };
+
   const handle = async (request: Request, response: Response): Promise<void> => {
     const sessionId = request.header('mcp-session-id');
     const auth = (request as Request & { auth?: AuthInfo }).auth;
+    const client = clientOf(request as unknown as IncomingMessage, auth);
+    const wait = limits.throttle(client);
+    if (wait !== undefined) {
+      const error = new McpGatewayError({ problem: { kind: 'rate-limit', limit: limits.settings.requestsPerMinute ?? 0, retryAfterMs: wait } });
+      refuseOnce(
+        `rate ${client}`,
+        `MCP over HTTP: a client (${ownerOf(auth) === undefined ? client : 'signed in'}) passed its ${limits.settings.requestsPerMinute} request(s) a minute; its requests are refused (429) until it slows down.`,
+      );
+      return rpcRefusal(response, 429, error, wait);
+    }
+    refusing.delete(`rate ${client}`);
     if (sessionId !== undefined) {
-      const entry = sessions.get(sessionId);
+      let entry = sessions.get(sessionId);
+      if (entry === undefined && seal !== undefined) {
+        // A session another replica opened (or this one, before it restarted): served here from what its id carries.
+        const sealed = seal.open(sessionId);
+        if (sealed !== undefined) {
+          if (sealed.owner !== ownerOf(auth)) return rpcError(response, 403, -32000, 'Forbidden: this session belongs to another client.');
+          if (request.method === 'DELETE') {
+            await endElsewhere(sealed.sid, undefined);
+            response.status(200).end();
+            return;
+          }
+          if (!admit(client, response)) return;
+          entry = await resuming(sessionId, () => open(sessionId, sealed.sid, client, auth, sealed));
+        }
+      }
       if (entry === undefined) return rpcError(response, 404, -32001, 'Session not found: it ended or never existed. Start a new session (initialize).');
       if (entry.owner !== ownerOf(auth)) return rpcError(response, 403, -32000, 'Forbidden: this session belongs to another client.');
-      entry.active++;
-      entry.lastSeen = Date.now();
+      const held = entry;
+      held.active++;
+      held.lastSeen = Date.now();
       response.once('close', () => {
-        entry.active--;
-        entry.lastSeen = Date.now();
+        held.active--;
+        held.lastSeen = Date.now();
       });
-      await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
+      await held.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
       return;
     }
     if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
       return rpcError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id header; the first request of a session is initialize.');
     }
-    if (sessions.size + opening >= maxSessions) {
-      logger.warn(`MCP over HTTP: refused a new session: ${maxSessions} session(s) are open, the limit.`, {});
-      return rpcError(response, 503, -32000, new McpGatewayError({ problem: { kind: 'session-limit', limit: maxSessions } }).message);
+    if (!admit(client, response)) return;
+    const sid = randomUUID();
+    const params = (
+      request.body as { params?: { clientInfo?: { name: string; version: string }; capabilities?: Record<string, unknown>; protocolVersion?: string } }
+    ).params;
+    const id =
+      seal === undefined
+        ? sid
+        : seal.seal({
+            sid,
+            ...(ownerOf(auth) === undefined ? {} : { owner: ownerOf(auth) }),
+            ...(params?.clientInfo === undefined
+              ? {}
+              : { clientInfo: { name: String(params.clientInfo.name).slice(0, 200), version: String(params.clientInfo.version).slice(0, 100) } }),
+            ...(params?.capabilities === undefined ? {} : { capabilities: params.capabilities }),
+            ...(typeof params?.protocolVersion === 'string' ? { protocolVersion: params.protocolVersion.slice(0, 40) } : {}),
+            issuedAt: Date.now(),
+          });
+    const entry = await open(id, sid, client, auth, undefined);
+    response.once('close', () => {
+      entry.active--;
+      entry.lastSeen = Date.now();
+    });
+    await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
+    // An initialize the transport refused leaves no session to keep.
+    if (!sessions.has(id)) void entry.session?.close('its initialize was refused');
+  };
+
+  /** Whether a new session (or one resumed here) may open; when not, the refusal is sent. Makes room by ending an idle session when it must. */
+  const admit = (client: string, response: Response): boolean => {
+    const admission = limits.admit(client, sessions, opening);
+    if (!admission.admit) {
+      const error = new McpGatewayError({ problem: { kind: 'session-limit', limit: admission.max, scope: admission.limit } });
+      refuseOnce(
+        `full ${admission.limit === 'client' ? client : ''}`,
+        admission.limit === 'client'
+          ? `MCP over HTTP: refused a new session: a client holds ${admission.max} session(s), its limit, each busy.`
+          : `MCP over HTTP: refused a new session: ${admission.max} session(s) are open, the limit, each busy.`,
+      );
+      rpcRefusal(response, admission.limit === 'client' ? 429 : 503, error, 1_000);
+      return false;
     }
-    const id = randomUUID();
+    refusing.delete(`full ${client}`);
+    refusing.delete('full ');
+    if (admission.evict !== undefined) {
+      const evicted = sessions.get(admission.evict.key);
+      if (evicted !== undefined) {
+        // Gone from the table now, so the room is there at once; its plan ends in the background.
+        sessions.delete(admission.evict.key);
+        logger.info(`MCP over HTTP: ended idle session ${evicted.sid} (least recently used): ${admission.evict.reason}.`, {});
+        void evicted.session?.close(`evicted: ${admission.evict.reason}`);
+      }
+    }
+    return true;
+  };
+
+  /** Ends the plans other replicas hold for a session its client deleted (through the registry they share); a failure is logged, never thrown. */
+  const endElsewhere = async (sid: string, localPlan: string | undefined): Promise<void> => {
+    if (fleetRegistry === undefined) return;
+    try {
+      const plans = (await fleetRegistry.list()).filter((plan) => plan.labels?.['session'] === sid && plan.planId !== localPlan);
+      await Promise.all(
+        plans.map((plan) =>
+          fleetRegistry
+            .send(createCancelMessage(plan.planId, 'the client deleted its MCP session on another replica', replicaId ?? 'mcp-gateway'))
+            .catch(() => undefined),
+        ),
+      );
+    } catch (error) {
+      logger.warn(`MCP over HTTP: could not end the plans of session ${sid} on the other replicas: ${messageOf(error)}`, {});
+    }
+  };
+
+  /** One rebuild of a resumed session at a time: requests that arrive together share it. */
+  const rebuilding = new Map<string, Promise<SessionEntry>>();
+  const resuming = (id: string, build: () => Promise<SessionEntry>): Promise<SessionEntry> => {
+    let pending = rebuilding.get(id);
+    if (pending === undefined) {
+      pending = build().finally(() => rebuilding.delete(id));
+      rebuilding.set(id, pending);
+    }
+    return pending;
+  };
+
+  /** A session's transport and gateway session: a new one (its initialize follows), or one resumed from its sealed id. */
+  const open = async (id: string, sid: string, client: string, auth: AuthInfo | undefined, resumed: SealedSession | undefined): Promise<SessionEntry> => {
     const entry: SessionEntry = {
+      sid,
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => id,
         onsessioninitialized: () => {
@@ -203,30 +411,50 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
         },
         onsessionclosed: () => {
           void entry.session?.close('the client deleted the session');
+          if (seal !== undefined) void endElsewhere(sid, entry.session?.planId);
         },
       }),
       session: undefined,
       owner: ownerOf(auth),
-      active: 1,
+      client,
+      active: resumed === undefined ? 1 : 0,
       lastSeen: Date.now(),
     };
+    if (resumed !== undefined) {
+      // Initialized elsewhere: this transport takes the session as initialized under its id (the SDK keeps that in these fields).
+      const inner = (entry.transport as unknown as { _webStandardTransport: { sessionId?: string; _initialized: boolean } })._webStandardTransport;
+      inner.sessionId = id;
+      inner._initialized = true;
+    }
     opening++;
     try {
-      entry.session = await gateway.connect(entry.transport, { transport: 'http', sessionId: id, ...(auth === undefined ? {} : { authInfo: auth }) });
+      entry.session = await gateway.connect(entry.transport, {
+        transport: 'http',
+        sessionId: sid,
+        ...(auth === undefined ? {} : { authInfo: auth }),
+        ...(resumed === undefined
+          ? {}
+          : {
+              resumed: {
+                ...(resumed.clientInfo === undefined ? {} : { clientInfo: resumed.clientInfo }),
+                ...(resumed.capabilities === undefined ? {} : { capabilities: resumed.capabilities }),
+                ...(resumed.protocolVersion === undefined ? {} : { protocolVersion: resumed.protocolVersion }),
+                replica: replicaTag,
+              },
+            }),
+      });
     } finally {
       opening--;
     }
+    if (resumed !== undefined) {
+      sessions.set(id, entry);
+      logger.info(`MCP over HTTP: serving session ${sid}, opened on another replica, here${replicaId === undefined ? '' : ` (${replicaId})`}.`, {});
+    }
     void entry.session.ended.then(() => {
-      sessions.delete(id);
-      logger.info(`MCP over HTTP: session ${id} ended.`, {});
+      if (sessions.get(id) === entry) sessions.delete(id);
+      logger.info(`MCP over HTTP: session ${sid} ended.`, {});
     });
-    response.once('close', () => {
-      entry.active--;
-      entry.lastSeen = Date.now();
-    });
-    await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
-    // An initialize the transport refused leaves no session to keep.
-    if (!sessions.has(id)) void entry.session.close('its initialize was refused');
+    return entry;
   };
 
   const serve = (request: Request, response: Response): void => {
@@ -260,9 +488,10 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   const sweep = setInterval(
     () => {
       const now = Date.now();
-      for (const [id, entry] of sessions) {
+      limits.prune(now);
+      for (const entry of sessions.values()) {
         if (entry.active <= 0 && now - entry.lastSeen >= idleMs)
-          void entry.session?.close(`idle for ${Math.round((now - entry.lastSeen) / 1000)} s (session ${id})`);
+          void entry.session?.close(`idle for ${Math.round((now - entry.lastSeen) / 1000)} s (session ${entry.sid})`);
       }
     },
     Math.max(10, Math.min(60_000, Math.floor(idleMs / 4))),
@@ -274,6 +503,11 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     address: { host, port: listeningPort },
     get sessionCount() {
       return sessions.size;
+    },
+    get busySessionCount() {
+      let busy = 0;
+      for (const entry of sessions.values()) if (entry.active > 0) busy++;
+      return busy;
     },
     close: () => {
       closing ??= (async () => {

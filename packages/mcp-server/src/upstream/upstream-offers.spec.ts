@@ -81,11 +81,70 @@ describe('McpGateway: upstream resources and prompts pass through', () => {
     await gateway.close();
   });
 
+  it('declares completions and forwards each to the server of the prompt or template, with the names the server knows', async () => {
+    const asked: unknown[] = [];
+    const tools = [
+      ...twoServers([]),
+      operation('docs', 'completion/complete', (input) => {
+        asked.push(input);
+        return { completion: { values: ['MCP', 'MCP servers', 42], total: 2, hasMore: false } };
+      }),
+    ];
+    const { gateway } = gatewayOver(tools);
+    const { client } = await connectClient(gateway);
+    expect(client.getServerCapabilities()?.completions).toEqual({});
+    const prompt = await client.complete({ ref: { type: 'ref/prompt', name: 'docs.summarise' }, argument: { name: 'topic', value: 'MC' } });
+    expect(prompt.completion).toEqual({ values: ['MCP', 'MCP servers'], total: 2, hasMore: false });
+    await client.listResourceTemplates();
+    await client.complete({
+      ref: { type: 'ref/resource', uri: 'docs://pages/{page}' },
+      argument: { name: 'page', value: 'in' },
+      context: { arguments: { lang: 'en' } },
+    });
+    expect(asked).toEqual([
+      { ref: { type: 'ref/prompt', name: 'summarise' }, argument: { name: 'topic', value: 'MC' } },
+      { ref: { type: 'ref/resource', uri: 'docs://pages/{page}' }, argument: { name: 'page', value: 'in' }, context: { arguments: { lang: 'en' } } },
+    ]);
+    // A server that offers no completions has no suggestions; an unknown prompt is a protocol error.
+    expect((await client.complete({ ref: { type: 'ref/prompt', name: 'files.summarise' }, argument: { name: 'x', value: '' } })).completion).toEqual({
+      values: [],
+      hasMore: false,
+    });
+    await expect(client.complete({ ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'x', value: '' } })).rejects.toMatchObject({
+      code: -32602,
+    });
+    expect(asked).toHaveLength(2);
+    await gateway.close();
+  });
+
+  it('answers a failed read with the upstream error code and words for an MCP client, not advice for a model', async () => {
+    // As @ca/adapters-mcp fails an operation the server answered with a JSON-RPC error: a failed result, the server's error as its cause.
+    const failing = operation('docs', 'resources/read', () => ({
+      ok: false,
+      error: Object.assign(new Error("Tool 'mcp.docs.resources.read' (MCP method 'resources/read' of server 'docs') failed."), {
+        code: 'MCP_REQUEST_FAILED',
+        rpcCode: -32002,
+        cause: new Error('MCP error -32002: Resource docs://gone not found'),
+      }),
+    }));
+    const tools = twoServers([]).filter((tool) => tool.descriptor.name !== 'mcp.docs.resources.read');
+    const { gateway } = gatewayOver([...tools, failing]);
+    const { client } = await connectClient(gateway);
+    const read = client.readResource({ uri: 'docs://guide' });
+    await expect(read).rejects.toBeInstanceOf(McpError);
+    const error = (await read.catch((caught: unknown) => caught)) as McpError;
+    expect(error.code).toBe(-32002);
+    expect(error.message).toMatch(/resources\/read failed upstream.*Resource docs:\/\/gone not found/);
+    expect(error.message).not.toMatch(/repeat|Check the arguments|Error MCP_/);
+    await gateway.close();
+  });
+
   it('declares no resources or prompts when no upstream server offers them', async () => {
     const { gateway } = gatewayOver([new TestTool({ name: 'notes.read', capability: reader })]);
     const { client } = await connectClient(gateway);
     expect(client.getServerCapabilities()?.resources).toBeUndefined();
     expect(client.getServerCapabilities()?.prompts).toBeUndefined();
+    expect(client.getServerCapabilities()?.completions).toBeUndefined();
     await gateway.close();
   });
 });

@@ -1,5 +1,13 @@
 import type { ToolDescriptor } from '@ca/tool-lifecycle';
-import type { GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CompleteRequest,
+  CompleteResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+} from '@modelcontextprotocol/sdk/types.js';
 import { McpGatewayError } from '../errors/mcp-gateway-error';
 
 /** The MCP methods of an upstream server that the runtime offers as tools (`mcp.<server>.resources.read`, …), by method. */
@@ -115,6 +123,53 @@ export class UpstreamOffers {
     const [server, tool] = found;
     const output = (await this.run(tool, { name: name.slice(server.length + 1), ...(args === undefined ? {} : { arguments: args }) })) as GetPromptResult;
     return { ...(output?.description === undefined ? {} : { description: output.description }), messages: output?.messages ?? [] };
+  }
+
+  /** True when the client may ask for completions: an upstream server has prompts or resource templates to complete arguments of. */
+  get hasCompletions(): boolean {
+    return this.hasPrompts || this.hasResources;
+  }
+
+  /**
+   * `completion/complete` for a prompt's argument (`ref/prompt`, by the name
+   * the gateway gave it) or a resource template's variable (`ref/resource`),
+   * forwarded to the server that offers it (its `completion/complete`
+   * operation); a server that offers no completions has no suggestions.
+   */
+  async complete(params: CompleteRequest['params'], planId: string): Promise<CompleteResult> {
+    const none: CompleteResult = { completion: { values: [], hasMore: false } };
+    const offering = this.withMethod('completion/complete');
+    const forward = async (tool: string, ref: CompleteRequest['params']['ref']): Promise<CompleteResult> => {
+      const output = (await this.run(tool, {
+        ref,
+        argument: params.argument,
+        ...(params.context === undefined ? {} : { context: params.context }),
+      })) as Partial<CompleteResult> | undefined;
+      const completion = output?.completion;
+      if (completion === undefined || !Array.isArray(completion.values)) return none;
+      return {
+        completion: {
+          values: completion.values.filter((value): value is string => typeof value === 'string').slice(0, 100),
+          ...(typeof completion.total === 'number' ? { total: completion.total } : {}),
+          ...(typeof completion.hasMore === 'boolean' ? { hasMore: completion.hasMore } : {}),
+        },
+      };
+    };
+    const ref = params.ref;
+    if (ref.type === 'ref/prompt') {
+      const found = this.withMethod('prompts/list').find(([server]) => ref.name.startsWith(`${server}${PROMPT_SEPARATOR}`));
+      if (found === undefined) {
+        const known = (await this.listPrompts().catch(() => [])).map((prompt) => prompt.name);
+        throw new McpGatewayError({ problem: { kind: 'prompt-unknown', name: ref.name, known }, planId });
+      }
+      const tool = offering.find(([server]) => server === found[0])?.[1];
+      return tool === undefined ? none : forward(tool, { type: 'ref/prompt', name: ref.name.slice(found[0].length + 1) });
+    }
+    const uri = ref.uri;
+    if (offering.length === 0) return none;
+    const owner = this.templates.find((template) => uri.startsWith(template.prefix))?.server ?? this.owners.get(uri);
+    const tool = owner === undefined ? (offering.length === 1 ? offering[0]?.[1] : undefined) : offering.find(([server]) => server === owner)?.[1];
+    return tool === undefined ? none : forward(tool, { type: 'ref/resource', uri });
   }
 
   /** The server that offers `method`, by name, with the tool that sends it. */

@@ -1,0 +1,175 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startRedisServer, type TestRedisServer } from '@ca/plan-registry-redis/testing';
+import { isProcessAlive } from '@ca/sandbox/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-helper';
+
+// Three `agents mcp serve --http --fleet` processes behind a plain round-robin
+// proxy (no affinity), a real redis-server as their plan registry, real SDK
+// clients, server-everything upstream; one replica is SIGKILLed while calls
+// are in flight.
+const bin = path.resolve(__dirname, '..', 'dist', 'bin.js');
+const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../../tools/reliability/round-robin-proxy.js')) as {
+  startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
+};
+
+jest.setTimeout(300_000);
+
+interface Replica {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly exit: Promise<number | null>;
+  readonly output: () => string;
+  url?: URL;
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+let redis: TestRedisServer | undefined;
+const replicas: Replica[] = [];
+afterEach(async () => {
+  for (const replica of replicas.splice(0)) if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
+  await redis?.stop();
+  removeTemporaryFolders();
+});
+
+describe('agents mcp serve --http --fleet', () => {
+  it('serves 30 sessions through 3 replicas without affinity; a replica SIGKILLed mid-call costs each client at most one retry; no plan or upstream process is left', async () => {
+    redis = await startRedisServer();
+    const workspace = temporaryFolder();
+    const starts = path.join(workspace, 'server-starts');
+    const config = path.join(workspace, 'fleet.config.json');
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          everything: {
+            command: 'node',
+            args: ['../counted-server.js'],
+            cwd: path.join(fixtures, 'with-mcp'),
+            env: { SERVER_STARTS: starts },
+            scope: 'shared',
+          },
+        },
+        registry: { url: redis.url, keyPrefix: 'fleet:', ttlMs: 2_000, heartbeatIntervalMs: 200 },
+      }),
+    );
+    const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_FLEET_KEY: randomBytes(32).toString('hex') };
+    for (const name of ['r0', 'r1', 'r2']) {
+      // Each its own state folder, as on its own host: only Redis and the key are shared.
+      const stateDir = temporaryFolder('ca-fleet-state-');
+      const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0', '--fleet', '--replica-id', name], {
+        cwd: workspace,
+        env: { ...env, AGENTS_STATE_DIR: stateDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      replicas.push({ name, child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), output: () => output });
+    }
+    for (const replica of replicas) {
+      await waitFor(() => /Serving MCP at (\S+)/.test(replica.output()), `${replica.name} to serve`);
+      expect(replica.output()).toMatch(/fleet replica r\d/);
+      replica.url = new URL((/Serving MCP at (\S+)/.exec(replica.output()) as RegExpExecArray)[1] as string);
+    }
+    const proxy = await startRoundRobinProxy(replicas.map((replica) => (replica.url as URL).origin));
+    const endpoint = new URL('/mcp', proxy.url);
+    const clients: { client: Client; transport: StreamableHTTPClientTransport }[] = [];
+    let retried = 0;
+    let failedTwice = 0;
+    const call = async (client: Client, message: string): Promise<string> => {
+      const once = async () =>
+        ((await client.callTool({ name: 'mcp.everything.echo', arguments: { message } }, undefined, { timeout: 60_000 })).content as { text: string }[])[0]
+          ?.text ?? '';
+      try {
+        return await once();
+      } catch {
+        // The documented retry of a 2025-era client: a request in flight on a replica that died fails once.
+        retried++;
+        try {
+          return await once();
+        } catch (error) {
+          failedTwice++;
+          throw error;
+        }
+      }
+    };
+    try {
+      for (let index = 0; index < 30; index++) {
+        const transport = new StreamableHTTPClientTransport(endpoint);
+        const client = new Client({ name: `fleet-${index}`, version: '1.0.0' });
+        await client.connect(transport);
+        clients.push({ client, transport });
+      }
+      for (const [index, { client }] of clients.entries()) expect(await call(client, `first ${index}`)).toBe(`Echo: first ${index}`);
+      // Every replica serves, and each started one shared upstream server.
+      expect(proxy.counts.every((count) => count > 0)).toBe(true);
+      const victim = replicas[1] as Replica;
+      await waitFor(() => fs.existsSync(starts) && fs.readFileSync(starts, 'utf8').trim().split('\n').length >= 3, 'each replica to start its upstream server');
+      const upstream = fs
+        .readFileSync(starts, 'utf8')
+        .trim()
+        .split('\n')
+        .map(Number)
+        .filter((pid) => parentOf(pid) === victim.child.pid);
+      expect(upstream.length).toBeGreaterThanOrEqual(1);
+
+      // Calls in flight on every replica; one replica is killed among them.
+      const inFlight = clients.map(({ client }, index) => call(client, `second ${index}`));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      victim.child.kill('SIGKILL');
+      const answers = await Promise.all(inFlight);
+      answers.forEach((answer, index) => expect(answer).toBe(`Echo: second ${index}`));
+      // After the death: every next request succeeds at once.
+      const retriedBefore = retried;
+      for (const [index, { client }] of clients.entries()) expect(await call(client, `third ${index}`)).toBe(`Echo: third ${index}`);
+      expect(retried).toBe(retriedBefore);
+      expect(failedTwice).toBe(0);
+      expect(retried).toBeLessThanOrEqual(clients.length);
+      // The dead replica's upstream server does not outlive it.
+      await waitFor(() => upstream.every((pid) => !isProcessAlive(pid)), "the killed replica's upstream server to exit");
+
+      for (const { transport, client } of clients) {
+        await transport.terminateSession();
+        await client.close();
+      }
+      clients.length = 0;
+      for (const replica of [replicas[0], replicas[2]] as Replica[]) replica.child.kill('SIGTERM');
+      expect(await (replicas[0] as Replica).exit).toBe(0);
+      expect(await (replicas[2] as Replica).exit).toBe(0);
+      // No plan is left: the live replicas ended theirs, the dead one's expire with their last heartbeat.
+      await waitFor(
+        async () => (await (redis as TestRedisServer).keys()).filter((key) => key.startsWith('fleet:')).length === 0,
+        'the registry to be empty',
+        30_000,
+      );
+      // No upstream server of any replica is left.
+      const all = fs.readFileSync(starts, 'utf8').trim().split('\n').map(Number);
+      await waitFor(() => all.every((pid) => !isProcessAlive(pid)), 'every upstream server to exit');
+    } finally {
+      for (const { client } of clients) await client.close().catch(() => undefined);
+      await proxy.close();
+    }
+  });
+});
