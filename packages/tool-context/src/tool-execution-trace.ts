@@ -131,6 +131,11 @@ export interface ToolExecutionTrace {
    * result was returned.
    */
   readonly replayedFrom?: string;
+  /**
+   * The execution this call was made from, for a call a tool made in the
+   * plan on its own (an inner call of a program `@ca/code-mode` runs).
+   */
+  readonly parentExecutionId?: string;
   /** The hooks that ran around the call, in the order they ran; absent when none did. */
   readonly hooks?: readonly ToolExecutionTraceHook[];
   /**
@@ -260,6 +265,10 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (replayedFrom !== undefined && (typeof replayedFrom !== 'string' || replayedFrom.length === 0)) {
     fail('.replayedFrom', `expected the id of the execution whose result was returned, got ${describeType(replayedFrom)}.`);
   }
+  const parentExecutionId = record['parentExecutionId'];
+  if (parentExecutionId !== undefined && (typeof parentExecutionId !== 'string' || parentExecutionId.length === 0 || parentExecutionId.length > MAX_LABEL_LENGTH)) {
+    fail('.parentExecutionId', `expected the id of the execution the call was made from, got ${describeType(parentExecutionId)}.`);
+  }
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > MAX_LABEL_LENGTH)) {
     fail('.idempotencyKey', `expected the call's idempotency key (1–${MAX_LABEL_LENGTH} characters), got ${describeType(idempotencyKey)}.`);
   }
@@ -306,6 +315,7 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
   if (approval !== undefined) copy.approval = copyTraceApproval(checkTraceApproval(approval, fail));
   if (attempts !== undefined) copy.attempts = attempts as number;
   if (replayedFrom !== undefined) copy.replayedFrom = replayedFrom as string;
+  if (parentExecutionId !== undefined) copy.parentExecutionId = parentExecutionId as string;
   if (idempotencyKey !== undefined) copy.idempotencyKey = idempotencyKey as string;
   if (keptRepairs !== undefined) copy.repairs = keptRepairs;
   if (hooks !== undefined) copy.hooks = Object.freeze((hooks as ToolExecutionTraceHook[]).map(copyTraceHook));

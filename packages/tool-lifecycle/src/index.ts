@@ -8,7 +8,8 @@ export type { ToolContent, ToolSuccess, ToolFailure, ToolResult, ExecutionResult
 export { toolSuccess, toolFailure, ToolSet, closestNames } from './tool';
 
 // The runtime, its options and its registration.
-export { ToolRuntime } from './tool-runtime';
+export { ToolRuntime, innerCallStep } from './tool-runtime';
+export type { ToolCaller } from './tool-runtime';
 export type { ToolRuntimeOptions, ToolRuntimeSettings, ExecuteOptions, PlanOptions } from './tool-runtime';
 export { registerToolRuntime } from './register-tool-runtime';
 

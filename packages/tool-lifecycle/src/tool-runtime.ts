@@ -1,8 +1,8 @@
 import { ToolSchemaValidationError, createSchemaValidator } from '@ca/schema';
-import { toTraceRepairs, type PlanContext } from '@ca/tool-context';
+import { toTraceRepairs, type PlanContext, type ToolExecutionContext } from '@ca/tool-context';
 import { ApprovalGate, compileToolRules } from './approval';
 import { ToolCatalog, type DiscoveryResult, type RegisteredTool } from './catalog';
-import { CallRunner, CallSettings, JournaledCalls, PlanCallRecords, ResumeRules, untilCancelled, type ExecuteOptions } from './calls';
+import { CallRunner, CallSettings, JournaledCalls, PlanCallRecords, ResumeRules, executionsByView, untilCancelled, type ExecuteOptions } from './calls';
 import { ToolInvalidArgumentError } from './errors';
 import { HookPending, ToolHooks } from './hooks';
 import { createDefinitionLock, quarantineCheck, type DefinitionLock } from './pins';
@@ -16,6 +16,35 @@ import { checkJournal } from './journal';
 import type { ExecutionResult, ToolDescriptor, ToolResult } from './tool';
 
 export type { DiscoveryResult } from './catalog';
+
+/**
+ * The execution a tool's view was given to, for a tool that makes calls of
+ * its own in the plan (`@ca/code-mode`'s `code.run`): see `ToolRuntime.callerOf`.
+ */
+export interface ToolCaller {
+  /** The plan the execution runs in: what inner calls are made in. */
+  readonly ctx: PlanContext;
+  /** The execution's id: the inner calls' `parentExecutionId`. */
+  readonly executionId: string;
+  readonly toolName: string;
+  /** The caller's step id of the execution, when it was made with one (`execute(…, { step })`). */
+  readonly step?: string;
+}
+
+/**
+ * The step id of the `ordinal`-th inner call of `caller` (1, 2, …):
+ * `<caller's step>/<ordinal>`, or `<caller's execution id>/<ordinal>` for a
+ * caller made without a step. The same in every process that makes the caller's
+ * step again in the same order, so the plan's call journal answers an inner
+ * call already made instead of making it twice.
+ * @throws ToolInvalidArgumentError for an ordinal that is not a whole number ≥ 1.
+ */
+export function innerCallStep(caller: ToolCaller, ordinal: number): string {
+  if (!Number.isSafeInteger(ordinal) || ordinal < 1) {
+    throw new ToolInvalidArgumentError({ argument: 'ordinal', expected: 'a whole number ≥ 1', received: ordinal, toolName: caller?.toolName });
+  }
+  return `${caller.step ?? caller.executionId}/${ordinal}`;
+}
 export type { ExecuteOptions } from './calls';
 export type { PlanOptions } from './plan';
 export type { ToolRuntimeOptions, ToolRuntimeSettings } from './runtime-options';
@@ -240,6 +269,7 @@ export class ToolRuntime {
     const planId = ctx.planId;
     const execution = this.recorder.start(name, ctx);
     if (options?.repairs !== undefined) extraOf(execution).repairs = toTraceRepairs(options.repairs);
+    if (options?.parentExecutionId !== undefined) extraOf(execution).parentExecutionId = checkParent(options.parentExecutionId, name, planId);
     let tool: RegisteredTool | undefined;
     try {
       // 1. A cancelled plan runs nothing.
@@ -283,6 +313,24 @@ export class ToolRuntime {
     } catch (thrown) {
       throw this.recorder.fail(execution, this.hooks === undefined ? thrown : await this.hooks.afterThrow(execution, tool, input, thrown));
     }
+  }
+
+  /**
+   * The execution `view` was given to, while it is in flight: its plan
+   * context, id, tool and step. For a tool that makes calls of its own in
+   * the plan — each as `execute(name, input, caller.ctx, { parentExecutionId:
+   * caller.executionId, step: innerCallStep(caller, n) })`, so that each goes
+   * through the plan's policy, approval, limits and hooks, its trace names
+   * its parent, and the plan's call journal has it. `undefined` for a view
+   * this runtime did not make for an execution (an activation's view, a view
+   * of another runtime, anything else).
+   */
+  callerOf(view: ToolExecutionContext): ToolCaller | undefined {
+    if (typeof view !== 'object' || view === null) return undefined;
+    const execution = executionsByView.get(view);
+    if (execution === undefined) return undefined;
+    const step = execution.extra?.step;
+    return Object.freeze({ ctx: execution.ctx, executionId: execution.executionId, toolName: execution.toolName, ...(step === undefined ? {} : { step }) });
   }
 
   /**
@@ -387,4 +435,10 @@ export class ToolRuntime {
       },
     });
   }
+}
+
+/** `options.parentExecutionId`, checked: an execution id (1–200 characters). */
+function checkParent(parent: unknown, toolName: string, planId: string): string {
+  if (typeof parent === 'string' && parent.length > 0 && parent.length <= 200) return parent;
+  throw new ToolInvalidArgumentError({ argument: 'options.parentExecutionId', expected: 'the id of the execution the call is made from (1–200 characters)', received: parent, toolName, planId });
 }

@@ -14,6 +14,9 @@ import type { Execution } from '../observability';
 import { idempotencyKeyOf } from './idempotency';
 import { callWithSettings } from './retries';
 
+/** The execution each tool's view was made for, while the view lives: what `ToolRuntime.callerOf` answers from. */
+export const executionsByView = new WeakMap<object, Execution>();
+
 /**
  * Step 5 of an execution, the call: the tool runs with its own view of the
  * plan and a token that carries its deadline, counted as in flight in its
@@ -86,6 +89,7 @@ export class CallRunner implements CallAttempts {
       idempotencyKey: () => idempotencyKeyOf(this.plans, execution, input, options?.step),
     });
     execution.view = view;
+    executionsByView.set(view, execution);
     const callOptions: ToolCallOptions | undefined = options?.onProgress === undefined ? undefined : { onProgress: options.onProgress };
     let running: Promise<ToolResult>;
     try {

@@ -27,6 +27,12 @@ export interface ExecuteOptions {
    * approval — follow the plan's token.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The execution this call is made from, when a tool makes calls of its own
+   * in the plan (`@ca/code-mode`'s `code.run`; see `ToolRuntime.callerOf`):
+   * kept in the call's trace as `parentExecutionId`.
+   */
+  readonly parentExecutionId?: string;
   /** The repairs a front door made to the arguments before this call (`@ca/model-tools`), kept in the call's trace. */
   readonly repairs?: readonly ToolExecutionTraceRepair[];
 }

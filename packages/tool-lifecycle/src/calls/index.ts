@@ -3,7 +3,7 @@
 // and the resume rules, the output check.
 export { CallLimiter } from './call-limiter';
 export type { CallLimits, LimitSubject, LimitWaitPolicy } from './call-limiter';
-export { CallRunner } from './call-runner';
+export { CallRunner, executionsByView } from './call-runner';
 export { CallSettings } from './call-settings';
 export type { LimitPlan, RetryPlan, ToolCallPlan, ToolCallSettings, ToolLimitSettings, ToolRetrySettings } from './call-settings';
 export type { ExecuteOptions } from './execute-options';

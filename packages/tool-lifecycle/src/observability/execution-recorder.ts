@@ -84,6 +84,7 @@ export class ExecutionRecorder {
       if (extra.attempts !== undefined) trace.attempts = extra.attempts;
       if (extra.replayedFrom !== undefined) trace.replayedFrom = extra.replayedFrom;
       if (extra.repairs !== undefined) trace.repairs = extra.repairs;
+      if (extra.parentExecutionId !== undefined) trace.parentExecutionId = extra.parentExecutionId;
       // The key a tool read could have left the process (an Idempotency-Key header, an MCP call's _meta): the trace says which.
       if (extra.idempotencyKey !== undefined) {
         trace.idempotencyKey = extra.idempotencyKey;

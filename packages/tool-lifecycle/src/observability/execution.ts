@@ -34,6 +34,8 @@ export interface ExecutionExtra {
   hooks?: ToolExecutionTraceHook[];
   /** The notes hooks added for the model. */
   notes?: ExecutionNote[];
+  /** The execution the call was made from (`ExecuteOptions.parentExecutionId`). */
+  parentExecutionId?: string;
   /** The repairs a front door made to the call's arguments. */
   repairs?: readonly ToolExecutionTraceRepair[];
 }

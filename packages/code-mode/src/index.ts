@@ -1,0 +1,10 @@
+export { createCodeMode, DEFAULT_CODE_LIMITS } from './code-mode';
+export type { CodeLimits, CodeMode, CodeModeOptions, CodeRunInput, CodeRunOptions, CodeRunOutput, InnerCall } from './code-mode';
+export { CodeModeError, LIMIT_OF_CODE } from './errors';
+export type { CodeModeErrorCode, CodeModeErrorOptions, PendingInnerCall } from './errors';
+export { SandboxPool } from './sandbox/sandbox-pool';
+export type { SandboxPoolOptions } from './sandbox/sandbox-pool';
+export { declareApi, declareTool, typeOf } from './api/declarations';
+export type { DeclarationOptions } from './api/declarations';
+export { ToolNames, identifierOf } from './api/tool-names';
+export { stripTypes } from './strip-types';
