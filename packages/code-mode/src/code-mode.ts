@@ -213,21 +213,28 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     const { names, byName } = await catalog();
     const { idents, names: toolNames } = names.entries();
     const ctx = caller.ctx;
-    const runKey = caller.step ?? caller.executionId;
+    // A resumed run (`<step>#resume-<n>`, see PendingInnerCall.resumeStep) is the run of `<step>`: same inner steps, clock and seed.
+    const runKey = caller.step === undefined ? caller.executionId : runKeyOf(caller.step);
     let plans = runs.get(ctx);
     if (plans === undefined) runs.set(ctx, (plans = new Map()));
     let state = plans.get(runKey);
     if (state === undefined) {
-      state = { seed: caller.step === undefined ? (Math.random() * 2 ** 32) >>> 0 : seedOf(ctx.planId, caller.step), now: Date.now(), answered: new Set() };
+      state = { seed: caller.step === undefined ? (Math.random() * 2 ** 32) >>> 0 : seedOf(ctx.planId, runKey), now: Date.now(), answered: new Set() };
       plans.set(runKey, state);
     }
-    const run = new ProgramRun(runtime, caller, limits, names, byName, state, options.suspend);
+    const run = new ProgramRun(runtime, { ...caller, step: runKey }, limits, names, byName, state, options.suspend);
     let result: SandboxResult;
+    const sandboxLimits = { memoryBytes: limits.memoryBytes, stackBytes: limits.stackBytes, timeMs: limits.timeMs, outputChars: limits.maxOutputChars };
+    const runCode = (code: string): Promise<SandboxResult> =>
+      pool.run({ code, idents, names: toolNames, seed: state.seed, now: state.now, limits: sandboxLimits }, { onCall: (call) => run.call(call), signal: view.signal });
     try {
-      result = await pool.run(
-        { code: stripTypes(input.code), idents, names: toolNames, seed: state.seed, now: state.now, limits: { memoryBytes: limits.memoryBytes, stackBytes: limits.stackBytes, timeMs: limits.timeMs, outputChars: limits.maxOutputChars } },
-        { onCall: (call) => run.call(call), signal: view.signal },
-      );
+      // JavaScript runs as it is; a program that does not parse as JavaScript is run again with its types removed
+      // (it did nothing the first time: it did not compile). Stripping every program would cost 1–3 ms a run.
+      result = await runCode(input.code);
+      if (result.outcome.kind === 'failed' && result.outcome.code === 'CODE_SYNTAX_ERROR') {
+        const stripped = stripTypes(input.code);
+        if (stripped !== input.code) result = await runCode(stripped);
+      }
     } catch (error) {
       if (view.signal.aborted) return fail('CODE_STOPPED', 'the run was cancelled before it started');
       return fail('CODE_SANDBOX_FAILED', `the sandbox could not run the program (${String((error as Error)?.message ?? error)})`, { cause: error });
@@ -267,7 +274,11 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     description: async (descriptionOptions?: { readonly names?: readonly string[] }) =>
       `${descriptor.description} Failed calls throw an Error with the fields of their coded error (code, message, toolName). No timers, network, files or environment; Date and Math.random are the host's. The API:\n${await declarations(descriptionOptions)}`,
     run: (code: string, ctx: PlanContext, runOptions?: CodeRunOptions) => runtimeOf().execute<CodeRunOutput>(toolName, { code }, ctx, runOptions),
-    warm: () => pool.warm(),
+    warm: async () => {
+      // The type stripper's first run compiles much of it: made here, not in the first program.
+      stripTypes('const warm: number = 1;');
+      await pool.warm();
+    },
     close: () => (ownPool ? pool.close() : Promise.resolve()),
   });
 }
@@ -313,7 +324,7 @@ class ProgramRun {
     }
     const step = innerCallStep(caller, this.ordinal);
     if (this.suspend !== undefined && !this.state.answered.has(step) && (await this.suspend({ descriptor, input, ctx: caller.ctx, step }))) {
-      this.pending = Object.freeze({ toolName: name, input, step, parentExecutionId: caller.executionId });
+      this.pending = Object.freeze({ toolName: name, input, step, parentExecutionId: caller.executionId, resumeStep: `${caller.step as string}${RESUME}${this.ordinal}` });
       return { fatal: 'CODE_APPROVAL_PENDING' };
     }
     let result: ExecutionResult;
@@ -469,6 +480,15 @@ function checkLimits(given: Partial<CodeLimits> | undefined): CodeLimits {
     throw new ToolInvalidArgumentError({ argument: 'options.limits.memoryBytes', expected: 'at least 1 MiB', received: limits['memoryBytes'] });
   }
   return Object.freeze(limits as unknown as CodeLimits);
+}
+
+/** What a resumed run's step adds to the step of the run it resumes. */
+const RESUME = '#resume-';
+
+/** The step of the run a step names: itself, or for a resumed run (`<step>#resume-<n>`) the step it resumes. */
+function runKeyOf(step: string): string {
+  const at = step.lastIndexOf(RESUME);
+  return at > 0 && /^[0-9]+$/.test(step.slice(at + RESUME.length)) ? step.slice(0, at) : step;
 }
 
 /** The seed of a run's randomness: the same for the same plan and step, in every process. */

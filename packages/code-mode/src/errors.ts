@@ -40,6 +40,13 @@ export interface PendingInnerCall {
   readonly step: string;
   /** The `code.run` execution that made it. */
   readonly parentExecutionId: string;
+  /**
+   * The step to run the same program under once the call is answered
+   * (`<run step>#resume-<n>`): a new step for the plan's call journal (the
+   * pending outcome of the first step is journaled as it is), the same run for
+   * the code mode — same inner steps, clock and randomness.
+   */
+  readonly resumeStep: string;
 }
 
 /** Options of {@link CodeModeError}. */
@@ -70,7 +77,7 @@ const ADVICE: Readonly<Record<CodeModeErrorCode, string>> = {
   CODE_RESULT_INVALID: 'Return a value JSON can hold (no cycles, no BigInt, no functions).',
   CODE_NEVER_SETTLED: 'Await only tool calls and promises the program settles itself: there are no timers in the sandbox.',
   CODE_INPUT_INVALID: 'Pass the program as { code: string }.',
-  CODE_APPROVAL_PENDING: 'Show the inner call for approval; once answered, run the same program again under the same step id: the calls already made are answered from the journal.',
+  CODE_APPROVAL_PENDING: 'Show the inner call for approval; once answered, run the same program again with the step in error.pending.resumeStep: the calls already made are answered from the journal.',
   CODE_STOPPED: 'The run was cancelled (its plan or its call); run it again if still wanted.',
   CODE_SANDBOX_FAILED: 'The sandbox engine failed; run the program again (a fresh sandbox is used).',
 };

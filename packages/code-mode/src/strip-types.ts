@@ -10,8 +10,6 @@ const OPEN = 'async function __program__() {\n';
  * sandbox then reports the syntax error.
  */
 export function stripTypes(code: string): string {
-  // Plain JavaScript is by far the most common program: no type syntax, nothing to strip.
-  if (!/[:<]|\bas\b|\binterface\b|\btype\b|\benum\b|\bdeclare\b|!\./.test(code)) return code;
   try {
     const output = transform(`${OPEN}${code}\n}`, { transforms: ['typescript'], disableESTransforms: true }).code;
     const start = output.indexOf(OPEN);

@@ -259,6 +259,11 @@ export class SandboxPool {
       else if (message.t === 'call') this.onCall(slot, message);
       else if (message.t === 'done') {
         const run = slot.run;
+        // A worker that retires (its engine could not free the run) is replaced before the slot takes another run.
+        if (message.retire === true) {
+          this.replace(slot);
+          void worker.terminate().catch(() => undefined);
+        }
         if (run !== undefined && run.id === message.id) run.finish({ outcome: message.outcome, logs: message.logs, ms: message.ms });
       }
     });
@@ -336,7 +341,7 @@ type WorkerMessage =
   | { readonly t: 'ready' }
   | { readonly t: 'boot-failed'; readonly message: string }
   | CallMessage
-  | { readonly t: 'done'; readonly id: number; readonly outcome: SandboxOutcome; readonly logs: SandboxLog[]; readonly ms: number };
+  | { readonly t: 'done'; readonly id: number; readonly outcome: SandboxOutcome; readonly logs: SandboxLog[]; readonly ms: number; readonly retire?: boolean };
 
 function codeOf(reason: unknown): string | undefined {
   const code = (reason as { code?: unknown } | null)?.code;

@@ -17,8 +17,9 @@ const { performance } = require('node:perf_hooks');
 const flags = new Int32Array(workerData.flags);
 let QuickJS;
 let current;
+let silent = false;
 
-function post(message) { parentPort.postMessage(message); }
+function post(message) { if (!silent) parentPort.postMessage(message); }
 
 function fail(run, code, fields) {
   finish(run, { kind: 'failed', code, ...fields });
@@ -33,8 +34,8 @@ function finish(run, outcome) {
   run.pending.clear();
   let tainted = false;
   try { run.context.dispose(); run.runtime.dispose(); } catch (_) { tainted = true; }
-  post({ t: 'done', id: run.id, outcome, logs, ms: run.ms });
   // An engine that could not free a run's memory is not used again: the host starts another worker.
+  post({ t: 'done', id: run.id, outcome, logs, ms: run.ms, retire: tainted });
   if (tainted) process.exit(0);
 }
 
@@ -43,10 +44,13 @@ function limitOf(run, fields) {
   if (run.fatal !== undefined) return run.fatal;
   if (Atomics.load(flags, 0) !== 0) return 'CODE_STOPPED';
   if (run.timedOut) return 'CODE_TIME_LIMIT';
-  if (fields && fields.name === 'InternalError') {
-    if (fields.message === 'out of memory') return 'CODE_MEMORY_LIMIT';
-    if (fields.message === 'stack overflow') return 'CODE_STACK_LIMIT';
-    if (fields.message === 'interrupted') return 'CODE_TIME_LIMIT';
+  if (fields && typeof fields.message === 'string') {
+    // The engine's own errors (JSON.parse reports its overflow as a SyntaxError).
+    if (fields.message === 'stack overflow' || fields.message === 'Maximum call stack size exceeded') return 'CODE_STACK_LIMIT';
+    if (fields.name === 'InternalError') {
+      if (fields.message === 'out of memory' || fields.message === 'string too long' || fields.message === 'invalid array length') return 'CODE_MEMORY_LIMIT';
+      if (fields.message === 'interrupted') return 'CODE_TIME_LIMIT';
+    }
   }
   return undefined;
 }
@@ -87,6 +91,9 @@ function pump(run) {
   }
   if (run.finished !== undefined) return settle(run);
   if (run.fatal !== undefined) return fail(run, run.fatal, {});
+  // Stopped inside a promise job (its exception went to a promise nobody awaits): the limit that stopped it.
+  const stopped = limitOf(run, undefined);
+  if (stopped !== undefined) return fail(run, stopped, {});
   if (run.pending.size === 0) return fail(run, 'CODE_NEVER_SETTLED', {});
 }
 
@@ -214,12 +221,20 @@ parentPort.on('message', (message) => {
 (async () => {
   const quickjs = require(workerData.quickjs);
   QuickJS = await quickjs.newQuickJSWASMModule();
-  // A first context warms the engine's code paths: a run from the warm pool starts at once.
-  const runtime = QuickJS.newRuntime();
-  const context = runtime.newContext();
-  context.unwrapResult(context.evalCode('1 + 1')).dispose();
-  context.dispose();
-  runtime.dispose();
+  // A first run, not reported, warms the engine's code paths (the prelude, a call and its answer, the result): a run from the warm pool starts at once.
+  silent = true;
+  try {
+    start({
+      id: 0,
+      code: 'const r = await tools.t({ a: [1, 2, 3].map((v) => v * 2) }); console.log("w", r, new Date(), Math.random()); try { null.x; } catch (e) {} return { r, s: JSON.stringify(r) };',
+      idents: ['t'], names: ['t'], seed: 1, now: 0,
+      limits: { memoryBytes: 8 * 1024 * 1024, stackBytes: 128 * 1024, timeMs: 60000, outputChars: 10000 },
+    });
+    reply({ id: 0, callId: 1, ok: true, json: '{"x":1}' });
+  } finally {
+    silent = false;
+    current = undefined;
+  }
   post({ t: 'ready' });
 })().catch((error) => {
   post({ t: 'boot-failed', message: String(error && error.message || error) });

@@ -25,8 +25,7 @@ describe('inner calls (ToolRuntime.callerOf, ExecuteOptions.parentExecutionId, i
     let calls = 0;
     const inner = new TestTool({ name: 'inner.count', execute: () => ++calls });
     const seen: (ToolCaller | undefined)[] = [];
-    let runtime!: ToolRuntime;
-    runtime = new ToolRuntime({ sources: [new InMemoryToolSource([outerTool(() => runtime, seen), inner])], logger: silentLogger });
+    const runtime: ToolRuntime = new ToolRuntime({ sources: [new InMemoryToolSource([outerTool(() => runtime, seen), inner])], logger: silentLogger });
     const journal = new MemoryCallJournal();
     await runtime.runPlan({ journal }, async (plan) => {
       const first = await runtime.execute('outer.run', {}, plan, { step: 'run-1' });
