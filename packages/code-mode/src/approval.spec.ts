@@ -1,6 +1,12 @@
-import { MemoryCallJournal, ToolRuntime, canonicalJson, silentLogger, type ApprovalHandler, type PlanOptions } from '@ca/tool-lifecycle';
+import { MemoryCallJournal, ToolRuntime, canonicalJson, silentLogger, type ApprovalHandler, type ExecutionResult, type PlanOptions } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
 import { createCodeMode, type CodeMode, type CodeModeError, type CodeRunOutput } from './index';
+
+/** The error of a run that must have failed. */
+function errorOf(result: ExecutionResult<CodeRunOutput>): CodeModeError {
+  if (result.ok) throw new Error('expected a failed run');
+  return result.error as CodeModeError;
+}
 
 const PROGRAM = `
   const a = await tools.files_read({ path: 'a' });
@@ -45,15 +51,18 @@ describe('approval inside a program', () => {
   });
 
   const plans: [string, () => PlanOptions][] = [
-    ['a plan with the runtime\'s memory journal', () => ({ policy: { approval: { capabilities: ['writes'] } } })],
-    ['a plan with a journal of its own (as a durable plan has)', () => ({ policy: { approval: { capabilities: ['writes'] } }, journal: new MemoryCallJournal() })],
+    ["a plan with the runtime's memory journal", () => ({ policy: { approval: { capabilities: ['writes'] } } })],
+    [
+      'a plan with a journal of its own (as a durable plan has)',
+      () => ({ policy: { approval: { capabilities: ['writes'] } }, journal: new MemoryCallJournal() }),
+    ],
   ];
 
   it.each(plans)('suspends at the inner call that needs a person, and resumes by replay without making a call twice (%s)', async (_, options) => {
     await runtime.runPlan(options(), async (plan) => {
       const first = await codeMode.run(PROGRAM, plan, { step: 'call-1' });
       expect(first.ok).toBe(false);
-      const error = (first as { error: CodeModeError }).error;
+      const error = errorOf(first);
       expect(error.code).toBe('CODE_APPROVAL_PENDING');
       expect(error.pending).toEqual({
         toolName: 'issues.create',
@@ -84,20 +93,29 @@ describe('approval inside a program', () => {
 
   it('a denied inner call is an exception the program can catch', async () => {
     await runtime.runPlan({ policy: { approval: { capabilities: ['writes'] } } }, async (plan) => {
-      const first = await codeMode.run('try { await tools.issues_create({ title: "x" }); } catch (e) { return [e.code, e.denial, e.reason]; }', plan, { step: 'c2' });
-      const pending = (first as { error: CodeModeError }).error.pending;
+      const first = await codeMode.run('try { await tools.issues_create({ title: "x" }); } catch (e) { return [e.code, e.denial, e.reason]; }', plan, {
+        step: 'c2',
+      });
+      const pending = errorOf(first).pending;
       expect(pending?.step).toBe('c2/1');
       // Nobody approved: the runtime's handler denies, and the program sees the coded error.
-      const second = await codeMode.run('try { await tools.issues_create({ title: "x" }); } catch (e) { return [e.code, e.denial, e.reason]; }', plan, { step: pending?.resumeStep });
+      const second = await codeMode.run('try { await tools.issues_create({ title: "x" }); } catch (e) { return [e.code, e.denial, e.reason]; }', plan, {
+        step: pending?.resumeStep,
+      });
       expect((second.output as CodeRunOutput).result).toEqual(['TOOL_APPROVAL_DENIED', 'denied', 'nobody approved it']);
       expect(writes).toBe(0);
     });
   });
 
-  it('without suspend, the program waits for the runtime\'s approval handler', async () => {
+  it("without suspend, the program waits for the runtime's approval handler", async () => {
     const waiting = createCodeMode({ runtime: () => runtime2, pool: { size: 1 } });
     const runtime2: ToolRuntime = new ToolRuntime({
-      sources: [new InMemoryToolSource([new TestTool({ name: 'issues.create', capability: { writes: true, checkpointable: false }, execute: () => (writes++, { id: 1 }) })]), waiting.source],
+      sources: [
+        new InMemoryToolSource([
+          new TestTool({ name: 'issues.create', capability: { writes: true, checkpointable: false }, execute: () => (writes++, { id: 1 }) }),
+        ]),
+        waiting.source,
+      ],
       approvalHandler: { requestApproval: () => new Promise((resolve) => setTimeout(() => resolve({ decision: 'approve', decidedBy: 'bob' }), 30)) },
       logger: silentLogger,
     });

@@ -99,7 +99,10 @@ describe('code.run', () => {
     expect(text).toContain('fs_read(i: { path: string }): Promise<any>;');
     expect(text).not.toContain('code_run');
     await runtime.runPlan({}, async (plan) => {
-      const result = await codeMode.run('const hits = await search("open an issue"); const d = await describe(hits[0].name); return [hits[0].ident, d.declaration];', plan);
+      const result = await codeMode.run(
+        'const hits = await search("open an issue"); const d = await describe(hits[0].name); return [hits[0].ident, d.declaration];',
+        plan,
+      );
       expect((result.output as CodeRunOutput).result).toEqual(['issues_create', 'issues_create(i: { title: string }): Promise<any>;']);
     });
   });

@@ -168,7 +168,9 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     capability: normalizeCapability({ writes: false, checkpointable: true, idempotent: false, destructive: false, openWorld: false }),
     inputSchema: {
       type: 'object',
-      properties: { code: { type: 'string', minLength: 1, maxLength: limits.maxCodeChars, description: 'The program: the body of an async function; `return` its result.' } },
+      properties: {
+        code: { type: 'string', minLength: 1, maxLength: limits.maxCodeChars, description: 'The program: the body of an async function; `return` its result.' },
+      },
       required: ['code'],
       additionalProperties: false,
     },
@@ -206,9 +208,14 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
   const execute = async (input: CodeRunInput, view: ToolExecutionContext): Promise<ToolResult<CodeRunOutput>> => {
     const runtime = runtimeOf();
     const caller = runtime.callerOf(view);
-    const fail = (code: CodeModeErrorCode, detail: string, extra: Partial<ConstructorParameters<typeof CodeModeError>[0]> = {}, logs: readonly string[] = []): ToolResult<CodeRunOutput> =>
-      toolFailure(new CodeModeError({ code, detail, toolName, planId: view.planId, ...extra }), { output: { logs } });
-    if (caller === undefined) return fail('CODE_SANDBOX_FAILED', `'${toolName}' was called outside an execution of its runtime, so its calls would have no plan`);
+    const fail = (
+      code: CodeModeErrorCode,
+      detail: string,
+      extra: Partial<ConstructorParameters<typeof CodeModeError>[0]> = {},
+      logs: readonly string[] = [],
+    ): ToolResult<CodeRunOutput> => toolFailure(new CodeModeError({ code, detail, toolName, planId: view.planId, ...extra }), { output: { logs } });
+    if (caller === undefined)
+      return fail('CODE_SANDBOX_FAILED', `'${toolName}' was called outside an execution of its runtime, so its calls would have no plan`);
     if (typeof input?.code !== 'string') return fail('CODE_INPUT_INVALID', 'the input has no program (code)');
     const { names, byName } = await catalog();
     const { idents, names: toolNames } = names.entries();
@@ -226,7 +233,10 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     let result: SandboxResult;
     const sandboxLimits = { memoryBytes: limits.memoryBytes, stackBytes: limits.stackBytes, timeMs: limits.timeMs, outputChars: limits.maxOutputChars };
     const runCode = (code: string): Promise<SandboxResult> =>
-      pool.run({ code, idents, names: toolNames, seed: state.seed, now: state.now, limits: sandboxLimits }, { onCall: (call) => run.call(call), signal: view.signal });
+      pool.run(
+        { code, idents, names: toolNames, seed: state.seed, now: state.now, limits: sandboxLimits },
+        { onCall: (call) => run.call(call), signal: view.signal },
+      );
     try {
       // JavaScript runs as it is; a program that does not parse as JavaScript is run again with its types removed
       // (it did nothing the first time: it did not compile). Stripping every program would cost 1–3 ms a run.
@@ -320,11 +330,25 @@ class ProgramRun {
     const { caller } = this;
     const descriptor = this.byName.get(name);
     if (descriptor === undefined) {
-      return { ok: false, json: JSON.stringify({ name: 'ToolNotFoundError', code: 'TOOL_NOT_FOUND', toolName: String(name).slice(0, 200), message: `No tool '${String(name).slice(0, 200)}' in this program's API.` }) };
+      return {
+        ok: false,
+        json: JSON.stringify({
+          name: 'ToolNotFoundError',
+          code: 'TOOL_NOT_FOUND',
+          toolName: String(name).slice(0, 200),
+          message: `No tool '${String(name).slice(0, 200)}' in this program's API.`,
+        }),
+      };
     }
     const step = innerCallStep(caller, this.ordinal);
     if (this.suspend !== undefined && !this.state.answered.has(step) && (await this.suspend({ descriptor, input, ctx: caller.ctx, step }))) {
-      this.pending = Object.freeze({ toolName: name, input, step, parentExecutionId: caller.executionId, resumeStep: `${caller.step as string}${RESUME}${this.ordinal}` });
+      this.pending = Object.freeze({
+        toolName: name,
+        input,
+        step,
+        parentExecutionId: caller.executionId,
+        resumeStep: `${caller.step as string}${RESUME}${this.ordinal}`,
+      });
       return { fatal: 'CODE_APPROVAL_PENDING' };
     }
     let result: ExecutionResult;
@@ -354,7 +378,15 @@ class ProgramRun {
     const name = this.names.has(wanted) ? wanted : this.names.nameOf(wanted);
     const descriptor = name === undefined ? undefined : this.byName.get(name);
     if (name === undefined || descriptor === undefined) {
-      return { ok: false, json: JSON.stringify({ name: 'ToolNotFoundError', code: 'TOOL_NOT_FOUND', toolName: wanted.slice(0, 200), message: `No tool '${wanted.slice(0, 200)}' in this program's API; search(query) lists them.` }) };
+      return {
+        ok: false,
+        json: JSON.stringify({
+          name: 'ToolNotFoundError',
+          code: 'TOOL_NOT_FOUND',
+          toolName: wanted.slice(0, 200),
+          message: `No tool '${wanted.slice(0, 200)}' in this program's API; search(query) lists them.`,
+        }),
+      };
     }
     const ident = this.names.identOf(name) as string;
     return {
@@ -432,7 +464,10 @@ function limitValue(code: CodeModeErrorCode, limits: CodeLimits): { value?: numb
 }
 
 function detailOf(code: CodeModeErrorCode, limits: CodeLimits, thrown: Record<string, string | number | boolean> | undefined, run: ProgramRun): string {
-  const what = thrown === undefined ? '' : `${String(thrown['name'] ?? 'Error')}${thrown['code'] === undefined ? '' : ` ${String(thrown['code'])}`}: ${String(thrown['message'] ?? '')}`;
+  const what =
+    thrown === undefined
+      ? ''
+      : `${String(thrown['name'] ?? 'Error')}${thrown['code'] === undefined ? '' : ` ${String(thrown['code'])}`}: ${String(thrown['message'] ?? '')}`;
   switch (code) {
     case 'CODE_TIME_LIMIT':
       return `the program ran over its time limit of ${limits.timeMs} ms and was stopped`;
@@ -463,10 +498,16 @@ function detailOf(code: CodeModeErrorCode, limits: CodeLimits, thrown: Record<st
 
 function checkLimits(given: Partial<CodeLimits> | undefined): CodeLimits {
   if (given === undefined) return DEFAULT_CODE_LIMITS;
-  if (typeof given !== 'object' || given === null) throw new ToolInvalidArgumentError({ argument: 'options.limits', expected: 'an object of limits', received: given });
+  if (typeof given !== 'object' || given === null)
+    throw new ToolInvalidArgumentError({ argument: 'options.limits', expected: 'an object of limits', received: given });
   const limits: Record<string, number> = { ...DEFAULT_CODE_LIMITS };
   for (const [key, value] of Object.entries(given)) {
-    if (!(key in DEFAULT_CODE_LIMITS)) throw new ToolInvalidArgumentError({ argument: `options.limits.${key}`, expected: `one of ${Object.keys(DEFAULT_CODE_LIMITS).join(', ')}`, received: key });
+    if (!(key in DEFAULT_CODE_LIMITS))
+      throw new ToolInvalidArgumentError({
+        argument: `options.limits.${key}`,
+        expected: `one of ${Object.keys(DEFAULT_CODE_LIMITS).join(', ')}`,
+        received: key,
+      });
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new ToolInvalidArgumentError({ argument: `options.limits.${key}`, expected: 'a whole number ≥ 1', received: value });
@@ -474,7 +515,11 @@ function checkLimits(given: Partial<CodeLimits> | undefined): CodeLimits {
     limits[key] = value;
   }
   if ((limits['stackBytes'] as number) > MAX_STACK_BYTES) {
-    throw new ToolInvalidArgumentError({ argument: 'options.limits.stackBytes', expected: `at most ${MAX_STACK_BYTES} (a deeper engine stack overflows the host's own)`, received: limits['stackBytes'] });
+    throw new ToolInvalidArgumentError({
+      argument: 'options.limits.stackBytes',
+      expected: `at most ${MAX_STACK_BYTES} (a deeper engine stack overflows the host's own)`,
+      received: limits['stackBytes'],
+    });
   }
   if ((limits['memoryBytes'] as number) < 1024 * 1024) {
     throw new ToolInvalidArgumentError({ argument: 'options.limits.memoryBytes', expected: 'at least 1 MiB', received: limits['memoryBytes'] });

@@ -77,7 +77,8 @@ const ADVICE: Readonly<Record<CodeModeErrorCode, string>> = {
   CODE_RESULT_INVALID: 'Return a value JSON can hold (no cycles, no BigInt, no functions).',
   CODE_NEVER_SETTLED: 'Await only tool calls and promises the program settles itself: there are no timers in the sandbox.',
   CODE_INPUT_INVALID: 'Pass the program as { code: string }.',
-  CODE_APPROVAL_PENDING: 'Show the inner call for approval; once answered, run the same program again with the step in error.pending.resumeStep: the calls already made are answered from the journal.',
+  CODE_APPROVAL_PENDING:
+    'Show the inner call for approval; once answered, run the same program again with the step in error.pending.resumeStep: the calls already made are answered from the journal.',
   CODE_STOPPED: 'The run was cancelled (its plan or its call); run it again if still wanted.',
   CODE_SANDBOX_FAILED: 'The sandbox engine failed; run the program again (a fresh sandbox is used).',
 };

@@ -3,7 +3,7 @@
 // outside the plan runs. No timing thresholds: only that the timer fired.
 import { ToolRuntime, silentLogger, type ExecutionResult } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
-import { createCodeMode, type CodeMode, type CodeRunOutput } from './index';
+import { createCodeMode, type CodeMode, type CodeModeError, type CodeRunOutput } from './index';
 
 describe('hostile programs', () => {
   let runtime: ToolRuntime;
@@ -68,22 +68,26 @@ describe('hostile programs', () => {
 
   it('an infinite loop', () => held('while (true) {}', 'CODE_TIME_LIMIT'));
   it('an infinite loop that catches what stops it', () => held('for (;;) { try { while (true) {} } catch (e) {} }', 'CODE_TIME_LIMIT'));
-  it('a loop of large allocations (the interrupt is rarely polled)', () => held('const a = []; for (;;) a.push(new Array(1e5).fill(1));', ['CODE_MEMORY_LIMIT', 'CODE_TIME_LIMIT']));
+  it('a loop of large allocations (the interrupt is rarely polled)', () =>
+    held('const a = []; for (;;) a.push(new Array(1e5).fill(1));', ['CODE_MEMORY_LIMIT', 'CODE_TIME_LIMIT']));
   it('a string bomb', () => held('let s = "x"; for (;;) s += s;', 'CODE_MEMORY_LIMIT'));
   it('a memory bomb that catches out-of-memory and keeps allocating', () =>
     held('const keep = []; for (;;) { try { keep.push("y".repeat(1 << 20)); } catch (e) {} }', ['CODE_MEMORY_LIMIT', 'CODE_TIME_LIMIT']));
   it('deep recursion', () => held('function f(n) { return f(n + 1) + 1; } return f(0);', 'CODE_STACK_LIMIT'));
   it('deep recursion that catches the overflow and recurses again', () =>
     held('function f(n) { try { return f(n + 1); } catch (e) { return f(n + 1); } } return f(0);', ['CODE_STACK_LIMIT', 'CODE_TIME_LIMIT']));
-  it('JSON.parse of deep nesting', () =>
-    held('return JSON.parse("[".repeat(200000) + "]".repeat(200000));', 'CODE_STACK_LIMIT'));
-  it('a flood of promise jobs', () => held('const spin = () => Promise.resolve().then(spin); spin(); await new Promise(() => {});', ['CODE_TIME_LIMIT', 'CODE_MEMORY_LIMIT']));
-  it('a flood of concurrent tool calls', () => held('await Promise.all(Array.from({ length: 1000 }, () => tools.util_echo({})));', ['CODE_CONCURRENCY_LIMIT', 'CODE_CALL_LIMIT']));
-  it('more slow calls at once than the concurrency limit', () => held('await Promise.all(Array.from({ length: 20 }, () => tools.util_slow({})));', 'CODE_CONCURRENCY_LIMIT'));
+  it('JSON.parse of deep nesting', () => held('return JSON.parse("[".repeat(200000) + "]".repeat(200000));', 'CODE_STACK_LIMIT'));
+  it('a flood of promise jobs', () =>
+    held('const spin = () => Promise.resolve().then(spin); spin(); await new Promise(() => {});', ['CODE_TIME_LIMIT', 'CODE_MEMORY_LIMIT']));
+  it('a flood of concurrent tool calls', () =>
+    held('await Promise.all(Array.from({ length: 1000 }, () => tools.util_echo({})));', ['CODE_CONCURRENCY_LIMIT', 'CODE_CALL_LIMIT']));
+  it('more slow calls at once than the concurrency limit', () =>
+    held('await Promise.all(Array.from({ length: 20 }, () => tools.util_slow({})));', 'CODE_CONCURRENCY_LIMIT'));
   it('more tool calls than the limit, one after another', () => held('for (let i = 0; i < 1000; i++) await tools.util_echo({ i });', 'CODE_CALL_LIMIT'));
   it('search flood', () => held('for (;;) await search("x");', 'CODE_CALL_LIMIT'));
   it('a program that never settles', () => held('await new Promise(() => {});', 'CODE_NEVER_SETTLED'));
-  it('a program that returns a promise it never settles, after a call', () => held('await tools.util_echo({}); return new Promise(() => {});', 'CODE_NEVER_SETTLED'));
+  it('a program that returns a promise it never settles, after a call', () =>
+    held('await tools.util_echo({}); return new Promise(() => {});', 'CODE_NEVER_SETTLED'));
 
   it('prototype tampering stays in the sandbox: host objects are untouched and the run still answers', async () => {
     const result = await returned(`
@@ -164,7 +168,8 @@ describe('hostile programs', () => {
 
   it('an error with a huge message is capped, and names what was thrown', async () => {
     const result = await held('throw new Error("z".repeat(1000000));', 'CODE_PROGRAM_FAILED');
-    expect(String((result as { error: { thrown: { message: string } } }).error.thrown.message).length).toBeLessThanOrEqual(4000);
+    if (result.ok) throw new Error('expected a failed run');
+    expect(String((result.error as CodeModeError).thrown?.['message']).length).toBeLessThanOrEqual(4000);
   });
 
   it('a huge result', () => held('return "x".repeat(100000);', 'CODE_OUTPUT_LIMIT'));
@@ -172,7 +177,7 @@ describe('hostile programs', () => {
   it('a result that is not JSON', () => held('const a = {}; a.a = a; return a;', 'CODE_RESULT_INVALID'));
   it('a program that does not parse', () => held('return )(;', 'CODE_SYNTAX_ERROR'));
 
-  it('the clock and randomness are the host\'s: the real clock is not reachable', async () => {
+  it("the clock and randomness are the host's: the real clock is not reachable", async () => {
     const result = (await returned(`
       const D = new Date().constructor;
       return [Date.now() === new Date().getTime(), new D().getTime() === Date.now(), D === Date, typeof Date() === 'string', Math.random() !== Math.random()];`)) as boolean[];

@@ -266,7 +266,10 @@ export function freezeTrace(trace: unknown, planId: string): ToolExecutionTrace 
     fail('.replayedFrom', `expected the id of the execution whose result was returned, got ${describeType(replayedFrom)}.`);
   }
   const parentExecutionId = record['parentExecutionId'];
-  if (parentExecutionId !== undefined && (typeof parentExecutionId !== 'string' || parentExecutionId.length === 0 || parentExecutionId.length > MAX_LABEL_LENGTH)) {
+  if (
+    parentExecutionId !== undefined &&
+    (typeof parentExecutionId !== 'string' || parentExecutionId.length === 0 || parentExecutionId.length > MAX_LABEL_LENGTH)
+  ) {
     fail('.parentExecutionId', `expected the id of the execution the call was made from, got ${describeType(parentExecutionId)}.`);
   }
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || idempotencyKey.length > MAX_LABEL_LENGTH)) {

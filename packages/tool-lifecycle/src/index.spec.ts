@@ -77,6 +77,7 @@ describe('@ca/tool-lifecycle public API', () => {
       'createSecretRedactionHook',
       'definitionDiff',
       'fingerprintTool',
+      'innerCallStep',
       'isResultHandle',
       'parsePlanControlMessage',
       'parseRegisteredPlan',

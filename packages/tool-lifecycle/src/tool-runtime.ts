@@ -440,5 +440,11 @@ export class ToolRuntime {
 /** `options.parentExecutionId`, checked: an execution id (1–200 characters). */
 function checkParent(parent: unknown, toolName: string, planId: string): string {
   if (typeof parent === 'string' && parent.length > 0 && parent.length <= 200) return parent;
-  throw new ToolInvalidArgumentError({ argument: 'options.parentExecutionId', expected: 'the id of the execution the call is made from (1–200 characters)', received: parent, toolName, planId });
+  throw new ToolInvalidArgumentError({
+    argument: 'options.parentExecutionId',
+    expected: 'the id of the execution the call is made from (1–200 characters)',
+    received: parent,
+    toolName,
+    planId,
+  });
 }

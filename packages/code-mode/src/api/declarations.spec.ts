@@ -23,21 +23,34 @@ describe('declarations', () => {
       capability: { writes: true, checkpointable: false, idempotent: false, destructive: false, openWorld: true },
       inputSchema: {
         type: 'object',
-        properties: { title: { type: 'string', description: 'left out' }, labels: { type: 'array', items: { type: 'string' } }, 'x-kind': { enum: ['bug', 'task'] } },
+        properties: {
+          title: { type: 'string', description: 'left out' },
+          labels: { type: 'array', items: { type: 'string' } },
+          'x-kind': { enum: ['bug', 'task'] },
+        },
         required: ['title'],
       },
       outputSchema: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] },
     });
-    expect(line).toBe('/** Opens an issue in a repository. */ issues_create(i: { title: string; labels?: string[]; "x-kind"?: "bug"|"task" }): Promise<{ id: number }>;');
+    expect(line).toBe(
+      '/** Opens an issue in a repository. */ issues_create(i: { title: string; labels?: string[]; "x-kind"?: "bug"|"task" }): Promise<{ id: number }>;',
+    );
   });
 
   it('survives odd schemas: unions, nullable types, deep nesting, booleans, comment ends in descriptions', () => {
     expect(typeOf({ type: ['string', 'null'] }, 3)).toBe('string|null');
     expect(typeOf({ anyOf: [{ type: 'number' }, { const: 'auto' }] }, 3)).toBe('number|"auto"');
-    expect(typeOf({ type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'object', properties: { c: {} } } } } } }, 2)).toBe('{ a?: { b?: object } }');
+    expect(typeOf({ type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'object', properties: { c: {} } } } } } }, 2)).toBe(
+      '{ a?: { b?: object } }',
+    );
     expect(typeOf(true, 3)).toBe('any');
     expect(typeOf('nonsense', 3)).toBe('any');
-    const line = declareTool('t', { name: 't', description: 'Ends a comment */ here.', source: 'custom', capability: { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false } });
+    const line = declareTool('t', {
+      name: 't',
+      description: 'Ends a comment */ here.',
+      source: 'custom',
+      capability: { writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: false },
+    });
     expect(line).not.toContain('*/ here');
   });
 });

@@ -9,7 +9,7 @@
  * Everything here runs inside QuickJS under the run's limits, so a hostile
  * value (a getter, a `toJSON`, a Proxy) runs there too, never in the host.
  */
-export const PRELUDE = String.raw`(function (hostCall, hostLog, hostFinish, idents, names, seed, now, maxLogChars) {
+export const PRELUDE = String.raw`(function (hostCall, hostLog, hostFinish) {
   'use strict';
   const G = globalThis;
   const JSONs = JSON.stringify, JSONp = JSON.parse, Str = String, ObjectFreeze = Object.freeze, defineProperty = Object.defineProperty;
@@ -17,7 +17,7 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostFinish, iden
   const AsyncFunction = (async function () {}).constructor;
 
   // Randomness: a PRNG seeded by the host (the same sequence when the run is replayed).
-  let state = seed >>> 0;
+  let state = 0, now = 0, maxLogChars = 0;
   const random = function random() {
     state = (state + 0x6d2b79f5) | 0;
     let t = Math.imul(state ^ (state >>> 15), 1 | state);
@@ -58,13 +58,6 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostFinish, iden
     return then.call(hostCall(kind, name, text), function (reply) { return reply === undefined ? undefined : JSONp(reply); }, function (reason) { throw toError(reason); });
   };
 
-  const tools = Object.create(null);
-  for (let i = 0; i < idents.length; i++) {
-    const name = names[i];
-    defineProperty(tools, idents[i], { value: function (input) { return call('tool', name, input); }, enumerable: true });
-  }
-  ObjectFreeze(tools);
-  defineProperty(G, 'tools', { value: tools, writable: false, configurable: false, enumerable: true });
   defineProperty(G, 'search', { value: ObjectFreeze(function search(query, options) { return call('search', 'search', { query: query, ...(options || {}) }); }), writable: false, configurable: false });
   defineProperty(G, 'describe', { value: ObjectFreeze(function describe(name) { return call('describe', 'describe', { name: name }); }), writable: false, configurable: false });
 
@@ -107,8 +100,23 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostFinish, iden
     return JSONs(fields);
   };
 
+  // Set for one run (the context is made ahead of it): the tools, the seed, the clock, the log budget; returns the runner.
+  return function configure(idents, names, seed, runNow, logChars) {
+    state = seed >>> 0;
+    now = runNow;
+    maxLogChars = logChars;
+    const tools = Object.create(null);
+    for (let i = 0; i < idents.length; i++) {
+      const name = names[i];
+      defineProperty(tools, idents[i], { value: function (input) { return call('tool', name, input); }, enumerable: true });
+    }
+    ObjectFreeze(tools);
+    defineProperty(G, 'tools', { value: tools, writable: false, configurable: false, enumerable: true });
+    return run;
+  };
+
   // The runner: compiles the program as the body of an async function, runs it, and hands the host its outcome as JSON text.
-  return function run(source) {
+  function run(source) {
     let program;
     try {
       program = new AsyncFunction(source);
@@ -123,5 +131,5 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostFinish, iden
       try { text = value === undefined ? undefined : JSONs(value); } catch (error) { hostFinish('invalid', describeError(error)); return; }
       hostFinish('returned', text);
     }, function (error) { hostFinish('threw', describeError(error)); });
-  };
+  }
 })`;

@@ -8,7 +8,14 @@ describe('SandboxPool', () => {
 
   it('runs a program that calls the host', async () => {
     const result = await pool.run(
-      { code: 'const a = await tools.add({ x: 2 }); console.log("got", a); return { a, r: Math.random(), t: Date.now() };', idents: ['add'], names: ['math.add'], seed: 1, now: 1000, limits },
+      {
+        code: 'const a = await tools.add({ x: 2 }); console.log("got", a); return { a, r: Math.random(), t: Date.now() };',
+        idents: ['add'],
+        names: ['math.add'],
+        seed: 1,
+        now: 1000,
+        limits,
+      },
       { onCall: (call) => ({ ok: true, json: JSON.stringify({ name: call.name, input: JSON.parse(call.input) }) }) },
     );
     expect(result.outcome).toMatchObject({ kind: 'returned' });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PRELUDE } from './prelude';
 import { WORKER_SOURCE } from './worker-source';
@@ -39,7 +41,12 @@ export type SandboxReply =
 /** How a program ended, as the worker saw it. */
 export type SandboxOutcome =
   | { readonly kind: 'returned'; readonly json: string | undefined }
-  | { readonly kind: 'failed'; readonly code: string; readonly error?: { readonly name?: string; readonly message?: string; readonly [key: string]: unknown }; readonly crashed?: boolean };
+  | {
+      readonly kind: 'failed';
+      readonly code: string;
+      readonly error?: { readonly name?: string; readonly message?: string; readonly [key: string]: unknown };
+      readonly crashed?: boolean;
+    };
 
 export interface SandboxLog {
   readonly level: string;
@@ -97,6 +104,25 @@ interface ActiveRun {
 }
 
 let nextRunId = 0;
+
+/** QuickJS compiled once per process and shared with every worker (a compiled module is cloned to a worker, its code shared); undefined if it cannot be read. */
+let compiled: object | null | undefined;
+
+/** The global WebAssembly (its types are not in this project's libs). */
+const wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object } }).WebAssembly;
+
+function compiledEngine(): object | undefined {
+  if (compiled === undefined) {
+    try {
+      const variant = dirname(require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json', { paths: [dirname(require.resolve('quickjs-emscripten'))] }));
+      compiled = new wasm.Module(readFileSync(join(variant, 'dist', 'emscripten-module.wasm')));
+    } catch {
+      // Each worker then loads the engine itself.
+      compiled = null;
+    }
+  }
+  return compiled ?? undefined;
+}
 
 /**
  * A pool of worker threads, each with QuickJS loaded and warm, that run one
@@ -167,7 +193,16 @@ export class SandboxPool {
       slot.run = run;
       slot.worker.ref();
       Atomics.store(slot.flags, 0, 0);
-      slot.worker.postMessage({ t: 'run', id, code: program.code, idents: program.idents, names: program.names, seed: program.seed, now: program.now, limits: program.limits });
+      slot.worker.postMessage({
+        t: 'run',
+        id,
+        code: program.code,
+        idents: program.idents,
+        names: program.names,
+        seed: program.seed,
+        now: program.now,
+        limits: program.limits,
+      });
       this.arm(slot, run);
       if (handlers.signal?.aborted === true) onAbort();
       else handlers.signal?.addEventListener('abort', onAbort, { once: true });
@@ -231,7 +266,7 @@ export class SandboxPool {
     const shared = new SharedArrayBuffer(4);
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { quickjs: require.resolve('quickjs-emscripten'), prelude: PRELUDE, flags: shared },
+      workerData: { quickjs: require.resolve('quickjs-emscripten'), prelude: PRELUDE, flags: shared, wasmModule: compiledEngine() },
       // No environment of the host: the worker's process.env is empty (the program cannot reach it anyway).
       env: {},
       stdout: true,
@@ -304,7 +339,9 @@ export class SandboxPool {
       replied = { fatal: 'CODE_SANDBOX_FAILED', fields: { error: { message: String((error as Error)?.message ?? error) } } };
     }
     if (replied instanceof Promise) {
-      replied.then(answer, (error: unknown) => answer({ fatal: 'CODE_SANDBOX_FAILED', fields: { error: { message: String((error as Error)?.message ?? error) } } }));
+      replied.then(answer, (error: unknown) =>
+        answer({ fatal: 'CODE_SANDBOX_FAILED', fields: { error: { message: String((error as Error)?.message ?? error) } } }),
+      );
     } else {
       answer(replied);
     }

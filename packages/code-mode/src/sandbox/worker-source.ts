@@ -33,10 +33,16 @@ function finish(run, outcome) {
   try { for (const deferred of run.pending.values()) deferred.dispose(); } catch (_) {}
   run.pending.clear();
   let tainted = false;
-  try { run.context.dispose(); run.runtime.dispose(); } catch (_) { tainted = true; }
+  try {
+    if (run.configure !== undefined) run.configure.dispose();
+    run.context.dispose();
+    run.runtime.dispose();
+  } catch (_) { tainted = true; }
   // An engine that could not free a run's memory is not used again: the host starts another worker.
   post({ t: 'done', id: run.id, outcome, logs, ms: run.ms, retire: tainted });
   if (tainted) process.exit(0);
+  // The next run's context, made while the host reads this one's outcome.
+  setImmediate(prepareNext);
 }
 
 /** What ended a program that stopped with an exception: a limit of the run, or the program's own error. */
@@ -120,14 +126,68 @@ function crashed(run, error) {
   process.exit(1);
 }
 
+/**
+ * A runtime and context with the prelude evaluated, made ahead of the run
+ * that takes it (after each run, while the worker waits): a run starts by
+ * configuring it. The host functions answer for whichever run holds it.
+ */
+let prepared;
+
+function prepare() {
+  const runtime = QuickJS.newRuntime();
+  const context = runtime.newContext();
+  const holder = { runtime, context, configure: undefined, run: undefined };
+  const hostCall = context.newFunction('hostCall', (kindHandle, nameHandle, inputHandle) => {
+    const run = holder.run;
+    const kind = context.getString(kindHandle);
+    const name = context.getString(nameHandle);
+    const input = context.getString(inputHandle);
+    const callId = ++run.nextCall;
+    const deferred = context.newPromise();
+    run.pending.set(callId, deferred);
+    post({ t: 'call', id: run.id, callId, kind, name, input });
+    return deferred.handle;
+  });
+  const hostLog = context.newFunction('hostLog', (levelHandle, textHandle) => {
+    const run = holder.run;
+    const level = context.getString(levelHandle);
+    const text = context.getString(textHandle);
+    run.logChars += text.length + level.length + 3;
+    if (run.logChars > run.limits.outputChars) { run.fatal = 'CODE_OUTPUT_LIMIT'; return; }
+    run.logs.push({ level, text });
+  });
+  const hostFinish = context.newFunction('hostFinish', (kindHandle, textHandle) => {
+    const run = holder.run;
+    if (run.finished !== undefined) return;
+    const kind = context.getString(kindHandle);
+    const text = context.typeof(textHandle) === 'string' ? context.getString(textHandle) : undefined;
+    run.finished = { kind, text };
+  });
+  const prelude = context.unwrapResult(context.evalCode(workerData.prelude, 'prelude.js'));
+  holder.configure = context.unwrapResult(context.callFunction(prelude, context.undefined, hostCall, hostLog, hostFinish));
+  prelude.dispose();
+  hostCall.dispose();
+  hostLog.dispose();
+  hostFinish.dispose();
+  return holder;
+}
+
+function prepareNext() {
+  if (prepared !== undefined || QuickJS === undefined) return;
+  try { prepared = prepare(); } catch (_) { prepared = undefined; }
+}
+
 function start(message) {
   const { id, code, idents, names, seed, now, limits } = message;
   Atomics.store(flags, 0, 0);
-  const runtime = QuickJS.newRuntime();
+  let holder = prepared;
+  prepared = undefined;
+  if (holder === undefined) holder = prepare();
+  const { runtime, context } = holder;
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(limits.stackBytes);
-  const context = runtime.newContext();
-  const run = { id, runtime, context, limits, logs: [], logChars: 0, pending: new Map(), nextCall: 0, ms: 0, sliceStart: undefined, done: false, finished: undefined, fatal: undefined, timedOut: false };
+  const run = { id, runtime, context, limits, logs: [], logChars: 0, pending: new Map(), nextCall: 0, ms: 0, sliceStart: undefined, done: false, finished: undefined, fatal: undefined, timedOut: false, configure: holder.configure };
+  holder.run = run;
   current = run;
   runtime.setInterruptHandler(() => {
     if (Atomics.load(flags, 0) !== 0) return true;
@@ -136,40 +196,15 @@ function start(message) {
     return false;
   });
   try {
-    const hostCall = context.newFunction('hostCall', (kindHandle, nameHandle, inputHandle) => {
-      const kind = context.getString(kindHandle);
-      const name = context.getString(nameHandle);
-      const input = context.getString(inputHandle);
-      const callId = ++run.nextCall;
-      const deferred = context.newPromise();
-      run.pending.set(callId, deferred);
-      post({ t: 'call', id, callId, kind, name, input });
-      return deferred.handle;
-    });
-    const hostLog = context.newFunction('hostLog', (levelHandle, textHandle) => {
-      const level = context.getString(levelHandle);
-      const text = context.getString(textHandle);
-      run.logChars += text.length + level.length + 3;
-      if (run.logChars > limits.outputChars) { run.fatal = 'CODE_OUTPUT_LIMIT'; return; }
-      run.logs.push({ level, text });
-    });
-    const hostFinish = context.newFunction('hostFinish', (kindHandle, textHandle) => {
-      if (run.finished !== undefined) return;
-      const kind = context.getString(kindHandle);
-      const text = context.typeof(textHandle) === 'string' ? context.getString(textHandle) : undefined;
-      run.finished = { kind, text };
-    });
-    const preludeResult = context.evalCode(workerData.prelude, 'prelude.js');
-    const prelude = context.unwrapResult(preludeResult);
     const args = [
-      hostCall, hostLog, hostFinish,
       context.unwrapResult(context.evalCode(JSON.stringify(idents))),
       context.unwrapResult(context.evalCode(JSON.stringify(names))),
       context.newNumber(seed), context.newNumber(now), context.newNumber(limits.outputChars),
     ];
-    const runner = context.unwrapResult(context.callFunction(prelude, context.undefined, ...args));
+    const runner = context.unwrapResult(context.callFunction(holder.configure, context.undefined, ...args));
     for (const handle of args) handle.dispose();
-    prelude.dispose();
+    holder.configure.dispose();
+    run.configure = undefined;
     const source = context.newString(code);
     run.sliceStart = performance.now();
     const started = context.callFunction(runner, context.undefined, source);
@@ -220,7 +255,10 @@ parentPort.on('message', (message) => {
 
 (async () => {
   const quickjs = require(workerData.quickjs);
-  QuickJS = await quickjs.newQuickJSWASMModule();
+  // The engine compiled once by the host and shared by every worker: a worker instantiates it, it does not compile it again.
+  QuickJS = await quickjs.newQuickJSWASMModule(
+    workerData.wasmModule === undefined ? undefined : quickjs.newVariant(quickjs.RELEASE_SYNC, { wasmModule: workerData.wasmModule }),
+  );
   // A first run, not reported, warms the engine's code paths (the prelude, a call and its answer, the result): a run from the warm pool starts at once.
   silent = true;
   try {
@@ -235,6 +273,8 @@ parentPort.on('message', (message) => {
     silent = false;
     current = undefined;
   }
+  prepared = undefined;
+  prepareNext();
   post({ t: 'ready' });
 })().catch((error) => {
   post({ t: 'boot-failed', message: String(error && error.message || error) });
