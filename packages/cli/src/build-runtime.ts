@@ -4,6 +4,7 @@ import type { McpConfigError, McpServersConfig, McpTokenStore, McpToolListCache 
 import type { SkillsAdapterSettings } from '@ca/adapters-skills';
 import type { WrappedToolSource } from '@ca/adapters-wrapped';
 import type { SchemaValidator } from '@ca/schema';
+import type { CodeModeOffer } from '@ca/model-tools';
 import {
   DEFINITION_PINS,
   MemoryDefinitionPins,
@@ -20,6 +21,7 @@ import {
   SCHEMA_VALIDATOR,
   TOOL_RUNTIME,
   TOOL_SOURCE,
+  compileToolPattern,
   registerToolRuntime,
   type ApprovalHandler,
   type ApprovalStore,
@@ -54,6 +56,8 @@ export interface BuiltRuntime {
   readonly partial: boolean;
   /** The tool sources it holds (`agents mcp serve` listens to the MCP source's resource updates). */
   readonly sources: readonly ToolSource[];
+  /** With `codeMode`: what a front door offers instead of the tools (`code.run`, described for each plan, and `tools.search`). */
+  readonly codeMode?: CodeModeOffer;
   /** Releases shared sessions and watchers; call once the command is done. */
   dispose(): Promise<void>;
 }
@@ -92,6 +96,12 @@ export interface BuildRuntimeOptions {
   readonly planRegistry?: PlanRegistry;
   /** `false`: do not read the lockfile (`agents tools lock` sees every tool as offered). */
   readonly pins?: boolean;
+  /**
+   * Add `code.run` of `@ca/code-mode` (programs whose calls go through the
+   * plan) and the runtime's `tools.search` (`agents mcp serve --code-mode`);
+   * `tools`, globs of the tools a program may see and call (default all).
+   */
+  readonly codeMode?: { readonly tools?: readonly string[] };
 }
 
 /**
@@ -109,6 +119,7 @@ const loadCustom = () => require('@ca/adapters-custom') as typeof import('@ca/ad
 const loadMcp = () => require('@ca/adapters-mcp') as typeof import('@ca/adapters-mcp');
 const loadSkills = () => require('@ca/adapters-skills') as typeof import('@ca/adapters-skills');
 const loadWrapped = () => require('@ca/adapters-wrapped') as typeof import('@ca/adapters-wrapped');
+const loadCodeMode = () => require('@ca/code-mode') as typeof import('@ca/code-mode');
 
 /**
  * Wires a runtime from a configuration: the core and one adapter per
@@ -131,8 +142,23 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
   const lock = options.pins === false ? undefined : readLockfile(config);
   if (lock !== undefined) container.register(DEFINITION_PINS, { useValue: new MemoryDefinitionPins(lock) });
   if (options.resultStore !== undefined) container.register(RESULT_STORE, { useValue: options.resultStore });
+  // Code mode: code.run is a tool of the runtime whose calls go back into the same runtime, made below.
+  const built: { runtime?: ToolRuntime } = {};
+  const programTools = options.codeMode?.tools?.map(compileToolPattern);
+  const codeMode =
+    options.codeMode === undefined
+      ? undefined
+      : loadCodeMode().createCodeMode({
+          runtime: () => {
+            if (built.runtime === undefined) throw new CliError({ code: 'CLI_USAGE', message: 'code.run was called before its runtime was built.' });
+            return built.runtime;
+          },
+          ...(programTools === undefined ? {} : { include: (descriptor: ToolDescriptor) => programTools.some((matches) => matches(descriptor.name)) }),
+        });
+  if (codeMode !== undefined) container.register(TOOL_SOURCE, { useValue: codeMode.source });
   registerToolRuntime(container, {
     ...config.runtime,
+    ...(codeMode === undefined ? {} : { searchTool: true }),
     ...(approval?.rules === undefined || approval.rules.length === 0 ? {} : { rules: approval.rules }),
     ...(config.approval?.timeoutMs === undefined ? {} : { approvalTimeoutMs: config.approval.timeoutMs }),
     ...(approval?.registryApprovals === true ? { registryApprovals: true } : {}),
@@ -178,14 +204,17 @@ export async function buildRuntime(config: AgentsConfig, logger: RuntimeLogger, 
     container.register(TOOL_SOURCE, { useValue: new ConfiguredWrappedSource(selection.wrapped, others) });
   }
   const runtime = container.resolve(TOOL_RUNTIME);
+  built.runtime = runtime;
   return {
     runtime,
+    ...(codeMode === undefined ? {} : { codeMode: { toolName: codeMode.toolName, describe: () => codeMode.description() } }),
     validator: container.resolve(SCHEMA_VALIDATOR),
     selection,
     partial: isPartial(selection, config),
     sources: container.isRegistered(TOOL_SOURCE, true) ? container.resolveAll(TOOL_SOURCE) : [],
     dispose: async () => {
       await runtime.dispose();
+      await codeMode?.close();
       container.clearInstances();
     },
   };

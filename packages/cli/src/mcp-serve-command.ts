@@ -41,6 +41,7 @@ interface ServeFlags {
   readonly resource: BoundResource[];
   readonly tools: string[];
   readonly search?: boolean;
+  readonly codeMode?: boolean;
   readonly pin: string[];
   readonly approve: string[];
   readonly rules: string[];
@@ -207,6 +208,7 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
     )
     .option('--tools <glob>', "offer only tools matching these globs (repeatable; replaces the profile's)", collect, [] as string[])
     .option('--search', 'offer tools.search and tools.call instead of every tool (large catalogs)')
+    .option('--code-mode', 'offer code.run (a program whose every tool call goes through the session plan) and tools.search instead of the tools')
     .option('--pin <glob>', 'with --search, also list tools matching this glob as themselves (repeatable)', collect, [] as string[])
     .option('--approve <pattern>', 'approve calls of tools matching this glob when the client cannot be asked (repeatable)', collect, [] as string[])
     .option('--rules <file>', 'add the rules of this file, JSON or YAML (repeatable)', collect, [] as string[])
@@ -221,6 +223,12 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
       if (local.planId !== undefined) checkPlanId(local.planId);
       if (local.planId !== undefined && local.http !== undefined) {
         throw new CliError({ code: 'CLI_USAGE', message: '--plan-id names the one session of stdio; over --http each session gets mcp-<session id>.' });
+      }
+      if (local.codeMode === true && (local.search === true || local.tools.length > 0)) {
+        throw new CliError({
+          code: 'CLI_USAGE',
+          message: `--code-mode offers code.run and tools.search in place of the tools; it does not combine with ${local.search === true ? '--search' : '--tools'} (a program reaches what the plan lets run: narrow it with --read-only, a profile or --rules).`,
+        });
       }
       const address = local.http === undefined ? undefined : parseAddress(local.http);
       const config = context.loadConfiguration();
@@ -239,6 +247,8 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
         built = await buildRuntime(config, logger, {
           planRegistry,
           approval: { handler: clients.approvalHandler, rules: rules.definitions },
+          // The profile's tools are what a program may call; the session lists code.run and tools.search.
+          ...(local.codeMode === true ? { codeMode: profile.tools === undefined ? {} : { tools: profile.tools } } : {}),
           mcp: {
             interactionHandler: clients.interactionHandler,
             samplingHandler: clients.samplingHandler,
@@ -256,7 +266,7 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
         if (traces !== undefined) fs.mkdirSync(path.dirname(traces), { recursive: true });
         const gateway = new server.McpGateway(built.runtime, {
           clients,
-          profile,
+          profile: built.codeMode === undefined ? profile : { ...profile, tools: [built.codeMode.toolName ?? 'code.run', 'tools.search'] },
           logger,
           serverInfo: { name: 'agents', version: context.version },
           ...(config.serve?.maxConcurrentCalls === undefined ? {} : { maxConcurrentCalls: config.serve.maxConcurrentCalls }),
@@ -264,10 +274,16 @@ export function addMcpServeCommand(mcp: Command, context: McpServeContext): void
           ...(config.serve?.maxResultCharacters === undefined ? {} : { maxResultCharacters: config.serve.maxResultCharacters }),
           ...(config.approval?.timeoutMs === undefined ? {} : { interactionTimeoutMs: config.approval.timeoutMs }),
           ...(resourceUpdates === undefined ? {} : { resourceUpdates }),
+          ...(built.codeMode === undefined ? {} : { codeMode: built.codeMode }),
           ...(traces === undefined ? {} : { onTrace: (trace: ToolExecutionTrace) => fs.appendFileSync(traces, `${JSON.stringify(trace)}\n`) }),
           onSessionEnd: ({ planId }) => logger.info(`agents mcp serve: the session of plan ${planId ?? '(none)'} ended.`, {}),
         });
-        const offered = profile.mode === 'search' ? 'tools.search and tools.call' : `${discovery.tools.length} tool(s)`;
+        const offered =
+          built.codeMode !== undefined
+            ? `code.run and tools.search over ${discovery.tools.length} tool(s)`
+            : profile.mode === 'search'
+              ? 'tools.search and tools.call'
+              : `${discovery.tools.length} tool(s)`;
         if (address === undefined) {
           const streams = io.protocolStreams;
           if (streams === undefined)

@@ -195,6 +195,42 @@ describe('agents mcp serve (stdio)', () => {
     await waitFor(() => hostilePids().every((pid) => !isProcessAlive(pid)), 'no hostile server to be left');
   });
 
+  it('--code-mode lists code.run and tools.search; a program calls the profile’s tools in the session’s plan, its write asked of the client as the inner call', async () => {
+    const { client, workspace } = await serveStdio(['--profile', 'careful', '--code-mode'], { elicitation: { form: {} } });
+    const questions: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      questions.push((request.params as { message: string }).message);
+      return { action: 'accept', content: { answer: 'once' } };
+    });
+    const listed = (await client.listTools()).tools;
+    expect(listed.map((tool) => tool.name).sort()).toEqual(['code.run', 'tools.search']);
+    // The declarations name what a program of this profile may call: its builtin.fs tools, nothing of the MCP servers.
+    const described = listed.find((tool) => tool.name === 'code.run')?.description ?? '';
+    expect(described).toContain('builtin_fs_write(');
+    expect(described).not.toContain('mcp_everything');
+    fs.writeFileSync(path.join(workspace, 'a.md'), 'alpha');
+    const code = [
+      "await tools.builtin_fs_write({ resource: 'work', path: 'b.md', content: 'beta' });",
+      "const listing = await tools.builtin_fs_list({ resource: 'work', path: '.' });",
+      "const back = await tools.builtin_fs_read({ resource: 'work', path: 'b.md' });",
+      'let refused;',
+      "try { await tools.mcp_everything_echo({ message: 'hi' }); } catch (error) { refused = error.message; }",
+      'return { files: listing.entries.map((entry) => entry.name).sort(), back: back.content, refused };',
+    ].join('\n');
+    const result = await client.callTool({ name: 'code.run', arguments: { code } });
+    expect(result.isError).toBeFalsy();
+    const output = (result.structuredContent ?? JSON.parse(text(result))) as { result: { files: string[]; back: string; refused: string } };
+    expect(output.result.files).toEqual(['a.md', 'b.md']);
+    expect(output.result.back).toBe('beta');
+    // A tool outside the profile is not in the program's API at all.
+    expect(output.result.refused).toMatch(/not a function/);
+    expect(fs.readFileSync(path.join(workspace, 'b.md'), 'utf8')).toBe('beta');
+    // The person was asked about the inner call itself, not about the program.
+    expect(questions).toHaveLength(1);
+    expect(questions[0]).toMatch(/Tool builtin\.fs\.write \(builtin\): writes.*Arguments: \{"resource":"work","path":"b\.md","content":"beta"\}/s);
+    await client.close();
+  });
+
   it("agents plan cancel ends the session's plan and the command: the client sees the server go, no upstream server is left", async () => {
     const { client, env, hostilePids } = await serveStdio(['--plan-id', 'to-cancel']);
     let closed = false;
@@ -346,6 +382,15 @@ describe('agents mcp serve --http', () => {
     const run = agents(['mcp', 'serve', '--http', '0.0.0.0:0'], env);
     expect(run.status).not.toBe(0);
     expect(run.stderr).toMatch(/GATEWAY_HTTP_UNSAFE: Serving MCP over HTTP on 0\.0\.0\.0 is refused: .*--allow-host/);
+  });
+
+  it('--code-mode does not combine with --search or --tools', () => {
+    const { env } = environment();
+    for (const extra of [['--search'], ['--tools', 'builtin.fs.*']]) {
+      const run = agents(['mcp', 'serve', '--code-mode', ...extra], env);
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(/--code-mode offers code\.run and tools\.search in place of the tools; it does not combine with --(search|tools)/);
+    }
   });
 
   it('refuses a profile that does not exist, naming those that do', () => {

@@ -7,6 +7,7 @@ export type {
   ModelToolCallOutcome,
   ModelToolCallResult,
   ModelToolsOptions,
+  CodeModeOffer,
   PlanPolicySource,
   RunOptions,
   ToolsOptions,

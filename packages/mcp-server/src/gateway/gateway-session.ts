@@ -381,7 +381,10 @@ export class GatewaySession implements ClientChannel {
         signal: extra.signal,
         ...(onProgress === undefined ? {} : { onProgress }),
       });
-      if (outcome.trace !== undefined) this.settings.onTrace?.(outcome.trace);
+      if (outcome.trace !== undefined) {
+        for (const inner of innerTraces(plan, outcome.trace)) this.settings.onTrace?.(inner);
+        this.settings.onTrace?.(outcome.trace);
+      }
       if (sending.size > 0) await Promise.all(sending);
       return tool === undefined ? (message as unknown as CallToolResult) : this.fit(message, tool, plan);
     } finally {
@@ -659,4 +662,21 @@ function serializedLength(value: unknown): number {
   } catch {
     return Number.POSITIVE_INFINITY;
   }
+}
+
+/**
+ * The traces of the calls a call made in the plan itself (a code-mode
+ * program's inner calls: `parentExecutionId` names it), oldest first. A
+ * trace is added as its call ends, so they are looked for back from the end
+ * of the plan's traces, down to the first that ended before the call started.
+ */
+function innerTraces(plan: PlanContext, outer: ToolExecutionTrace): ToolExecutionTrace[] {
+  const found: ToolExecutionTrace[] = [];
+  const traces = plan.traces;
+  for (let index = traces.length - 1; index >= 0; index--) {
+    const trace = traces[index] as ToolExecutionTrace;
+    if (trace.endedAt < outer.startedAt) break;
+    if (trace.parentExecutionId === outer.executionId) found.push(trace);
+  }
+  return found.reverse();
 }

@@ -1,5 +1,5 @@
 import { describeValue } from '@ca/domain';
-import { ModelTools } from '@ca/model-tools';
+import { ModelTools, type ModelToolsOptions } from '@ca/model-tools';
 import type { ToolExecutionTrace } from '@ca/tool-context';
 import { silentLogger, type PlanEndReport, type RuntimeLogger, type ToolRuntime } from '@ca/tool-lifecycle';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -42,6 +42,14 @@ export interface McpGatewayOptions {
   readonly logger?: RuntimeLogger;
   /** Upstream resource updates, passed on to the sessions that subscribed. */
   readonly resourceUpdates?: ResourceUpdateSource;
+  /**
+   * Code mode (`agents mcp serve --code-mode`): sessions list the runtime's
+   * program tool (`code.run` of `@ca/code-mode`) and `tools.search` instead
+   * of the tools, and a program's calls go through the session's plan like
+   * any call (see `ModelToolsOptions.codeMode` of `@ca/model-tools`). The
+   * profile's `tools` globs then choose among those two.
+   */
+  readonly codeMode?: ModelToolsOptions['codeMode'];
   /** Receives the trace of every execution a session makes, as it ends (`--traces`). */
   readonly onTrace?: (trace: ToolExecutionTrace) => void;
   /** Called when a session has ended, with its plan's end report. */
@@ -129,6 +137,7 @@ export class McpGateway {
       strict: false,
       refused: 'mark',
       callIdAsStep: false,
+      ...(options.codeMode === undefined ? {} : { codeMode: options.codeMode }),
     });
     this.settings = {
       runtime,

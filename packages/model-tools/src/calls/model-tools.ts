@@ -36,7 +36,37 @@ export interface ModelToolsOptions {
    * never used (see the README, *Call ids as steps*).
    */
   readonly callIdAsStep?: boolean;
+  /**
+   * Code mode: offer the model the tool that runs a program (`code.run` of
+   * `@ca/code-mode`, or the tool `toolName` names) and `tools.search`
+   * instead of the plan's tools — in `definitions`, `tools` and so every
+   * provider format, framework adapter and the MCP gateway. `true` offers
+   * `code.run`. Each call inside a program is the runtime's as always; a
+   * call of a tool not offered is still mapped and run by the runtime.
+   */
+  readonly codeMode?: boolean | CodeModeOffer;
 }
+
+/**
+ * What {@link ModelToolsOptions.codeMode} offers: the runtime's tool that
+ * runs a program, and how to describe it for a plan.
+ */
+export interface CodeModeOffer {
+  /** The runtime's name of the tool that runs a program (default `code.run`). */
+  readonly toolName?: string;
+  /** Also offer the runtime's `tools.search` when it has one (default `true`). */
+  readonly search?: boolean;
+  /**
+   * The tool's description for a plan — what a program of that plan can
+   * call, as declarations (`CodeMode.describe` of `@ca/code-mode`). Default:
+   * the tool's own description.
+   */
+  readonly describe?: (plan: PlanPolicySource) => Promise<string> | string;
+}
+
+/** The default name of the tool that runs a program (`@ca/code-mode`). */
+const CODE_RUN_TOOL = 'code.run';
+const SEARCH_TOOL = 'tools.search';
 
 /** What the front door needs of a plan to list definitions: its policy (and id, for messages; its resources, for the MCP `readOnlyHint`). A `PlanContext` is one. */
 export interface PlanPolicySource {
@@ -157,6 +187,7 @@ export class ModelTools {
   readonly refused: 'omit' | 'mark';
   private readonly strict: boolean;
   private readonly callIdAsStep: boolean;
+  private readonly codeMode: ResolvedCodeMode | undefined;
   private catalog: Catalog | undefined;
 
   /**
@@ -181,6 +212,7 @@ export class ModelTools {
     this.refused = options.refused ?? 'omit';
     this.strict = options.strict ?? true;
     this.callIdAsStep = options.callIdAsStep ?? true;
+    this.codeMode = codeModeOf(options.codeMode);
   }
 
   /**
@@ -223,7 +255,9 @@ export class ModelTools {
     const names = namesFor(catalog, rules);
     const planId = typeof plan.planId === 'string' ? plan.planId : 'the plan';
     const tools: ModelTool[] = [];
-    for (const descriptor of catalog.tools) {
+    const codeMode = this.codeMode;
+    for (const listed of codeMode === undefined ? catalog.tools : catalog.tools.filter((tool) => isOffered(codeMode, tool.name))) {
+      const descriptor = codeMode?.describe !== undefined && listed.name === codeMode.toolName ? await describedFor(listed, codeMode.describe, plan) : listed;
       const refusal = policyRefusal(descriptor, policy, planId);
       if (refusal !== undefined && refused === 'omit') continue;
       const providerName = names.toProvider(descriptor.name) as string;
@@ -471,6 +505,41 @@ export class ModelTools {
     this.catalog = catalog;
     return catalog;
   }
+}
+
+type ResolvedCodeMode = Required<Pick<CodeModeOffer, 'toolName' | 'search'>> & Pick<CodeModeOffer, 'describe'>;
+
+function codeModeOf(option: ModelToolsOptions['codeMode']): ResolvedCodeMode | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option === true) return { toolName: CODE_RUN_TOOL, search: true };
+  if (typeof option !== 'object' || option === null) throw invalidArgument('codeMode', 'true, or { toolName?, search?, describe? }', describeValue(option));
+  const toolName = option.toolName ?? CODE_RUN_TOOL;
+  if (typeof toolName !== 'string' || toolName.length === 0) throw invalidArgument('codeMode.toolName', "a tool's name", describeValue(toolName));
+  if (option.search !== undefined && typeof option.search !== 'boolean')
+    throw invalidArgument('codeMode.search', 'true or false', describeValue(option.search));
+  if (option.describe !== undefined && typeof option.describe !== 'function')
+    throw invalidArgument('codeMode.describe', 'a function (plan) => description', describeValue(option.describe));
+  return { toolName, search: option.search ?? true, ...(option.describe === undefined ? {} : { describe: option.describe }) };
+}
+
+function isOffered(codeMode: ResolvedCodeMode, name: string): boolean {
+  return name === codeMode.toolName || (codeMode.search && name === SEARCH_TOOL);
+}
+
+/** The program tool's descriptor with its description for this plan (its declarations); the same object for the same text, so caches keyed by descriptor hold. */
+const describedCache = new WeakMap<ToolDescriptor, Map<string, ToolDescriptor>>();
+async function describedFor(descriptor: ToolDescriptor, describe: NonNullable<CodeModeOffer['describe']>, plan: PlanPolicySource): Promise<ToolDescriptor> {
+  const description = await describe(plan);
+  if (typeof description !== 'string' || description === descriptor.description) return descriptor;
+  let byText = describedCache.get(descriptor);
+  if (byText === undefined) describedCache.set(descriptor, (byText = new Map()));
+  let described = byText.get(description);
+  if (described === undefined) {
+    if (byText.size > 16) byText.clear();
+    described = Object.freeze({ ...descriptor, description });
+    byText.set(description, described);
+  }
+  return described;
 }
 
 /** The options of `run` that go to `runtime.execute`, when any is set. */
