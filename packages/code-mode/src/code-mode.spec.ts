@@ -93,6 +93,26 @@ describe('code.run', () => {
     });
   });
 
+  it('describes itself in a few lines: how to call, how a failed call shows, its own limits, then the declarations', async () => {
+    const limited = createCodeMode({ runtime: () => runtime, limits: { timeMs: 2_500, maxCalls: 7, maxConcurrentCalls: 3 } });
+    try {
+      const text = await limited.description();
+      const declarations = await limited.declarations();
+      expect(text.endsWith(`\n${declarations}`)).toBe(true);
+      const rules = text.slice(0, text.length - declarations.length - 1);
+      expect(rules).toContain('`await tools.<ident>(input)`');
+      expect(rules).toContain('throws an Error with .code');
+      expect(rules).toMatch(/Limits: 2500 ms, 64 MiB, 7 calls, 3 at once, 64000 chars of output;/);
+      expect(rules.split('\n')).toHaveLength(1);
+      expect(declarations).toContain('declare function search(query: string, o?: { limit?: number })');
+      expect(declarations).toContain('declare function describe(name: string)');
+      // One unindented line a tool: an indent would cost a token a tool in the JSON the model is sent.
+      expect(declarations).toContain('\n/** Lists the files. */ fs_list(i?: {}): Promise<any>;\n');
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('declares the tools compactly, and finds and describes them from the program', async () => {
     const text = await codeMode.declarations();
     expect(text).toContain('/** Lists the files. */ fs_list(i?: {}): Promise<any>;');

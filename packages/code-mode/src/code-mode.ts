@@ -162,14 +162,14 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
   const descriptor: ToolDescriptor = Object.freeze({
     name: toolName,
     description:
-      'Runs a JavaScript or TypeScript program (the body of an async function) that calls the tools as `await tools.<name>(input)`, and returns what it returns and what it logged. Each tool call goes through the plan like a direct call.',
+      'Runs a JavaScript or TypeScript program (an async function body) that calls tools as `await tools.<ident>(input)`; returns its return value and logs. Each call goes through the plan.',
     source: 'custom',
     // The program itself changes nothing: each of its calls is checked (capability, approval) on its own.
     capability: normalizeCapability({ writes: false, checkpointable: true, idempotent: false, destructive: false, openWorld: false }),
     inputSchema: {
       type: 'object',
       properties: {
-        code: { type: 'string', minLength: 1, maxLength: limits.maxCodeChars, description: 'The program: the body of an async function; `return` its result.' },
+        code: { type: 'string', minLength: 1, maxLength: limits.maxCodeChars, description: 'Program body; `return` the result.' },
       },
       required: ['code'],
       additionalProperties: false,
@@ -282,7 +282,7 @@ export function createCodeMode(options: CodeModeOptions): CodeMode {
     limits,
     declarations,
     description: async (descriptionOptions?: { readonly names?: readonly string[] }) =>
-      `${descriptor.description} Failed calls throw an Error with the fields of their coded error (code, message, toolName). No timers, network, files or environment; Date and Math.random are the host's. The API:\n${await declarations(descriptionOptions)}`,
+      `${descriptor.description} ${rulesOf(limits)}\n${await declarations(descriptionOptions)}`,
     run: (code: string, ctx: PlanContext, runOptions?: CodeRunOptions) => runtimeOf().execute<CodeRunOutput>(toolName, { code }, ctx, runOptions),
     warm: async () => {
       // The type stripper's first run compiles much of it: made here, not in the first program.
@@ -494,6 +494,19 @@ function detailOf(code: CodeModeErrorCode, limits: CodeLimits, thrown: Record<st
     default:
       return run.pending === undefined ? `the program threw ${what}` : `the program threw ${what}`;
   }
+}
+
+/**
+ * What the model needs besides the declarations, short (it is sent with every request): how a
+ * failed call shows, and the limits of a run in one line.
+ */
+function rulesOf(limits: CodeLimits): string {
+  const time = limits.timeMs % 1000 === 0 ? `${limits.timeMs / 1000} s` : `${limits.timeMs} ms`;
+  const memory = `${Math.round(limits.memoryBytes / 2 ** 20)} MiB`;
+  return (
+    'A failed call throws an Error with .code, .message, .toolName. ' +
+    `Limits: ${time}, ${memory}, ${limits.maxCalls} calls, ${limits.maxConcurrentCalls} at once, ${limits.maxOutputChars} chars of output; no timers, network, files, env.`
+  );
 }
 
 function checkLimits(given: Partial<CodeLimits> | undefined): CodeLimits {

@@ -26,15 +26,14 @@ export function declareTool(ident: string, descriptor: ToolDescriptor, options: 
 
 /** The whole `.d.ts` text: the `tools` object, `search` and `describe`. */
 export function declareApi(tools: readonly { readonly ident: string; readonly descriptor: ToolDescriptor }[], options: DeclarationOptions = {}): string {
-  const lines = tools.map(({ ident, descriptor }) => `  ${declareTool(ident, descriptor, options)}`);
+  // One line per tool, not indented: the text is sent as a JSON string, where an indent costs a token a line.
+  const lines = tools.map(({ ident, descriptor }) => declareTool(ident, descriptor, options));
   return [
     'declare const tools: {',
     ...lines,
     '};',
-    '/** Tools of the catalog that match a query, best first (call them as tools[ident]). */',
-    'declare function search(query: string, o?: { limit?: number }): Promise<{ name: string; ident: string; description: string }[]>;',
-    '/** One tool in full: its description, schemas and declaration. */',
-    'declare function describe(name: string): Promise<{ name: string; ident: string; description: string; inputSchema?: object; outputSchema?: object; declaration: string }>;',
+    '/** Tools matching a query, best first. */ declare function search(query: string, o?: { limit?: number }): Promise<{ name: string; ident: string; description: string }[]>;',
+    '/** A tool in full, by name or ident. */ declare function describe(name: string): Promise<{ name: string; ident: string; description: string; inputSchema?: object; outputSchema?: object; declaration: string }>;',
   ].join('\n');
 }
 
