@@ -461,6 +461,61 @@ describe('resources and prompts inside a plan', () => {
     }
   });
 
+  it('completes prompt arguments and resource template variables in a read-only, checkpoint-required plan, with the chosen arguments as context', async () => {
+    const setup = everything();
+    try {
+      const complete = await setup.runtime.describe('mcp.everything.completion.complete');
+      expect(complete.capability).toEqual({ writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: true });
+      expect(complete.annotations).toEqual({ mcpServer: 'everything', mcpOperation: 'completion/complete' });
+      await setup.runtime.runPlan({ policy: { readOnly: true, requireCheckpoint: true } }, async (ctx) => {
+        const run = (input: Record<string, unknown>) => setup.runtime.execute('mcp.everything.completion.complete', input, ctx);
+        const department = await run({ ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'S' } });
+        expect(department).toMatchObject({ ok: true, output: { completion: { values: ['Sales', 'Support'] } } });
+        // The second argument's suggestions depend on the first, sent as context.
+        const lead = await run({
+          ref: { type: 'ref/prompt', name: 'completable-prompt' },
+          argument: { name: 'name', value: '' },
+          context: { arguments: { department: 'Engineering' } },
+        });
+        expect(lead.ok && (lead.output as { completion: { values: string[] } }).completion.values).toEqual(['Alice', 'Bob', 'Charlie']);
+        const noContext = await run({ ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'name', value: '' } });
+        expect(noContext.ok && (noContext.output as { completion: { values: string[] } }).completion.values).toEqual([]);
+        const template = await run({ ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' }, argument: { name: 'resourceId', value: '7' } });
+        expect(template.ok && (template.output as { completion: { values: string[] } }).completion.values).toEqual(['7']);
+        const unknown = await run({ ref: { type: 'ref/prompt', name: 'no-such-prompt' }, argument: { name: 'x', value: '' } });
+        expect(unknown.ok === false && unknown.error).toMatchObject({ code: 'MCP_REQUEST_FAILED', mcpToolName: 'completion/complete', server: 'everything' });
+        expect(unknown.ok === false && unknown.error.message).toMatch(/no-such-prompt/);
+        for (const bad of [
+          { ref: { type: 'ref/tool', name: 'echo' }, argument: { name: 'x', value: '' } },
+          { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department' } },
+          { ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'department', value: 'S' }, context: { arguments: { department: 1 } } },
+          { ref: { type: 'ref/prompt', name: 'completable-prompt', extra: true }, argument: { name: 'department', value: 'S' } },
+        ]) {
+          const refused = await run(bad);
+          expect(refused.ok === false && refused.error.code).toBe('TOOL_SCHEMA_VALIDATION_FAILED');
+        }
+        expect(ctx.traces.map((trace) => trace.success)).toEqual([true, true, true, true, false, false, false, false, false]);
+      });
+    } finally {
+      await setup.close();
+    }
+  });
+
+  it('a server that does not declare completions gets no completion operation', async () => {
+    const source = createMcpAdapter({
+      servers: { mcpServers: { catalog: { command: process.execPath, args: [join(__dirname, '__fixtures__', 'catalog-server.js')] } } },
+      logger: new RecordingLogger(),
+    });
+    const runtime = new ToolRuntime({ sources: [source] });
+    try {
+      const names = (await runtime.discover()).tools.map((tool) => tool.name);
+      expect(names).toContain('mcp.catalog.prompts.get');
+      expect(names).not.toContain('mcp.catalog.completion.complete');
+    } finally {
+      await runtime.dispose();
+    }
+  });
+
   it('a subscription reports updates to onResourceUpdated with the plan, and ends with the plan', async () => {
     const setup = everything();
     const updates: McpResourceUpdate[] = [];

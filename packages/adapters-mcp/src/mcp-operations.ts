@@ -1,7 +1,7 @@
-import { normalizeCapability } from '@ca/domain';
+import { normalizeCapability, type JsonSchema } from '@ca/domain';
 import { ToolCancelledError, type ToolExecutionContext } from '@ca/tool-context';
 import { toolFailure, type RuntimeLogger, type ToolContent, type ToolDescriptor, type ToolInstance, type ToolResult } from '@ca/tool-lifecycle';
-import type { Prompt, Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { CompleteRequest, Prompt, Resource } from '@modelcontextprotocol/sdk/types.js';
 import { linkToken } from './cancellation-link';
 import type { McpCapabilityOverride, ParsedMcpServer } from './mcp-config';
 import type { InFlightCall, McpSession } from './mcp-session';
@@ -10,9 +10,9 @@ import { callFailure, forget, notActivated, toolError, type CallSubject, type Mc
 import { sanitizeText } from './sanitize-text';
 
 /**
- * The resource and prompt requests of MCP, offered as tools of each server
- * that supports them: `mcp.<server>.<operation>`. They only read, so a
- * read-only or checkpoint-required plan runs them.
+ * The resource, prompt and completion requests of MCP, offered as tools of
+ * each server that supports them: `mcp.<server>.<operation>`. They only read,
+ * so a read-only or checkpoint-required plan runs them.
  */
 export const MCP_OPERATIONS = {
   'resources.list': { method: 'resources/list', needs: 'resources' },
@@ -21,6 +21,7 @@ export const MCP_OPERATIONS = {
   'resources.unsubscribe': { method: 'resources/unsubscribe', needs: 'subscribe' },
   'prompts.list': { method: 'prompts/list', needs: 'prompts' },
   'prompts.get': { method: 'prompts/get', needs: 'prompts' },
+  'completion.complete': { method: 'completion/complete', needs: 'completions' },
 } as const;
 
 /** One of {@link MCP_OPERATIONS}. */
@@ -34,6 +35,8 @@ export interface ServerOffer {
   readonly resources: boolean;
   readonly subscribe: boolean;
   readonly prompts: boolean;
+  /** It declares `completions`: it suggests values for prompt arguments and resource template variables. */
+  readonly completions: boolean;
   /** The first resources it lists, for the descriptions. */
   readonly knownResources?: readonly Resource[];
   readonly knownPrompts?: readonly Prompt[];
@@ -56,6 +59,53 @@ const PROMPT_INPUT = Object.freeze({
     arguments: { type: 'object', additionalProperties: { type: 'string' }, description: "The prompt's arguments, by name." },
   },
   required: ['name'],
+  additionalProperties: false,
+});
+/** Longest name, URI or typed value a completion request carries (a person types it; a server's names are shorter). */
+const MAX_COMPLETION_TEXT = 4_096;
+/** Most arguments already chosen that a completion request carries. */
+const MAX_COMPLETION_CONTEXT = 64;
+const COMPLETE_INPUT = Object.freeze({
+  type: 'object',
+  properties: {
+    ref: {
+      description: "What is being filled in: a prompt's argument ({ type: 'ref/prompt', name }) or a resource template's variable ({ type: 'ref/resource', uri: <the template> }).",
+      oneOf: [
+        {
+          type: 'object',
+          properties: { type: { const: 'ref/prompt' }, name: { type: 'string', minLength: 1, maxLength: MAX_COMPLETION_TEXT } },
+          required: ['type', 'name'],
+          additionalProperties: false,
+        },
+        {
+          type: 'object',
+          properties: { type: { const: 'ref/resource' }, uri: { type: 'string', minLength: 1, maxLength: MAX_COMPLETION_TEXT } },
+          required: ['type', 'uri'],
+          additionalProperties: false,
+        },
+      ],
+    },
+    argument: {
+      type: 'object',
+      description: 'The argument (or template variable) and what is typed so far.',
+      properties: { name: { type: 'string', minLength: 1, maxLength: MAX_COMPLETION_TEXT }, value: { type: 'string', maxLength: MAX_COMPLETION_TEXT } },
+      required: ['name', 'value'],
+      additionalProperties: false,
+    },
+    context: {
+      type: 'object',
+      properties: {
+        arguments: {
+          type: 'object',
+          description: 'The arguments already chosen, by name (a server may narrow its suggestions by them).',
+          maxProperties: MAX_COMPLETION_CONTEXT,
+          additionalProperties: { type: 'string', maxLength: MAX_COMPLETION_TEXT },
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+  required: ['ref', 'argument'],
   additionalProperties: false,
 });
 
@@ -82,13 +132,19 @@ export function operationDescriptors(
         source: 'mcp' as const,
         // Reading changes nothing, so there is nothing to undo; whether the server reaches the world is its secret.
         capability: normalizeCapability({ writes: false, checkpointable: true, idempotent: true, destructive: false, openWorld: true, ...override }),
-        inputSchema: operation === 'prompts.get' ? PROMPT_INPUT : operation.endsWith('.list') ? NO_INPUT : URI_INPUT,
+        inputSchema: inputSchemaOf(operation),
         ...(serverVersion === undefined ? {} : { version: serverVersion }),
         annotations: Object.freeze({ mcpServer: config.name, mcpOperation: method }),
       }),
     });
   }
   return result;
+}
+
+function inputSchemaOf(operation: McpOperation): JsonSchema {
+  if (operation === 'prompts.get') return PROMPT_INPUT;
+  if (operation === 'completion.complete') return COMPLETE_INPUT;
+  return operation.endsWith('.list') ? NO_INPUT : URI_INPUT;
 }
 
 function describeOperation(server: string, operation: McpOperation, offer: ServerOffer): string {
@@ -115,6 +171,8 @@ function describeOperation(server: string, operation: McpOperation, offer: Serve
         ),
         list,
       )}`;
+    case 'completion.complete':
+      return `Suggests values for one argument of a prompt (ref { type: 'ref/prompt', name }) or one variable of a resource template (ref { type: 'ref/resource', uri: <the template> }) of MCP server '${server}', from what is typed so far (argument { name, value }) and the arguments already chosen (context.arguments); the output is { completion: { values (at most 100), total?, hasMore? } }.`;
   }
 }
 
@@ -197,6 +255,7 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
   }
 
   #checkInput(args: Record<string, unknown>): string | undefined {
+    if (this.operation === 'completion.complete') return completeRequestOf(args) === undefined ? COMPLETE_EXPECTED : undefined;
     if (this.operation === 'prompts.get') {
       if (typeof args['name'] !== 'string' || args['name'].length === 0) return 'expected { "name": "<prompt>" }.';
       const values = args['arguments'];
@@ -254,6 +313,37 @@ export class McpOperationTool implements ToolInstance<Record<string, unknown>, u
         );
         return { ok: true, output: { ...(result.description === undefined ? {} : { description: result.description }), messages: result.messages } };
       }
+      case 'completion.complete': {
+        // Checked by #checkInput; only the fields MCP defines are sent.
+        const result = await client.complete(completeRequestOf(args) as CompleteRequest['params'], options);
+        const { values, total, hasMore } = result.completion;
+        return {
+          ok: true,
+          output: { completion: { values, ...(typeof total === 'number' ? { total } : {}), ...(typeof hasMore === 'boolean' ? { hasMore } : {}) } },
+        };
+      }
     }
   }
+}
+
+const COMPLETE_EXPECTED =
+  'expected { "ref": { "type": "ref/prompt", "name" } | { "type": "ref/resource", "uri" }, "argument": { "name", "value" }, "context"?: { "arguments"?: { <name>: <string> } } }.';
+
+/** The `completion/complete` parameters of an operation's input, rebuilt from its fields MCP defines; `undefined` when they do not have that form. */
+function completeRequestOf(args: Record<string, unknown>): CompleteRequest['params'] | undefined {
+  const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const text = (value: unknown, minLength = 1): value is string => typeof value === 'string' && value.length >= minLength && value.length <= MAX_COMPLETION_TEXT;
+  const { ref, argument, context } = args;
+  if (!isRecord(ref) || !isRecord(argument) || !text(argument['name']) || !text(argument['value'], 0)) return undefined;
+  let target: CompleteRequest['params']['ref'];
+  if (ref['type'] === 'ref/prompt' && text(ref['name'])) target = { type: 'ref/prompt', name: ref['name'] };
+  else if (ref['type'] === 'ref/resource' && text(ref['uri'])) target = { type: 'ref/resource', uri: ref['uri'] };
+  else return undefined;
+  const params: CompleteRequest['params'] = { ref: target, argument: { name: argument['name'], value: argument['value'] } };
+  if (context === undefined) return params;
+  if (!isRecord(context)) return undefined;
+  const chosen = context['arguments'];
+  if (chosen === undefined) return { ...params, context: {} };
+  if (!isRecord(chosen) || Object.keys(chosen).length > MAX_COMPLETION_CONTEXT || !Object.values(chosen).every((value) => text(value, 0))) return undefined;
+  return { ...params, context: { arguments: { ...(chosen as Record<string, string>) } } };
 }

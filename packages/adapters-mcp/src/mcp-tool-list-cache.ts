@@ -56,7 +56,7 @@ export class MemoryToolListCache implements McpToolListCache {
 }
 
 /** The version of the cached form; a cache written in another form is not read. */
-const CACHE_FORM = 'ca.mcp.tool-list/1';
+const CACHE_FORM = 'ca.mcp.tool-list/2';
 
 /**
  * The key of a server's cached list: a SHA-256 of everything that decides what
@@ -112,7 +112,7 @@ export function readCachedToolList(entry: unknown): McpCachedToolList | undefine
   if (!listing.tools.every((tool) => typeof tool === 'object' && tool !== null && typeof tool.name === 'string')) return undefined;
   const offer = listing.offer as Partial<ServerOffer> | undefined;
   if (typeof offer !== 'object' || offer === null || typeof offer.resources !== 'boolean' || typeof offer.prompts !== 'boolean') return undefined;
-  if (typeof offer.subscribe !== 'boolean') return undefined;
+  if (typeof offer.subscribe !== 'boolean' || typeof offer.completions !== 'boolean') return undefined;
   for (const known of [offer.knownResources, offer.knownPrompts]) {
     if (known !== undefined && (!Array.isArray(known) || !known.every((item) => typeof item === 'object' && item !== null))) return undefined;
   }

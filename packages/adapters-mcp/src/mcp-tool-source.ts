@@ -539,6 +539,7 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
         resources: capabilities.resources !== undefined,
         subscribe: capabilities.resources?.subscribe === true,
         prompts: capabilities.prompts !== undefined,
+        completions: capabilities.completions !== undefined,
         ...(knownResources === undefined ? {} : { knownResources }),
         ...(knownPrompts === undefined ? {} : { knownPrompts }),
       },

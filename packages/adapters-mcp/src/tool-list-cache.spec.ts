@@ -57,6 +57,8 @@ describe('tool lists cached per server: discovering and searching start no serve
     const second = open(realServers(), cache);
     const again = await second.runtime.discover();
     expect(again.tools.map((tool) => tool.name)).toEqual(listed.tools.map((tool) => tool.name));
+    // What the server offers besides tools is cached with them: its completions too.
+    expect(again.tools.map((tool) => tool.name)).toContain('mcp.everything.completion.complete');
     expect(again.tools.find((tool) => tool.name === 'mcp.everything.get-sum')?.inputSchema).toEqual(
       listed.tools.find((tool) => tool.name === 'mcp.everything.get-sum')?.inputSchema,
     );
@@ -116,6 +118,13 @@ describe('tool lists cached per server: discovering and searching start no serve
     const changed = open({ fixture: fixtureServer({ FIXTURE_MODE: 'other' }) }, cache);
     await changed.runtime.discover();
     expect(changed.spawns.count()).toBe(1);
+
+    // An entry that does not say whether the server completes (an earlier form) is not one.
+    const { completions: _completions, ...formerOffer } = entry.listing.offer;
+    await cache.save(key, { ...entry, listing: { ...entry.listing, offer: formerOffer } } as unknown as McpCachedToolList);
+    const former = open(servers, cache);
+    await former.runtime.discover();
+    expect(former.spawns.count()).toBe(1);
 
     await cache.save(key, { server: 'fixture', savedAt: new Date().toISOString(), listing: { tools: 'not a list' } } as unknown as McpCachedToolList);
     const corrupt = open(servers, cache);

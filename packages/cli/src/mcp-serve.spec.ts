@@ -133,6 +133,33 @@ describe('agents mcp serve (stdio)', () => {
     expect(traces.find((trace) => trace.error?.code === 'TOOL_CANCELLED')?.toolName).toBe('mcp.everything.trigger-long-running-operation');
   });
 
+  it("answers completion/complete with the upstream server's own suggestions, for a prompt argument and a resource template variable", async () => {
+    const traceFolder = temporaryFolder('ca-cli-traces-');
+    const { client } = await serveStdio(['--plan-id', 'serve-complete', '--traces', path.join(traceFolder, 'traces.jsonl')]);
+    expect(client.getServerCapabilities()?.completions).toEqual({});
+    const prompt = { type: 'ref/prompt' as const, name: 'everything.completable-prompt' };
+    expect((await client.complete({ ref: prompt, argument: { name: 'department', value: 'S' } })).completion.values).toEqual(['Sales', 'Support']);
+    // The arguments already chosen reach the server, which narrows by them.
+    const lead = await client.complete({ ref: prompt, argument: { name: 'name', value: '' }, context: { arguments: { department: 'Marketing' } } });
+    expect(lead.completion.values).toEqual(['Grace', 'Henry', 'Iris']);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    const template = resourceTemplates.find((item) => item.uriTemplate === 'demo://resource/dynamic/text/{resourceId}');
+    expect(template).toBeDefined();
+    const variable = await client.complete({ ref: { type: 'ref/resource', uri: template!.uriTemplate }, argument: { name: 'resourceId', value: '42' } });
+    expect(variable.completion.values).toEqual(['42']);
+    // A prompt the upstream server does not know is its error, passed on with the method.
+    await expect(client.complete({ ref: { type: 'ref/prompt', name: 'everything.no-such-prompt' }, argument: { name: 'x', value: '' } })).rejects.toThrow(
+      /completion\/complete failed upstream.*no-such-prompt/,
+    );
+    await client.close();
+    const traces = fs
+      .readFileSync(path.join(traceFolder, 'traces.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { toolName: string; success: boolean });
+    expect(traces.filter((trace) => trace.toolName === 'mcp.everything.completion.complete').map((trace) => trace.success)).toEqual([true, true, true, false]);
+  });
+
   it('a read-only profile refuses a writer before it runs; its tools are only those the profile names', async () => {
     const { client, workspace } = await serveStdio(['--profile', 'review']);
     const names = (await client.listTools()).tools.map((tool) => tool.name);
