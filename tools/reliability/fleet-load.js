@@ -10,10 +10,12 @@
 // SIGKILLed halfway through the calls and the errors seen after it.
 //
 //   npx nx run @ca/cli:build
-//   node tools/reliability/fleet-load.js [--replicas 3] [--sessions 200] [--calls 20] [--kill]
+//   node tools/reliability/fleet-load.js [--replicas 3] [--sessions 200] [--calls 20] [--kill] [--no-fleet]
 //     [--v2 0.5] [--pool-size 1] [--scope shared|plan] [--connect-concurrency 50] [--timeout-ms 60000]
 //     [--cpu-prof DIR]   (replicas write a V8 CPU profile there when they stop)
 //
+//   Replicas run as a fleet (--fleet, one shared session key, a real redis-server started here as
+//   their plan registry) unless --no-fleet, which shows what the proxy does to plain gateways.
 // Every replica runs in its own process group (with the upstream servers it starts); all of them,
 // the proxy and the clients are stopped at the end, also on an error or Ctrl-C.
 const { spawn } = require('node:child_process');
@@ -21,6 +23,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
+const { startRedisServer } = require('@ca/plan-registry-redis/testing');
 
 const root = path.resolve(__dirname, '..', '..');
 const CLI = path.join(root, 'packages', 'cli', 'dist', 'bin.js');
@@ -29,12 +32,18 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const PAGE_BYTES = 4096;
 
 function parseArgs(argv) {
-  const options = { replicas: 3, sessions: 200, calls: 20, kill: false, v2: 0.5, poolSize: undefined, scope: undefined, connectConcurrency: 50, timeoutMs: 60_000, cpuProf: undefined };
+  const options = { replicas: 3, sessions: 200, calls: 20, kill: false, fleet: true, v2: 0.5, poolSize: undefined, scope: undefined, connectConcurrency: 50, timeoutMs: 60_000, cpuProf: undefined };
   const names = { '--replicas': 'replicas', '--sessions': 'sessions', '--calls': 'calls', '--v2': 'v2', '--pool-size': 'poolSize', '--scope': 'scope', '--connect-concurrency': 'connectConcurrency', '--timeout-ms': 'timeoutMs', '--cpu-prof': 'cpuProf' };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index];
     if (arg === '--kill') {
       options.kill = true;
+      continue;
+    }
+    if (arg === '--no-fleet') {
+      // Replicas as separate gateways (no --fleet, no shared registry): what a
+      // round-robin proxy does to sessions without the fleet mode.
+      options.fleet = false;
       continue;
     }
     if (arg === '--help' || arg === '-h') {
@@ -129,12 +138,13 @@ function sample(replicas) {
   return { rssBytes, ticks, processes };
 }
 
-function startReplica(index, configPath, stateDir, cpuProf) {
+function startReplica(index, configPath, stateDir, cpuProf, fleetKey) {
   const profile = cpuProf === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProf)];
-  const child = spawn(process.execPath, [...profile, CLI, '-c', configPath, 'mcp', 'serve', '--http', '127.0.0.1:0'], {
+  const fleet = fleetKey === undefined ? [] : ['--fleet', '--replica-id', `r${index}`];
+  const child = spawn(process.execPath, [...profile, CLI, '-c', configPath, 'mcp', 'serve', '--http', '127.0.0.1:0', ...fleet], {
     detached: true, // its own process group: the upstream servers it starts are in it too
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, AGENTS_STATE_DIR: stateDir },
+    env: { ...process.env, AGENTS_STATE_DIR: stateDir, ...(fleetKey === undefined ? {} : { AGENTS_FLEET_KEY: fleetKey }) },
   });
   // known: the process groups seen under it, so that they can be ended after it is gone.
   const replica = { index, child, url: undefined, alive: true, stderr: '', known: new Set() };
@@ -259,11 +269,16 @@ async function main() {
   if (options.scope !== undefined) entry.scope = options.scope;
   if (options.poolSize !== undefined) entry.poolSize = options.poolSize;
   const configPath = path.join(folder, 'agents.config.json');
+  // A fleet: every replica shares the session key and a real redis-server as
+  // its plan registry (started here, stopped at the end).
+  const redis = options.fleet ? await startRedisServer() : undefined;
+  const fleetKey = options.fleet ? require('node:crypto').randomBytes(32).toString('hex') : undefined;
   fs.writeFileSync(
     configPath,
     JSON.stringify({
       mcpServers: { everything: entry },
-      serve: { maxCallsPerSession: 1_000_000, http: { maxSessions: options.sessions + 16, sessionIdleTimeoutMs: 600_000 } },
+      serve: { maxCallsPerSession: 1_000_000, http: { maxSessions: options.sessions + 16, maxSessionsPerClient: options.sessions + 16, sessionIdleTimeoutMs: 600_000 } },
+      ...(redis === undefined ? {} : { registry: { url: redis.url, keyPrefix: 'fleet-load:' } }),
     }),
   );
   const replicas = [];
@@ -276,6 +291,7 @@ async function main() {
     const deadline = Date.now() + 10_000;
     while (replicas.some((replica) => treeOf(replica.child.pid).length > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     for (const replica of replicas) signalTree(replica, 'SIGKILL');
+    await redis?.stop();
     fs.rmSync(folder, { recursive: true, force: true });
   };
   let interrupted = false;
@@ -290,7 +306,7 @@ async function main() {
   try {
     for (let index = 0; index < options.replicas; index++) {
       const stateDir = path.join(folder, `state-${index}`);
-      replicas.push(await startReplica(index, configPath, stateDir, options.cpuProf));
+      replicas.push(await startReplica(index, configPath, stateDir, options.cpuProf, fleetKey));
     }
     proxy = await startProxy(replicas);
     // Warm up: one session through each replica's address directly, so that discovery and the first upstream start are done.

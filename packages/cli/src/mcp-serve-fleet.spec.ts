@@ -13,7 +13,7 @@ import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-he
 // clients, server-everything upstream; one replica is SIGKILLed while calls
 // are in flight.
 const bin = path.resolve(__dirname, '..', 'dist', 'bin.js');
-const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../../tools/reliability/round-robin-proxy.js')) as {
+const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../mcp-server/src/__fixtures__/round-robin-proxy.js')) as {
   startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
 };
 

@@ -15,7 +15,7 @@ import { ensureRunnerInstalled, INSPECTOR_CLI, runWithNode22, type RunnerOutput 
 
 const CLI_BIN = join(__dirname, '..', '..', '..', 'packages', 'cli', 'dist', 'bin.js');
 const EVERYTHING_STDIO = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'transports', 'stdio.js');
-const { startRoundRobinProxy } = require(join(__dirname, '..', '..', 'reliability', 'round-robin-proxy.js')) as {
+const { startRoundRobinProxy } = require(join(__dirname, '..', '..', '..', 'packages', 'mcp-server', 'src', '__fixtures__', 'round-robin-proxy.js')) as {
   startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
 };
 /** Every process of one run carries this variable: what is still alive after the run is a leftover. */

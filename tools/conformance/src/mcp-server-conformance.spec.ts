@@ -18,7 +18,7 @@ import { runServerScenario, type ServerScenarioResult } from './server-mode';
 const CLI_BIN = join(__dirname, '..', '..', '..', 'packages', 'cli', 'dist', 'bin.js');
 const EVERYTHING_DIR = dirname(require.resolve('@modelcontextprotocol/server-everything/package.json'));
 const SPEC_VERSIONS = ['2025-06-18', '2025-11-25'];
-const { startRoundRobinProxy } = require(join(__dirname, '..', '..', 'reliability', 'round-robin-proxy.js')) as {
+const { startRoundRobinProxy } = require(join(__dirname, '..', '..', '..', 'packages', 'mcp-server', 'src', '__fixtures__', 'round-robin-proxy.js')) as {
   startRoundRobinProxy: (backends: readonly string[], options?: { port?: number }) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
 };
 const REPLICAS = 3;

@@ -9,8 +9,8 @@ import { eventually, gatewayOver } from '../gateway/gateway.test-helper';
 import { serveHttp, type McpHttpServer } from './serve-http';
 import { SessionSeal } from './session-seal';
 
-// The plain round-robin proxy of tools/reliability (no affinity; a replica that refuses connections is skipped).
-const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../../../tools/reliability/round-robin-proxy.js')) as {
+// The plain round-robin proxy of the fixtures (no affinity; a replica that refuses connections is skipped).
+const { startRoundRobinProxy } = require(path.resolve(__dirname, '../__fixtures__/round-robin-proxy.js')) as {
   startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
 };
 
