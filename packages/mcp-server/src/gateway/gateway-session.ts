@@ -87,6 +87,12 @@ const MAX_CLIENT_NAME = 200;
  */
 export class GatewaySession implements ClientChannel {
   readonly server: Server;
+  /** What the server tells its client it offers (for `server/discover`). */
+  readonly offer: {
+    readonly capabilities: ServerCapabilities;
+    readonly instructions: string;
+    readonly serverInfo: { readonly name: string; readonly version: string };
+  };
   private plan: PlanContext | undefined;
   private starting: Promise<PlanContext> | undefined;
   private closing: Promise<void> | undefined;
@@ -115,7 +121,8 @@ export class GatewaySession implements ClientChannel {
       ...(this.offers.hasPrompts ? { prompts: { listChanged: true } } : {}),
       ...(this.offers.hasCompletions ? { completions: {} } : {}),
     };
-    this.server = new Server(settings.serverInfo, { capabilities, instructions: this.instructions() });
+    this.offer = { capabilities, instructions: this.instructions(), serverInfo: settings.serverInfo };
+    this.server = new Server(settings.serverInfo, { capabilities, instructions: this.offer.instructions });
     this.registerHandlers();
     this.server.oninitialized = () => {
       this.ensurePlan().catch((error: unknown) => this.settings.logger.warn(`An MCP session could not start its plan: ${messageOf(error)}`, {}));

@@ -69,6 +69,12 @@ export interface McpGatewaySession {
   readonly clientName: string;
   /** Resolves once the session has ended and its plan with it. */
   readonly ended: Promise<void>;
+  /** What the server offers the client: its capabilities and instructions and name (what `initialize` or `server/discover` answers). */
+  readonly offer: {
+    readonly capabilities: Record<string, unknown>;
+    readonly instructions: string | undefined;
+    readonly serverInfo: { readonly name: string; readonly version: string };
+  };
   /** Ends the session and its plan (idempotent). */
   close(reason?: string): Promise<void>;
 }
@@ -209,6 +215,7 @@ export class McpGateway {
         return session.clientName;
       },
       ended,
+      offer: session.offer,
       close: (reason = 'the server closed it') => session.close(reason),
     };
   }

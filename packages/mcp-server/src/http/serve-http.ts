@@ -16,6 +16,16 @@ import type { McpGateway, McpGatewaySession } from '../gateway/mcp-gateway';
 import { RequestGuards, isLoopbackHost } from './request-guards';
 import { SessionLimits } from './session-limits';
 import { SessionSeal, type SealedSession } from './session-seal';
+import {
+  OneRequestTransport,
+  askFreeCapabilities,
+  discoverResult,
+  encodeErrorCode,
+  encodeResult,
+  statelessMessageOf,
+  statelessRefusal,
+  type StatelessMessage,
+} from './stateless';
 
 /** Options of {@link serveHttp}. */
 export interface ServeHttpOptions {
@@ -116,6 +126,8 @@ const DEFAULT_MAX_SESSIONS = 32;
 const DEFAULT_MAX_SESSIONS_PER_CLIENT = 16;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** Stateless (2026-07-28) requests in progress at once, per allowed session: as many as one session's calls. */
+const STATELESS_PER_SESSION = 16;
 
 function rpcError(response: Response | ServerResponse, status: number, code: number, message: string): void {
   const res = response as ServerResponse;
@@ -313,6 +325,10 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       await held.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
       return;
     }
+    if (request.method === 'POST') {
+      const stateless = statelessMessageOf(request.body);
+      if (stateless !== undefined) return serveStateless(stateless, request, response, auth);
+    }
     if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
       return rpcError(response, 400, -32000, 'Bad Request: no Mcp-Session-Id header; the first request of a session is initialize.');
     }
@@ -342,6 +358,63 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     await entry.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
     // An initialize the transport refused leaves no session to keep.
     if (!sessions.has(id)) void entry.session?.close('its initialize was refused');
+  };
+
+  /**
+   * A request of MCP 2026-07-28: no session, so any replica answers it. It
+   * runs in a plan of its own (`mcp-<random>`), started for it and ended
+   * when it is answered; `server/discover` starts none. Notifications are
+   * accepted and dropped (nothing stateless listens to them).
+   */
+  let statelessRunning = 0;
+  const serveStateless = async (message: StatelessMessage, request: Request, response: Response, auth: AuthInfo | undefined): Promise<void> => {
+    if (message.id === undefined) {
+      response.status(202).end();
+      return;
+    }
+    const reply = (body: Record<string, unknown>): void => {
+      if (response.headersSent) return;
+      response.status(200).json({ jsonrpc: '2.0', id: message.id, ...body });
+    };
+    const refusal = statelessRefusal(message);
+    if (refusal !== undefined) return reply({ error: refusal });
+    const cap = Number.isSafeInteger(maxSessions) ? maxSessions * STATELESS_PER_SESSION : Number.MAX_SAFE_INTEGER;
+    if (statelessRunning >= cap) {
+      const error = new McpGatewayError({ problem: { kind: 'session-limit', limit: cap, scope: 'replica' } });
+      refuseOnce('stateless', `MCP over HTTP: refused a ${message.protocolVersion} request: ${cap} are in progress, the limit.`);
+      return rpcRefusal(response, 503, error, 1_000);
+    }
+    refusing.delete('stateless');
+    statelessRunning++;
+    const transport = new OneRequestTransport(message.id as string | number);
+    let session: McpGatewaySession | undefined;
+    const answered = new Promise<void>((resolve) => response.once('close', resolve));
+    try {
+      session = await gateway.connect(transport, {
+        transport: 'http',
+        ...(auth === undefined ? {} : { authInfo: auth }),
+        resumed: {
+          ...(message.clientInfo === undefined ? {} : { clientInfo: message.clientInfo }),
+          capabilities: askFreeCapabilities(message.capabilities ?? {}),
+          protocolVersion: message.protocolVersion,
+        },
+      });
+      if (message.method === 'server/discover') return reply({ result: discoverResult(session.offer, session.offer.serverInfo) });
+      // The client going away before the answer ends the request's plan, which stops its call.
+      void answered.then(() => session?.close('its client went away before the answer'));
+      const { _meta: _envelope, ...params } = message.params;
+      transport.onmessage?.(
+        { jsonrpc: '2.0', id: message.id as string | number, method: message.method, params },
+        auth === undefined ? undefined : { authInfo: auth },
+      );
+      const answer = (await transport.answer) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } | undefined;
+      if (answer === undefined) return reply({ error: { code: -32603, message: 'Internal error: the request ended without an answer.' } });
+      if (answer.error !== undefined) return reply({ error: { ...answer.error, code: encodeErrorCode(answer.error.code) } });
+      reply({ result: encodeResult(message.method, answer.result ?? {}, session.offer.serverInfo) });
+    } finally {
+      statelessRunning--;
+      await session?.close('its request was answered');
+    }
   };
 
   /** Whether a new session (or one resumed here) may open; when not, the refusal is sent. Makes room by ending an idle session when it must. */
