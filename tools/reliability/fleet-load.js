@@ -234,7 +234,13 @@ function loadClients() {
   let v2;
   try {
     const module = require('@modelcontextprotocol/client');
-    v2 = { era: '2026-07-28 first (client 2.x)', Client: module.Client, Transport: module.StreamableHTTPClientTransport };
+    // Client 2.4 initializes with 2025-11-25 unless asked to try 2026-07-28 first ('auto').
+    v2 = {
+      era: '2026-07-28 first (client 2.x)',
+      Client: module.Client,
+      Transport: module.StreamableHTTPClientTransport,
+      clientOptions: { versionNegotiation: { mode: 'auto' } },
+    };
   } catch {
     v2 = undefined;
   }
@@ -328,11 +334,11 @@ async function main() {
     const connectErrors = new Map();
     const connectStarted = Date.now();
     const connected = await inBatches(kinds, options.connectConcurrency, async (kind, index) => {
-      const client = new kind.Client({ name: `fleet-load-${index}`, version: '0.0.0' });
+      const client = new kind.Client({ name: `fleet-load-${index}`, version: '0.0.0' }, kind.clientOptions);
       const transport = new kind.Transport(proxy.url);
       try {
         await client.connect(transport, { timeout: options.timeoutMs });
-        const session = { index, kind, client, transport, protocolVersion: transport.protocolVersion ?? client.getNegotiatedProtocolVersion?.() ?? undefined };
+        const session = { index, kind, client, transport, protocolVersion: client.getNegotiatedProtocolVersion?.() ?? transport.protocolVersion ?? undefined };
         sessions.push(session);
         return session;
       } catch (error) {

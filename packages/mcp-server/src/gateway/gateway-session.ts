@@ -605,8 +605,20 @@ function rootsOf(plan: PlanContext): string[] {
   return roots;
 }
 
+/**
+ * An MCP error whose message on the wire is the text alone: the SDK's McpError
+ * puts "MCP error <code>: " in front of its message, and the client's SDK puts
+ * it there again when it reads the answer ("MCP error -32602: MCP error -32602: …").
+ */
+class ProtocolError extends McpError {
+  constructor(code: number, message: string, data?: unknown) {
+    super(code, message, data);
+    this.message = message;
+  }
+}
+
 function sessionEnded(reason: string, planId: string | undefined): McpError {
-  return new McpError(
+  return new ProtocolError(
     ErrorCode.InvalidRequest,
     new McpGatewayError({ problem: { kind: 'session-ended', reason }, ...(planId === undefined ? {} : { planId }) }).message,
   );
@@ -616,7 +628,7 @@ function sessionEnded(reason: string, planId: string | undefined): McpError {
 function unknownToolError(name: string, listing: ToolListing): McpError {
   const suggestions = closestNames(name, listing.callable.keys());
   const shown = safeMessage(name, 200);
-  return new McpError(
+  return new ProtocolError(
     ErrorCode.InvalidParams,
     `Unknown tool: '${shown}'${suggestions.length === 0 ? '' : ` (close names: ${suggestions.map((s) => `'${s}'`).join(', ')})`}; tools/list names the tools of this session.`,
     { code: 'MODEL_TOOL_UNKNOWN', tool: shown, suggestions },
@@ -638,13 +650,13 @@ function upstreamText(error: unknown): string | undefined {
  */
 function protocolError(error: unknown, method: string, plan: PlanContext): McpError {
   if (McpGatewayError.isInstance(error)) {
-    return new McpError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message, { code: error.code, planId: plan.planId });
+    return new ProtocolError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message, { code: error.code, planId: plan.planId });
   }
   const rpcCode = (error as { rpcCode?: unknown })?.rpcCode;
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : undefined;
   const upstream = typeof rpcCode === 'number' ? upstreamText(error) : undefined;
   const text = scrubRoots(safeMessage(upstream ?? messageOf(error), 2_000), rootsOf(plan));
-  return new McpError(
+  return new ProtocolError(
     typeof rpcCode === 'number'
       ? rpcCode
       : code === 'TOOL_ACCESS_DENIED' || code === 'TOOL_APPROVAL_DENIED'

@@ -43,9 +43,11 @@ describe('a quarantined tool through the gateway', () => {
     expect(ran).toBe(0);
     expect(traces.map((trace) => [trace.toolName, trace.success, trace.error?.code])).toEqual([['notes.echo', false, 'TOOL_DEFINITION_CHANGED']]);
 
-    // A name no tool has is still unknown.
-    const unknown = await client.callTool({ name: 'notes.nothing', arguments: {} });
-    expect((unknown.content as { text: string }[])[0]?.text).toMatch(/^Error MODEL_TOOL_UNKNOWN/);
+    // A name no tool has is still unknown: a protocol error for a client's own call (MCP: -32602).
+    await expect(client.callTool({ name: 'notes.nothing', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: "MCP error -32602: Unknown tool: 'notes.nothing'; tools/list names the tools of this session.",
+    });
     await gateway.close();
   });
 });
