@@ -32,8 +32,30 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const PAGE_BYTES = 4096;
 
 function parseArgs(argv) {
-  const options = { replicas: 3, sessions: 200, calls: 20, kill: false, fleet: true, v2: 0.5, poolSize: undefined, scope: undefined, connectConcurrency: 50, timeoutMs: 60_000, cpuProf: undefined };
-  const names = { '--replicas': 'replicas', '--sessions': 'sessions', '--calls': 'calls', '--v2': 'v2', '--pool-size': 'poolSize', '--scope': 'scope', '--connect-concurrency': 'connectConcurrency', '--timeout-ms': 'timeoutMs', '--cpu-prof': 'cpuProf' };
+  const options = {
+    replicas: 3,
+    sessions: 200,
+    calls: 20,
+    kill: false,
+    fleet: true,
+    v2: 0.5,
+    poolSize: undefined,
+    scope: undefined,
+    connectConcurrency: 50,
+    timeoutMs: 60_000,
+    cpuProf: undefined,
+  };
+  const names = {
+    '--replicas': 'replicas',
+    '--sessions': 'sessions',
+    '--calls': 'calls',
+    '--v2': 'v2',
+    '--pool-size': 'poolSize',
+    '--scope': 'scope',
+    '--connect-concurrency': 'connectConcurrency',
+    '--timeout-ms': 'timeoutMs',
+    '--cpu-prof': 'cpuProf',
+  };
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index];
     if (arg === '--kill') {
@@ -47,7 +69,14 @@ function parseArgs(argv) {
       continue;
     }
     if (arg === '--help' || arg === '-h') {
-      process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').filter((line) => line.startsWith('//')).map((line) => line.slice(3)).join('\n') + '\n');
+      process.stdout.write(
+        fs
+          .readFileSync(__filename, 'utf8')
+          .split('\n')
+          .filter((line) => line.startsWith('//'))
+          .map((line) => line.slice(3))
+          .join('\n') + '\n',
+      );
       process.exit(0);
     }
     const [flag, inline] = arg.split('=', 2);
@@ -62,7 +91,8 @@ function parseArgs(argv) {
   }
   if (!(options.v2 >= 0 && options.v2 <= 1)) throw new Error('fleet-load: --v2 is the share of v2 clients, from 0 to 1');
   if (options.scope !== undefined && options.scope !== 'shared' && options.scope !== 'plan') throw new Error('fleet-load: --scope is shared or plan');
-  if (options.poolSize !== undefined && !(Number.isInteger(options.poolSize) && options.poolSize >= 1)) throw new Error('fleet-load: --pool-size must be a positive whole number');
+  if (options.poolSize !== undefined && !(Number.isInteger(options.poolSize) && options.poolSize >= 1))
+    throw new Error('fleet-load: --pool-size must be a positive whole number');
   return options;
 }
 
@@ -209,8 +239,13 @@ function startProxy(replicas) {
     response.on('close', () => upstream.destroy());
     request.pipe(upstream);
   });
+  // Idle client connections stay open as behind a load balancer (60 s and more).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
+    // A backlog for a thousand clients connecting at once (Node's default of 511 drops
+    // SYNs: retries seconds later, and resets of connections the client thought open).
+    server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () =>
       resolve({
         url: new URL(`http://127.0.0.1:${server.address().port}/mcp`),
         stats,
@@ -261,9 +296,15 @@ async function inBatches(items, size, work) {
 }
 
 function messageOf(error) {
-  const text = error instanceof Error ? error.message : String(error);
+  let text = error instanceof Error ? error.message : String(error);
+  // fetch's "fetch failed" says why only in its cause (a connect timeout, a reset, …).
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (cause instanceof Error) text += ` (${cause.code ?? cause.name}: ${cause.message})`;
   // Group alike errors: strip ids and numbers that differ per session.
-  return text.replace(/[0-9a-f]{8}-[0-9a-f-]{27,}/gi, '<id>').replace(/\d{3,}/g, '<n>').slice(0, 200);
+  return text
+    .replace(/[0-9a-f]{8}-[0-9a-f-]{27,}/gi, '<id>')
+    .replace(/\d{3,}/g, '<n>')
+    .slice(0, 200);
 }
 
 async function main() {
@@ -283,7 +324,10 @@ async function main() {
     configPath,
     JSON.stringify({
       mcpServers: { everything: entry },
-      serve: { maxCallsPerSession: 1_000_000, http: { maxSessions: options.sessions + 16, maxSessionsPerClient: options.sessions + 16, sessionIdleTimeoutMs: 600_000 } },
+      serve: {
+        maxCallsPerSession: 1_000_000,
+        http: { maxSessions: options.sessions + 16, maxSessionsPerClient: options.sessions + 16, sessionIdleTimeoutMs: 600_000 },
+      },
       ...(redis === undefined ? {} : { registry: { url: redis.url, keyPrefix: 'fleet-load:' } }),
     }),
   );
@@ -370,7 +414,9 @@ async function main() {
         for (let call = 0; call < options.calls; call++) {
           const started = process.hrtime.bigint();
           try {
-            const result = await session.client.callTool({ name: 'mcp.everything.echo', arguments: { message: `s${session.index} c${call}` } }, undefined, { timeout: options.timeoutMs });
+            const result = await session.client.callTool({ name: 'mcp.everything.echo', arguments: { message: `s${session.index} c${call}` } }, undefined, {
+              timeout: options.timeoutMs,
+            });
             const text = result.content?.[0]?.text;
             if (result.isError || text !== `Echo: s${session.index} c${call}`) throw new Error(`unexpected result: ${JSON.stringify(result).slice(0, 200)}`);
             latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
@@ -443,7 +489,9 @@ async function main() {
         harnessNote: 'this process (the proxy and every client) in the same time: when it nears the wall time, the clients, not the replicas, bound the rate',
       },
       proxy: proxy.stats,
-      ...(options.kill ? { kill: killed === undefined ? { replica: null } : { ...killed, cpuTicks: undefined, errorsAfter: Object.fromEntries(afterKillErrors) } } : {}),
+      ...(options.kill
+        ? { kill: killed === undefined ? { replica: null } : { ...killed, cpuTicks: undefined, errorsAfter: Object.fromEntries(afterKillErrors) } }
+        : {}),
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,10 +27,10 @@ interface Replica {
   url?: URL;
 }
 
-async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
+async function waitFor(condition: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -71,7 +71,9 @@ describe('agents mcp serve --http --fleet', () => {
             scope: 'shared',
           },
         },
-        registry: { url: redis.url, keyPrefix: 'fleet:', ttlMs: 2_000, heartbeatIntervalMs: 200 },
+        // Messages to a plan wait at most pendingTtlMs for a process that lost Redis for a while
+        // (10 minutes by default); here as short as the records, so that the registry empties in the test.
+        registry: { url: redis.url, keyPrefix: 'fleet:', ttlMs: 2_000, heartbeatIntervalMs: 200, pendingTtlMs: 2_000 },
       }),
     );
     const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_FLEET_KEY: randomBytes(32).toString('hex') };
@@ -158,11 +160,16 @@ describe('agents mcp serve --http --fleet', () => {
       for (const replica of [replicas[0], replicas[2]] as Replica[]) replica.child.kill('SIGTERM');
       expect(await (replicas[0] as Replica).exit).toBe(0);
       expect(await (replicas[2] as Replica).exit).toBe(0);
-      // No plan is left: the live replicas ended theirs, the dead one's expire with their last heartbeat.
+      // No plan is left: the live replicas ended theirs, the dead one's expire with their last heartbeat
+      // (with the messages the DELETEs sent them); the index drops expired plans when it is next read.
+      let left: string[] = [];
       await waitFor(
-        async () => (await (redis as TestRedisServer).keys()).filter((key) => key.startsWith('fleet:')).length === 0,
-        'the registry to be empty',
+        async () => (left = (await (redis as TestRedisServer).keys()).filter((key) => key.startsWith('fleet:') && key !== 'fleet:index')).length === 0,
+        () => `the registry to be empty (left: ${left.join(', ')})`,
         30_000,
+      );
+      expect(JSON.parse(spawnSync(process.execPath, [bin, '-c', config, 'plan', 'list', '--json'], { cwd: workspace, env, encoding: 'utf8' }).stdout)).toEqual(
+        [],
       );
       // No upstream server of any replica is left.
       const all = fs.readFileSync(starts, 'utf8').trim().split('\n').map(Number);

@@ -126,6 +126,9 @@ const DEFAULT_MAX_SESSIONS = 32;
 const DEFAULT_MAX_SESSIONS_PER_CLIENT = 16;
 const DEFAULT_IDLE_MS = 30 * 60_000;
 const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** How long an idle keep-alive connection stays open: longer than the 60 s of common load balancers. */
+const HTTP_KEEP_ALIVE_MS = 65_000;
+const HTTP_BACKLOG = 4_096;
 /** Stateless (2026-07-28) requests in progress at once, per allowed session: as many as one session's calls. */
 const STATELESS_PER_SESSION = 16;
 
@@ -538,9 +541,19 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   };
 
   const server = await new Promise<HttpServer>((resolve, reject) => {
-    const listening = app.listen(port, host, (error?: Error) => (error === undefined ? resolve(listening) : reject(error)));
+    // A backlog for many clients connecting at once: with Node's 511, a burst overflows the
+    // listen queue and clients see connections reset or retried seconds later (capped by somaxconn).
+    const listening = app.listen(port, host, HTTP_BACKLOG, (error?: Error) => (error === undefined ? resolve(listening) : reject(error)));
     listening.once('error', reject);
   });
+  // Behind a load balancer or proxy that keeps connections open (nginx
+  // keepalive, cloud load balancers idle for 60 s), Node's default of 5 s
+  // closes a connection the proxy is about to reuse, and the request written
+  // into it fails (ECONNRESET, a 502 for the client). Idle connections stay
+  // open longer than the proxies' own idle limits; headers must still come
+  // within the bound Node requires to be above it.
+  server.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
+  server.headersTimeout = HTTP_KEEP_ALIVE_MS + 1_000;
   listeningPort = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   const endpoint = new URL(options.publicUrl ?? `http://${urlHost}:${listeningPort}${path}`);
