@@ -480,7 +480,10 @@ describe('resources and prompts inside a plan', () => {
         expect(lead.ok && (lead.output as { completion: { values: string[] } }).completion.values).toEqual(['Alice', 'Bob', 'Charlie']);
         const noContext = await run({ ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument: { name: 'name', value: '' } });
         expect(noContext.ok && (noContext.output as { completion: { values: string[] } }).completion.values).toEqual([]);
-        const template = await run({ ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' }, argument: { name: 'resourceId', value: '7' } });
+        const template = await run({
+          ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' },
+          argument: { name: 'resourceId', value: '7' },
+        });
         expect(template.ok && (template.output as { completion: { values: string[] } }).completion.values).toEqual(['7']);
         const unknown = await run({ ref: { type: 'ref/prompt', name: 'no-such-prompt' }, argument: { name: 'x', value: '' } });
         expect(unknown.ok === false && unknown.error).toMatchObject({ code: 'MCP_REQUEST_FAILED', mcpToolName: 'completion/complete', server: 'everything' });

@@ -69,7 +69,8 @@ const COMPLETE_INPUT = Object.freeze({
   type: 'object',
   properties: {
     ref: {
-      description: "What is being filled in: a prompt's argument ({ type: 'ref/prompt', name }) or a resource template's variable ({ type: 'ref/resource', uri: <the template> }).",
+      description:
+        "What is being filled in: a prompt's argument ({ type: 'ref/prompt', name }) or a resource template's variable ({ type: 'ref/resource', uri: <the template> }).",
       oneOf: [
         {
           type: 'object',
@@ -332,7 +333,8 @@ const COMPLETE_EXPECTED =
 /** The `completion/complete` parameters of an operation's input, rebuilt from its fields MCP defines; `undefined` when they do not have that form. */
 function completeRequestOf(args: Record<string, unknown>): CompleteRequest['params'] | undefined {
   const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-  const text = (value: unknown, minLength = 1): value is string => typeof value === 'string' && value.length >= minLength && value.length <= MAX_COMPLETION_TEXT;
+  const text = (value: unknown, minLength = 1): value is string =>
+    typeof value === 'string' && value.length >= minLength && value.length <= MAX_COMPLETION_TEXT;
   const { ref, argument, context } = args;
   if (!isRecord(ref) || !isRecord(argument) || !text(argument['name']) || !text(argument['value'], 0)) return undefined;
   let target: CompleteRequest['params']['ref'];

@@ -151,7 +151,8 @@ export class McpToolSource implements ToolSource, McpSessionProvider {
     this.#toolListCache = cache;
     this.#toolListTtlMs = positiveInteger(settings.toolListTtlMs, DEFAULT_TOOL_LIST_TTL_MS, 'toolListTtlMs');
     const defaultScope = settings.defaultScope ?? 'plan';
-    if (defaultScope !== 'plan' && defaultScope !== 'shared') throw new TypeError(`defaultScope must be 'plan' or 'shared'; got ${String(settings.defaultScope)}.`);
+    if (defaultScope !== 'plan' && defaultScope !== 'shared')
+      throw new TypeError(`defaultScope must be 'plan' or 'shared'; got ${String(settings.defaultScope)}.`);
     this.#defaultScope = defaultScope;
     if (typeof settings.servers === 'string') {
       this.id = settings.id ?? `mcp:${settings.servers}`;

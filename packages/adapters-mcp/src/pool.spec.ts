@@ -47,7 +47,8 @@ describe('a pool of shared sessions (scope shared, poolSize)', () => {
     return runtime;
   }
 
-  const everything = (extra: Partial<McpServerConfig> = {}): McpServerConfig => ({ command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'], ...extra }) as McpServerConfig;
+  const everything = (extra: Partial<McpServerConfig> = {}): McpServerConfig =>
+    ({ command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'], ...extra }) as McpServerConfig;
 
   it('serves many concurrent plans with at most poolSize server processes, each plan on one of them', async () => {
     const local = start({ everything: everything({ poolSize: 2 }) });

@@ -354,7 +354,10 @@ export class SessionPool {
 
   #openEntry(roots: readonly Root[] | undefined): PooledSession {
     const number = this.#pool.length + 1;
-    const opening = this.#options.open({ purpose: `shared (pool session ${number} of at most ${this.#options.server.poolSize})`, ...(roots === undefined ? {} : { roots }) });
+    const opening = this.#options.open({
+      purpose: `shared (pool session ${number} of at most ${this.#options.server.poolSize})`,
+      ...(roots === undefined ? {} : { roots }),
+    });
     const entry: PooledSession = { opening, session: undefined, plans: 0, rootsKey: rootsKey(roots), roots, rerooting: undefined, endNoted: false };
     this.#pool.push(entry);
     opening.then(
@@ -380,7 +383,9 @@ export class SessionPool {
     const fetched = session.rootsFetches;
     entry.rootsKey = rootsKey(roots);
     entry.roots = roots;
-    this.#options.logger.debug(`MCP server '${this.#options.server.name}': an idle pooled session is given other roots.`, { server: this.#options.server.name });
+    this.#options.logger.debug(`MCP server '${this.#options.server.name}': an idle pooled session is given other roots.`, {
+      server: this.#options.server.name,
+    });
     entry.rerooting = (async () => {
       await session.reroot(roots);
       if (this.#fetchesRoots || fetched > 0) await session.waitForRootsFetch(fetched);

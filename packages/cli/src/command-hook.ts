@@ -115,7 +115,8 @@ export function createCommandHook(entry: CommandHookEntry, settings: { readonly 
       wrong('"hookSpecificOutput.additionalContext"', fields['additionalContext'], 'a string');
     }
     if (stage !== 'before') {
-      if (fields['permissionDecision'] !== undefined) wrong('"hookSpecificOutput.permissionDecision"', fields['permissionDecision'], 'none: it is for PreToolUse hooks');
+      if (fields['permissionDecision'] !== undefined)
+        wrong('"hookSpecificOutput.permissionDecision"', fields['permissionDecision'], 'none: it is for PreToolUse hooks');
       return;
     }
     const permission = fields['permissionDecision'];

@@ -123,7 +123,9 @@ describe('command hooks fail closed and see only redacted outputs', () => {
   it('keeps the answers of the contract working: approve and allow let the call run, block refuses it', async () => {
     for (const answer of [{ decision: 'approve' }, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } }, {}]) {
       const folder = configured([hook('gatekeeper', 'before', answer, undefined, 'builtin.fs.*')]);
-      expect(await main(['tools', 'run', 'builtin.fs.write', '--input', JSON.stringify({ resource: 'work', path: 'out.txt', content: 'x' })], captureIo({}, folder))).toBe(0);
+      expect(
+        await main(['tools', 'run', 'builtin.fs.write', '--input', JSON.stringify({ resource: 'work', path: 'out.txt', content: 'x' })], captureIo({}, folder)),
+      ).toBe(0);
       expect(fs.readFileSync(path.join(folder, 'work', 'out.txt'), 'utf8')).toBe('x');
     }
     const blocked = configured([hook('gatekeeper', 'before', { decision: 'block', reason: 'not today' }, undefined, 'builtin.fs.*')]);
@@ -132,9 +134,11 @@ describe('command hooks fail closed and see only redacted outputs', () => {
     expect(io.err()).toContain("refused by hook 'gatekeeper': not today");
   });
 
-  it("a hook after a call is given the output with its secrets redacted, and what it gives back is redacted again", async () => {
+  it('a hook after a call is given the output with its secrets redacted, and what it gives back is redacted again', async () => {
     const record = path.join(temporaryFolder(), 'seen.jsonl');
-    const leaky = { hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: { note: 'rotated', token: 'tok_live_1234567890abcdef', url: DATABASE_URL } } };
+    const leaky = {
+      hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: { note: 'rotated', token: 'tok_live_1234567890abcdef', url: DATABASE_URL } },
+    };
     const folder = configured([hook('auditor', 'after', leaky, record, 'mcp.everything.*')]);
     const message = `DATABASE_URL=${DATABASE_URL}\nAuthorization: Bearer eyJhbGciOi.eyJzdWIi.c2lnbmF0dXJl\n`;
     const io = captureIo({}, folder);
@@ -149,7 +153,11 @@ describe('command hooks fail closed and see only redacted outputs', () => {
     const printed = io.out();
     expect(printed).not.toContain(PASSWORD);
     expect(printed).not.toContain('tok_live_1234567890abcdef');
-    expect(JSON.parse(printed).output).toEqual({ note: 'rotated', token: expect.stringMatching(/^\[REDACTED /), url: 'postgres://[REDACTED url-credentials]@db/orders' });
+    expect(JSON.parse(printed).output).toEqual({
+      note: 'rotated',
+      token: expect.stringMatching(/^\[REDACTED /),
+      url: 'postgres://[REDACTED url-credentials]@db/orders',
+    });
   });
 
   it('a hook on a failed call is given the message with its secrets redacted', async () => {
@@ -178,7 +186,16 @@ describe('the current folder is not a secret', () => {
   it('paths under the current folder print whole, with PWD, OLDPWD and SSH_AUTH_SOCK set as a shell sets them; a real secret stays hidden', async () => {
     const folder = configured([]);
     const token = 'tok-1234567890-abcdef';
-    const io = captureIo({ PWD: folder, OLDPWD: path.dirname(folder), SSH_AUTH_SOCK: folder, GOOGLE_APPLICATION_CREDENTIALS: path.join(folder, 'agents.config.json'), SERVICE_TOKEN: token }, folder);
+    const io = captureIo(
+      {
+        PWD: folder,
+        OLDPWD: path.dirname(folder),
+        SSH_AUTH_SOCK: folder,
+        GOOGLE_APPLICATION_CREDENTIALS: path.join(folder, 'agents.config.json'),
+        SERVICE_TOKEN: token,
+      },
+      folder,
+    );
     expect(await main(['plan', 'check', `missing-${token}.yaml`], io)).not.toBe(0);
     expect(io.err()).toContain(`${folder}${path.sep}missing-***.yaml`);
     expect(io.err()).not.toContain('***/');
@@ -190,7 +207,13 @@ describe('the current folder is not a secret', () => {
     const bin = path.resolve(__dirname, '..', 'dist', 'bin.js');
     const run = spawnSync(process.execPath, [bin, 'plan', 'check', 'missing.yaml'], {
       cwd: folder,
-      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', PWD: folder, OLDPWD: path.dirname(folder), AGENTS_STATE_DIR: temporaryFolder('ca-cli-state-') },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        HOME: process.env['HOME'] ?? '',
+        PWD: folder,
+        OLDPWD: path.dirname(folder),
+        AGENTS_STATE_DIR: temporaryFolder('ca-cli-state-'),
+      },
       encoding: 'utf8',
     });
     expect(run.stderr).toContain(`Plan file ${path.join(folder, 'missing.yaml')} does not exist`);

@@ -55,7 +55,10 @@ describe('agents mcp serve gives MCP clients what the guardrails and hooks made 
         on: 'after',
         tools: 'mcp.everything.get-structured-content',
         command: 'node',
-        args: [path.join(fixtures, 'answer-hook.js'), JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', updatedMCPToolOutput: replacement } })],
+        args: [
+          path.join(fixtures, 'answer-hook.js'),
+          JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', updatedMCPToolOutput: replacement } }),
+        ],
       },
     ]);
     const result = await client.callTool({ name: 'mcp.everything.get-structured-content', arguments: { location: 'New York' } });

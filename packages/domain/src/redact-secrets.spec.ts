@@ -140,7 +140,9 @@ describe('findSecrets: the one list of secret shapes, for traces and for tool ou
   it('merges overlapping findings, finds nothing already redacted, and nothing in prose', () => {
     expect(found('authorization=abc123def456')).toEqual([['authorization-header', 'abc123def456']]);
     expect(findSecrets('postgres://***@db/orders?password=***')).toEqual([]);
-    expect(redactSecrets('token=[REDACTED github-pat] "api_key": "[REDACTED generic-api-key]"')).toBe('token=[REDACTED github-pat] "api_key": "[REDACTED generic-api-key]"');
+    expect(redactSecrets('token=[REDACTED github-pat] "api_key": "[REDACTED generic-api-key]"')).toBe(
+      'token=[REDACTED github-pat] "api_key": "[REDACTED generic-api-key]"',
+    );
     expect(findSecrets('basic authentication failed; a cookie: not set')).toEqual([]);
     expect(findSecrets(42 as never)).toEqual([]);
   });

@@ -650,7 +650,10 @@ function upstreamText(error: unknown): string | undefined {
  */
 function protocolError(error: unknown, method: string, plan: PlanContext): McpError {
   if (McpGatewayError.isInstance(error)) {
-    return new ProtocolError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message, { code: error.code, planId: plan.planId });
+    return new ProtocolError(error.code === 'GATEWAY_RESOURCE_UNKNOWN' ? -32002 : ErrorCode.InvalidParams, error.message, {
+      code: error.code,
+      planId: plan.planId,
+    });
   }
   const rpcCode = (error as { rpcCode?: unknown })?.rpcCode;
   const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : undefined;

@@ -185,7 +185,15 @@ describe('createSecretRedactionHook', () => {
     });
 
     it('redacts the string values of secret-named keys of structured output, and leaves the others', async () => {
-      const output = { host: 'db', port: 5432, user: 'app', password: 'hunter2', nested: [{ apiKey: 'k' }], max_tokens: '100', connection: 'redis://:s3cret@cache:6379' };
+      const output = {
+        host: 'db',
+        port: 5432,
+        user: 'app',
+        password: 'hunter2',
+        nested: [{ apiKey: 'k' }],
+        max_tokens: '100',
+        connection: 'redis://:s3cret@cache:6379',
+      };
       const runtime = runtimeWith([createSecretRedactionHook()], output);
       const result = await runtime.runPlan({}, (ctx) => runtime.execute('files.read', {}, ctx));
       expect(result.ok && result.output).toEqual({

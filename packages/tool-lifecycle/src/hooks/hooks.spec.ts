@@ -171,7 +171,10 @@ describe('hooks after a call', () => {
     expect(JSON.stringify(result)).not.toContain('secret row');
     expect(seen).toEqual([{ input: {}, output: replaced }]);
     // With content of its own, the replacement's blocks are given.
-    const withBlocks = runtimeWith([{ name: 'blocks', after: () => ({ decision: 'replace', output: replaced, content: [{ type: 'text', text: 'hidden' }] }) }], tool);
+    const withBlocks = runtimeWith(
+      [{ name: 'blocks', after: () => ({ decision: 'replace', output: replaced, content: [{ type: 'text', text: 'hidden' }] }) }],
+      tool,
+    );
     const given = await withBlocks.runPlan({}, (ctx) => withBlocks.execute('db.query', {}, ctx));
     expect(given.ok && given.content).toEqual([{ type: 'text', text: 'hidden' }]);
   });

@@ -248,7 +248,9 @@ export class ToolHooks {
       }
       // A replacement replaces every representation the caller gets: without content of its own, the old blocks (which still say what was replaced) go, and the caller renders the new output.
       const { content: _replaced, ...rest } = current as ToolResult & { content?: unknown };
-      return (decision.content === undefined ? { ...rest, output: decision.output } : { ...rest, output: decision.output, content: decision.content }) as ToolResult;
+      return (
+        decision.content === undefined ? { ...rest, output: decision.output } : { ...rest, output: decision.output, content: decision.content }
+      ) as ToolResult;
     },
     // A withheld output ends the step: the hooks after it have nothing to look at.
     stop: (current) => !current.ok,
