@@ -8,7 +8,6 @@ import { ToolApprovalDeniedError, ToolInvalidArgumentError, ToolPlanEndedError }
 import { PlanApprovalRecords, type PendingApprovalSummary, type PendingRequest, type PlanApprovals } from './plan-approvals';
 import type { RuntimeLogger } from '../observability';
 import { capabilityInPlan, type ToolDescriptor } from '../tool';
-import type { RegisteredTool } from '../catalog';
 import { fingerprintTool } from './tool-fingerprint';
 import { compileToolPattern, type PatternMatcher } from './tool-pattern';
 import type { ToolRules } from './tool-rules';
@@ -268,6 +267,17 @@ class WaitEnded {
 }
 
 /**
+ * What the gate reads and keeps of a catalog entry (`catalog/`'s
+ * RegisteredTool has these fields): named here so that approval/ does not
+ * import catalog/, which imports pins/, which imports approval/.
+ */
+export interface GatedTool {
+  readonly descriptor: ToolDescriptor;
+  /** Whether a rule of the runtime names this tool, once the gate has asked. */
+  ruled: boolean | undefined;
+}
+
+/**
  * The approval step of an execution, between the input validation and the
  * call: the service's rules first (deny, then ask, then allow), then the
  * plan's `policy.approval`; an approval remembered for the rest of the plan
@@ -370,7 +380,7 @@ export class ApprovalGate {
    * be waited for (see {@link ApprovalGate.check}).
    * @throws ToolApprovalDeniedError, ToolCancelledError, ToolPlanEndedError (see {@link ApprovalGate.check}).
    */
-  approve(subject: ApprovalSubject, tool: RegisteredTool, input: unknown): Promise<void> | undefined {
+  approve(subject: ApprovalSubject, tool: GatedTool, input: unknown): Promise<void> | undefined {
     // Whether a rule names the tool is asked once per tool: the rules never change.
     const ruled = this.rules !== undefined && (tool.ruled ??= this.rules.coversTool(tool.descriptor.name));
     if (!ruled && subject.ctx.policy.approval === undefined) return undefined;
