@@ -13,7 +13,7 @@ import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-he
 // MCP 2026-07-28 is served without a session by whichever replica gets each
 // request; 2025-11-25 and 2025-06-18 clients keep their sessions.
 const bin = path.resolve(__dirname, '..', 'dist', 'bin.js');
-const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../../tools/reliability/round-robin-proxy.js')) as {
+const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../mcp-server/src/__fixtures__/round-robin-proxy.js')) as {
   startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
 };
 

@@ -127,6 +127,31 @@ describe('package manifests', () => {
     ).toEqual(['@ca/domain', '@ca/tool-context']);
     expect([...importsOf('sandbox')].filter((name) => name.startsWith('@ca/')).sort()).toEqual(['@ca/domain', '@ca/tool-context']);
   });
+
+  it("no package's sources (tests included) reach into tools/: nx would count the tool's dependencies as the package's and release it for their changes", () => {
+    // A spec that required tools/reliability/ made @ca/cli depend on @ca/bench,
+    // which depends implicitly on every package: adding any adapter then
+    // released @ca/cli (tools/release/check-version-rules.js). Fixtures that
+    // several packages share live in a package's src/__fixtures__/.
+    const reaching: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (entry.name !== 'node_modules' && entry.name !== 'dist') walk(full);
+        } else if (/\.(?:ts|js|mjs|cjs)$/.test(entry.name)) {
+          const text = fs.readFileSync(full, 'utf8');
+          for (const match of text.matchAll(/['"`]((?:\.\.\/)+tools\/[^'"`]*)['"`]/g)) {
+            if (path.resolve(path.dirname(full), match[1]!).startsWith(path.join(workspaceRoot, 'tools') + path.sep)) {
+              reaching.push(`${path.relative(workspaceRoot, full)}: ${match[1]}`);
+            }
+          }
+        }
+      }
+    };
+    for (const entry of packages) walk(path.join(packagesDir, entry.folder, 'src'));
+    expect(reaching).toEqual([]);
+  });
 });
 
 describe('what every published package ships', () => {
