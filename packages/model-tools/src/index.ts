@@ -15,7 +15,8 @@ export type {
 export { DeferredTools, NATIVE_DEFERRED_FORMATS } from './deferred/deferred-tools';
 export type { DeferredCallResult, DeferredDefinition, DeferredLoading, DeferredMessage, DeferredToolsOptions } from './deferred/deferred-tools';
 export { FrameworkApprovals } from './approval/framework-approvals';
-export type { FrameworkApproval, FrameworkApprovalsOptions } from './approval/framework-approvals';
+export type { FrameworkApproval, FrameworkApprovalsOptions, ProgramInnerCall } from './approval/framework-approvals';
+export type { PendingProgramCall } from './approval/program-calls';
 export { ModelToolsError } from './errors/model-tools-error';
 export type { ModelToolsErrorCode, ModelToolsErrorOptions } from './errors/model-tools-error';
 export { MODEL_TOOL_FORMATS, OPENAI_AGENTS_NAME_RULES, ToolNameMap, nameRulesOf } from './names/provider-names';

@@ -3,6 +3,7 @@ import type { ToolSet } from 'ai' with { 'resolution-mode': 'import' };
 import type { FrameworkApprovals } from '../approval/framework-approvals';
 import { checkPlan, type ModelTools } from '../calls/model-tools';
 import { abortFor, frameworkTools } from '../frameworks/framework-tools';
+import { programGate } from '../frameworks/program-gate';
 import { nameRulesOf } from '../names/provider-names';
 import type { RenderedResult } from '../render/render-result';
 import { ModelToolCallError } from './model-tool-call-error';
@@ -27,6 +28,9 @@ export interface AiSdkToolsOptions {
    */
   readonly cancelPlanOnAbort?: boolean;
 }
+
+/** Who approved, as the trace names it. */
+const AI_SDK_DECIDER = 'AI SDK approval response';
 
 /** The marker that makes a plain object an AI SDK schema (what `jsonSchema()` of `ai` returns; the same in ai 5, 6 and 7). */
 const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema');
@@ -54,13 +58,17 @@ export async function createAiSdkTools(modelTools: ModelTools, plan: PlanContext
   const tools: Record<string, unknown> = {};
   for (const tool of await frameworkTools(modelTools, plan, nameRulesOf('openai-chat'))) {
     const { name, providerName, descriptor } = tool;
+    // The program tool (code.run): the AI SDK's approval request is about the program's inner call that needs a person.
+    const gate = tool.refusal === undefined ? programGate(modelTools, plan, approvals, name, providerName) : undefined;
     // A refused tool's call is refused by the runtime whatever a person says: nobody is asked.
     const needsApproval =
       approvals === undefined || tool.refusal !== undefined
         ? undefined
-        : async (input: unknown): Promise<boolean> => {
+        : async (input: unknown, asked?: { toolCallId?: string }): Promise<boolean> => {
             const prepared = await modelTools.prepare(name, { value: input });
-            return prepared !== undefined && (await approvals.needsApproval(descriptor, prepared.value, plan));
+            if (prepared === undefined) return false;
+            if (await approvals.needsApproval(descriptor, prepared.value, plan)) return true;
+            return gate !== undefined && (await gate.needsApproval(input, asked?.toolCallId));
           };
     tools[providerName] = {
       type: 'function',
@@ -70,25 +78,21 @@ export async function createAiSdkTools(modelTools: ModelTools, plan: PlanContext
       execute: async (input: unknown, execution: { toolCallId: string; abortSignal?: AbortSignal; messages?: readonly unknown[] }) => {
         const abort = abortFor(execution?.abortSignal, plan, cancelPlanOnAbort, 'the AI SDK');
         try {
-          const outcome = await modelTools.run(
-            plan,
-            name,
-            { value: input },
-            {
-              callId: execution?.toolCallId,
-              providerName,
-              ...(abort.signal === undefined ? {} : { signal: abort.signal }),
-              // Granted only when the messages the AI SDK ran the call with hold the approval response for this very call.
-              ...(approvals === undefined
-                ? {}
-                : {
-                    beforeExecute: (value: unknown) =>
-                      approvedInMessages(execution?.messages, execution?.toolCallId)
-                        ? approvals.grant(plan, name, value, { scope: 'once', decidedBy: 'AI SDK approval response' })
-                        : undefined,
-                  }),
-            },
-          );
+          // Granted only when the messages the AI SDK ran the call with hold the approval response for this very call.
+          const approved = approvals !== undefined && approvedInMessages(execution?.messages, execution?.toolCallId);
+          const options = {
+            providerName,
+            ...(abort.signal === undefined ? {} : { signal: abort.signal }),
+            ...(approvals === undefined
+              ? {}
+              : {
+                  beforeExecute: (value: unknown) => (approved ? approvals.grant(plan, name, value, { scope: 'once', decidedBy: AI_SDK_DECIDER }) : undefined),
+                }),
+          };
+          const outcome =
+            gate === undefined
+              ? await modelTools.run(plan, name, { value: input }, { callId: execution?.toolCallId, ...options })
+              : await gate.run(input, execution?.toolCallId, approved ? { scope: 'once', decidedBy: AI_SDK_DECIDER } : undefined, options);
           if (!outcome.ok) throw new ModelToolCallError(outcome);
           if (execution?.toolCallId !== undefined) rendered.set(execution.toolCallId, outcome.rendered);
           return outcome.result?.output;

@@ -15,6 +15,14 @@ import {
   type ToolRuleDefinition,
   type ToolRules,
 } from '@ca/tool-lifecycle';
+import { ProgramCalls, type PendingProgramCall } from './program-calls';
+
+/** A program's inner call, as `@ca/code-mode` asks its `suspend` option about it. */
+export interface ProgramInnerCall {
+  readonly descriptor: ToolDescriptor;
+  readonly input: unknown;
+  readonly ctx: PlanContext;
+}
 
 /** Settings of {@link FrameworkApprovals}. */
 export interface FrameworkApprovalsOptions {
@@ -67,11 +75,55 @@ export class FrameworkApprovals implements ApprovalHandler {
   /** Plans' tools approved for the rest of the plan through this bridge: `planId\0tool\0fingerprint`. */
   private readonly toolApprovals = new Set<string>();
   private readonly patterns = new Map<string, (name: string) => boolean>();
+  private readonly asksByRule: boolean;
+  /** @internal Program calls a framework adapter ran before the framework asked about them (see {@link suspend}). */
+  readonly programs = new ProgramCalls();
 
   constructor(options: FrameworkApprovalsOptions = {}) {
     this.fallback = options.fallback;
     this.rules = options.rules === undefined ? undefined : compileToolRules(options.rules);
+    this.asksByRule = (options.rules ?? []).some((rule) => rule?.decision === 'ask');
     this.store = options.store;
+  }
+
+  /**
+   * For `@ca/code-mode`'s `suspend` option
+   * (`createCodeMode({ runtime, suspend: approvals.suspend })`): whether a
+   * program's inner call stops the program to wait for a person through the
+   * framework's own approval flow — the runtime will ask about it
+   * ({@link needsApproval}) and no framework approval is waiting for it. The
+   * framework adapters run a program tool's call up to that inner call before
+   * the framework asks (AI SDK `needsApproval`, Agents SDK `needsApproval`,
+   * LangChain's human-in-the-loop middleware), so the framework's approval
+   * request is about the inner call ({@link pendingProgramCall} says which);
+   * once the person approved, the program runs again under its resume step:
+   * the calls it already made are answered from the plan's journal, and the
+   * approved call runs. A bound function: pass it as it is.
+   */
+  readonly suspend = async (call: ProgramInnerCall): Promise<boolean> => {
+    if (call === null || typeof call !== 'object' || call.descriptor === undefined || call.ctx === undefined) return false;
+    const plans = this.grants.get(call.ctx.planId);
+    if (plans?.has(callKey(call.descriptor.name, call.input)) === true) return false;
+    return this.needsApproval(call.descriptor, call.input, call.ctx);
+  };
+
+  /**
+   * The inner call a framework's approval request for a program tool's call
+   * (`code.run`, by the framework's call id: the AI SDK's `toolCallId`, the
+   * Agents SDK's `callId`, LangChain's tool call id) is about — what to show
+   * the person instead of the program. `undefined` when that call is not a
+   * program waiting for a person.
+   */
+  pendingProgramCall(plan: PlanContext | string, callId: string): PendingProgramCall | undefined {
+    const planId = typeof plan === 'string' ? plan : plan?.planId;
+    if (typeof planId !== 'string' || typeof callId !== 'string') return undefined;
+    const entry = this.programs.get(planId, callId);
+    return entry?.kind === 'pending' ? entry.pending : undefined;
+  }
+
+  /** Whether anything of this plan can need a person: an `ask` rule, or the plan's `policy.approval`. */
+  mayAsk(plan: PlanContext): boolean {
+    return this.asksByRule || plan.policy.approval !== undefined;
   }
 
   /**
@@ -128,6 +180,7 @@ export class FrameworkApprovals implements ApprovalHandler {
 
   /** Forgets what this bridge holds for a plan (call when the plan ends). */
   forgetPlan(planId: string): void {
+    this.programs.forgetPlan(planId);
     this.grants.delete(planId);
     for (const key of this.toolApprovals) if (key.startsWith(`${planId}\0`)) this.toolApprovals.delete(key);
   }

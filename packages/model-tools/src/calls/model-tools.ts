@@ -157,7 +157,16 @@ export interface RunOptions extends CallOptions {
    * once the execution is over.
    */
   readonly beforeExecute?: (input: unknown) => Promise<(() => void) | void> | (() => void) | void;
+  /**
+   * The execution's step, instead of the one the call id gives: a program
+   * resumed after a person approved its inner call runs under its
+   * `resumeStep` (see `FrameworkApprovals.suspend`).
+   */
+  readonly step?: string;
 }
+
+/** What `runMapped` passes on to `runtime.execute`: a call's options, and a step that overrides the call id's. */
+type MappedCallOptions = CallOptions & { readonly step?: string };
 
 /** Arguments parsed and repaired, ready for `runtime.execute`. */
 export interface PreparedArguments {
@@ -213,6 +222,21 @@ export class ModelTools {
     this.strict = options.strict ?? true;
     this.callIdAsStep = options.callIdAsStep ?? true;
     this.codeMode = codeModeOf(options.codeMode);
+  }
+
+  /**
+   * The runtime's name of the tool that runs a program — `codeMode.toolName`,
+   * else `code.run`: the framework adapters run it up to the first inner call
+   * that needs a person before the framework asks (see
+   * `FrameworkApprovals.suspend`).
+   */
+  get programToolName(): string {
+    return this.codeMode?.toolName ?? CODE_RUN_TOOL;
+  }
+
+  /** The step a call id gives a call of `toolName` (`undefined` when the id cannot tell calls apart, or `callIdAsStep` is off). */
+  stepOfCall(toolName: string, callId: string | undefined, providerName: string = toolName): string | undefined {
+    return this.callIdAsStep ? stepOfCallId(callId, [providerName, toolName]) : undefined;
   }
 
   /**
@@ -369,7 +393,7 @@ export class ModelTools {
     rules: ProviderNameRules | undefined,
     unknownName?: string,
     beforeExecute?: RunOptions['beforeExecute'],
-    callOptions?: CallOptions,
+    callOptions?: MappedCallOptions,
     start: CallStart = callStart(),
   ): Promise<ModelToolCallOutcome> {
     // Only failures spread it: the successful path builds its outcome field by field.
@@ -421,7 +445,7 @@ export class ModelTools {
       };
     }
     const { value, repairs, declined } = prepareValue(descriptor, parsed.value, strictNulls);
-    const step = this.callIdAsStep ? stepOfCallId(read.callId, [read.name, toolName]) : undefined;
+    const step = callOptions?.step ?? (this.callIdAsStep ? stepOfCallId(read.callId, [read.name, toolName]) : undefined);
     let options: ExecuteOptions | undefined =
       repairs.length === 0 ? (step === undefined ? undefined : { step }) : step === undefined ? { repairs } : { repairs, step };
     if (callOptions !== undefined) options = options === undefined ? callOptions : { ...callOptions, ...options };
@@ -543,13 +567,15 @@ async function describedFor(descriptor: ToolDescriptor, describe: NonNullable<Co
 }
 
 /** The options of `run` that go to `runtime.execute`, when any is set. */
-function executeOptionsOf(options: RunOptions): CallOptions | undefined {
-  const { signal, timeoutMs, onProgress } = options;
-  if (signal === undefined && timeoutMs === undefined && onProgress === undefined) return undefined;
+function executeOptionsOf(options: RunOptions): MappedCallOptions | undefined {
+  const { signal, timeoutMs, onProgress, step } = options;
+  if (signal === undefined && timeoutMs === undefined && onProgress === undefined && step === undefined) return undefined;
+  if (step !== undefined && (typeof step !== 'string' || step.length === 0)) throw invalidArgument('options.step', 'a non-empty string', describeValue(step));
   return {
     ...(signal === undefined ? {} : { signal }),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(onProgress === undefined ? {} : { onProgress }),
+    ...(step === undefined ? {} : { step }),
   };
 }
 

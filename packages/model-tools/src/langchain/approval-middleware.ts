@@ -7,6 +7,7 @@ import { checkPlan, type ModelTools } from '../calls/model-tools';
 import { callStart, recordFrontDoorTrace } from '../calls/front-door-trace';
 import { ModelToolsError } from '../errors/model-tools-error';
 import { frameworkTools, type FrameworkTool } from '../frameworks/framework-tools';
+import { programGate, type ProgramGate } from '../frameworks/program-gate';
 import { nameRulesOf } from '../names/provider-names';
 import { heldApprovalsOf } from './held-approvals';
 
@@ -80,13 +81,21 @@ export async function createLangChainApprovalMiddleware(
   const held = heldApprovalsOf(approvals);
   const ours = new Map<string, FrameworkTool>();
   for (const tool of await frameworkTools(modelTools, plan, nameRulesOf('openai-chat'))) ours.set(tool.providerName, tool);
+  // The program tool (code.run): the request is about the program's inner call that needs a person.
+  let program: { readonly providerName: string; readonly gate: ProgramGate } | undefined;
+  for (const tool of ours.values()) {
+    const gate = tool.refusal === undefined ? programGate(modelTools, plan, approvals, tool.name, tool.providerName) : undefined;
+    if (gate !== undefined) program = { providerName: tool.providerName, gate };
+  }
 
   /** Whether the runtime will ask about this call (a refused tool is refused, never asked about). */
   const runtimeAsks = async (toolCall: ToolCallLike): Promise<boolean> => {
     const tool = ours.get(toolCall.name);
     if (tool === undefined || tool.refusal !== undefined) return false;
     const prepared = await modelTools.prepare(tool.name, { value: toolCall.args });
-    return prepared !== undefined && (await approvals.needsApproval(tool.descriptor, prepared.value, plan));
+    if (prepared === undefined) return false;
+    if (await approvals.needsApproval(tool.descriptor, prepared.value, plan)) return true;
+    return program?.providerName === toolCall.name && (await program.gate.needsApproval(toolCall.args, toolCall.id));
   };
 
   // The decision for each call of the model's message, made once per pass of the hook (the middleware asks `when` again).
@@ -99,7 +108,16 @@ export async function createLangChainApprovalMiddleware(
   };
   for (const providerName of ours.keys()) {
     const own = options.interruptOn?.[providerName];
-    const base: InterruptOnConfig = typeof own === 'object' && own !== null ? own : { allowedDecisions: [...(own === true ? ALL_DECISIONS : offered)] };
+    let base: InterruptOnConfig = typeof own === 'object' && own !== null ? own : { allowedDecisions: [...(own === true ? ALL_DECISIONS : offered)] };
+    if (program?.providerName === providerName && (typeof own !== 'object' || own === null)) {
+      // An edited program is another program: the person answers for the inner call shown, so approve or reject.
+      const gate = program.gate;
+      const prefix = options.descriptionPrefix ?? 'Tool execution requires approval';
+      base = {
+        allowedDecisions: [...offered].filter((decision) => decision !== 'edit'),
+        description: (toolCall) => programDescription(prefix, providerName, gate, toolCall as ToolCallLike),
+      };
+    }
     interruptOn[providerName] = {
       ...base,
       when: async (request) => asked.get(request.toolCall) ?? decide(providerName, request as unknown as HookRequest),
@@ -156,6 +174,19 @@ export async function createLangChainApprovalMiddleware(
   // The middleware as LangChain made it (its name, context schema, where its hook may jump), with the hook wrapped.
   const afterModel = typeof inner.afterModel === 'function' ? { canJumpTo: ['model'], hook } : { ...(inner.afterModel as object), hook };
   return { ...inner, afterModel } as unknown as LangChainApprovalMiddleware;
+}
+
+/** What the person reads about a program call: the inner call it waits at, not the program. */
+function programDescription(prefix: string, providerName: string, gate: ProgramGate, toolCall: ToolCallLike): string {
+  const pending = gate.pending(toolCall.id);
+  if (pending === undefined) return `${prefix}\n\nTool: ${providerName}\nArgs: ${JSON.stringify(toolCall.args, null, 2)}`;
+  let input: string;
+  try {
+    input = JSON.stringify(pending.input, null, 2) ?? 'undefined';
+  } catch {
+    input = '(not JSON)';
+  }
+  return `${prefix}\n\nThe program of ${providerName} calls ${pending.toolName} (inner call ${pending.step}); approving runs this call once and the program goes on.\nTool: ${pending.toolName}\nArgs: ${input}`;
 }
 
 function hookOf(afterModel: unknown): Hook {

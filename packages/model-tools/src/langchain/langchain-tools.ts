@@ -3,9 +3,10 @@ import { ToolMessage } from '@langchain/core/messages';
 import { DynamicStructuredTool, ToolInputParsingException } from '@langchain/core/tools';
 // The tools' type as ES modules see it (langchain is used from ES modules): a CommonJS copy of the class's type does not fit its agents.
 import type { StructuredToolInterface } from '@langchain/core/tools' with { 'resolution-mode': 'import' };
-import type { FrameworkApprovals } from '../approval/framework-approvals';
+import type { FrameworkApproval, FrameworkApprovals } from '../approval/framework-approvals';
 import { checkPlan, type ModelToolCallOutcome, type ModelTools } from '../calls/model-tools';
 import { abortFor, frameworkTools } from '../frameworks/framework-tools';
+import { programGate } from '../frameworks/program-gate';
 import { nameRulesOf } from '../names/provider-names';
 import { heldApprovalsOf } from './held-approvals';
 
@@ -23,6 +24,13 @@ export interface LangChainApprovalRequest {
   readonly arguments: unknown;
   readonly planId: string;
   readonly description: string;
+  /**
+   * Set when the call waiting is a program's inner call: the program tool's
+   * name as the model knows it, and the inner call's step. `tool` and
+   * `arguments` are then the inner call's (the runtime's tool name), which
+   * is what the person approves; the program goes on once they have.
+   */
+  readonly program?: { readonly tool: string; readonly step: string };
 }
 
 /** Settings of {@link createLangChainTools}. */
@@ -69,6 +77,14 @@ function isToolCall(value: unknown): value is ToolCallLike {
   );
 }
 
+/** The approval a LangGraph interrupt's answer gives: approved (once, or for the tool), or denied with the person's reason. */
+function approvalOf(reply: LangChainApprovalAnswer | undefined): FrameworkApproval {
+  const decidedBy = typeof reply?.decidedBy === 'string' && reply.decidedBy.length > 0 ? reply.decidedBy : 'LangGraph interrupt';
+  return reply?.decision === 'approve'
+    ? { scope: reply.scope === 'tool' ? 'tool' : 'once', decidedBy }
+    : { scope: 'once', decidedBy, denied: reply?.decision === 'deny' && reply.reason !== undefined ? { reason: reply.reason } : {} };
+}
+
 /**
  * The plan's tools as LangChain tools (`@langchain/core` 1.x structured
  * tools). The model's arguments are repaired before LangChain validates
@@ -89,6 +105,8 @@ export async function createLangChainTools(modelTools: ModelTools, plan: PlanCon
   const tools: DynamicStructuredTool[] = [];
   for (const entry of await frameworkTools(modelTools, plan, nameRulesOf('openai-chat'))) {
     const { name, providerName, descriptor } = entry;
+    // The program tool (code.run): what a person approves is the program's inner call that needs one.
+    const gate = entry.refusal === undefined ? programGate(modelTools, plan, approvals, name, providerName) : undefined;
     // What the model sent, by the repaired object LangChain validates and passes on: the repairs are made again, and traced, by run().
     const sent = new WeakMap<object, unknown>();
 
@@ -101,6 +119,7 @@ export async function createLangChainTools(modelTools: ModelTools, plan: PlanCon
       const raw = typeof input === 'object' && input !== null && sent.has(input) ? sent.get(input) : input;
       const toolCallId = config?.toolCall?.id;
       let beforeExecute: ((value: unknown) => (() => void) | undefined) | undefined;
+      let innerApproval: FrameworkApproval | undefined;
       // A refused tool's call is refused by the runtime whatever a person says: nobody is asked.
       const held =
         approvals === undefined || entry.refusal !== undefined
@@ -109,9 +128,23 @@ export async function createLangChainTools(modelTools: ModelTools, plan: PlanCon
       if (held !== undefined && approvals !== undefined) {
         // Approved (or edited and approved) for this very call in the middleware: that answers the runtime, which still checks it.
         beforeExecute = (value) => approvals.grant(plan, name, value, { scope: 'once', decidedBy: held.decidedBy });
+        innerApproval = { scope: 'once', decidedBy: held.decidedBy };
       } else if (approvals !== undefined && interrupt !== undefined && entry.refusal === undefined) {
         const prepared = await modelTools.prepare(name, { value: raw });
-        if (prepared !== undefined && (await approvals.needsApproval(descriptor, prepared.value, plan))) {
+        const own = prepared !== undefined && (await approvals.needsApproval(descriptor, prepared.value, plan));
+        // A program that stops at an inner call needing a person: the interrupt is about that call (LangGraph runs this again on resume: answered from what was found).
+        const pending = !own && gate !== undefined && (await gate.needsApproval(raw, toolCallId)) ? gate.pending(toolCallId) : undefined;
+        if (pending !== undefined) {
+          const reply = interrupt({
+            type: 'ca.tool-approval',
+            tool: pending.toolName,
+            arguments: pending.input,
+            planId: plan.planId,
+            description: `An inner call (${pending.step}) of the program ${providerName} runs`,
+            program: { tool: providerName, step: pending.step },
+          }) as LangChainApprovalAnswer | undefined;
+          innerApproval = approvalOf(reply);
+        } else if (prepared !== undefined && own) {
           // LangGraph runs the tool again on resume; interrupt() then returns the person's answer.
           const reply = interrupt({
             type: 'ca.tool-approval',
@@ -120,27 +153,21 @@ export async function createLangChainTools(modelTools: ModelTools, plan: PlanCon
             planId: plan.planId,
             description: descriptor.description,
           }) as LangChainApprovalAnswer | undefined;
-          const decidedBy = typeof reply?.decidedBy === 'string' && reply.decidedBy.length > 0 ? reply.decidedBy : 'LangGraph interrupt';
-          const approval =
-            reply?.decision === 'approve'
-              ? { scope: reply.scope === 'tool' ? ('tool' as const) : ('once' as const), decidedBy }
-              : { scope: 'once' as const, decidedBy, denied: reply?.decision === 'deny' && reply.reason !== undefined ? { reason: reply.reason } : {} };
+          const approval = approvalOf(reply);
           beforeExecute = (value) => approvals.grant(plan, name, value, approval);
         }
       }
       const abort = abortFor(config?.signal, plan, cancelPlanOnAbort, 'LangChain');
       try {
-        const outcome = await modelTools.run(
-          plan,
-          name,
-          { value: raw },
-          {
-            providerName,
-            ...(toolCallId === undefined ? {} : { callId: toolCallId }),
-            ...(beforeExecute === undefined ? {} : { beforeExecute }),
-            ...(abort.signal === undefined ? {} : { signal: abort.signal }),
-          },
-        );
+        const options = {
+          providerName,
+          ...(beforeExecute === undefined ? {} : { beforeExecute }),
+          ...(abort.signal === undefined ? {} : { signal: abort.signal }),
+        };
+        const outcome =
+          gate === undefined
+            ? await modelTools.run(plan, name, { value: raw }, { ...(toolCallId === undefined ? {} : { callId: toolCallId }), ...options })
+            : await gate.run(raw, toolCallId, innerApproval, options);
         return answer(outcome, toolCallId);
       } finally {
         abort.release();

@@ -3,6 +3,7 @@ import { tool, type FunctionTool, type RunContext } from '@openai/agents';
 import type { FrameworkApprovals } from '../approval/framework-approvals';
 import { checkPlan, type ModelTools } from '../calls/model-tools';
 import { abortFor, frameworkTools } from '../frameworks/framework-tools';
+import { programGate } from '../frameworks/program-gate';
 import { OPENAI_AGENTS_NAME_RULES } from '../names/provider-names';
 import { toOpenAiStrictSchema } from '../schema/openai-strict-schema';
 
@@ -26,6 +27,9 @@ export interface OpenAiAgentsToolsOptions {
    */
   readonly cancelPlanOnAbort?: boolean;
 }
+
+/** Who approved, as the trace names it. */
+const AGENTS_DECIDER = 'OpenAI Agents approval';
 
 /**
  * The plan's tools as OpenAI Agents SDK function tools (`@openai/agents`
@@ -55,44 +59,46 @@ export async function createOpenAiAgentsTools(
     const converted = wantStrict && !entry.refusedStub ? toOpenAiStrictSchema(entry.inputSchema) : undefined;
     const strict = converted?.strict === true;
     const parameters = (strict ? converted.schema : { additionalProperties: true, ...entry.inputSchema }) as never;
+    // The program tool (code.run): the interruption is about the program's inner call that needs a person.
+    const gate = entry.refusal === undefined ? programGate(modelTools, plan, approvals, name, providerName) : undefined;
     tools.push(
       tool({
         name: providerName,
         description: entry.description,
         parameters,
         strict,
-        needsApproval: async (_context: RunContext<unknown>, input: unknown) => {
+        needsApproval: async (_context: RunContext<unknown>, input: unknown, callId?: string) => {
           // A refused tool's call is refused by the runtime whatever a person says: nobody is asked.
           if (approvals === undefined || entry.refusal !== undefined) return false;
           const prepared = await modelTools.prepare(name, { value: input }, { strictNulls: strict });
-          return prepared !== undefined && (await approvals.needsApproval(descriptor, prepared.value, plan));
+          if (prepared === undefined) return false;
+          if (await approvals.needsApproval(descriptor, prepared.value, plan)) return true;
+          return gate !== undefined && (await gate.needsApproval(input, callId, { strictNulls: strict }));
         },
         execute: async (input: unknown, runContext?: RunContext<unknown>, details?: { toolCall?: { callId?: string }; signal?: AbortSignal }) => {
           const callId = details?.toolCall?.callId;
           const abort = abortFor(details?.signal, plan, cancelPlanOnAbort, 'the OpenAI Agents SDK');
-          const outcome = await modelTools
-            .run(
-              plan,
-              name,
-              { value: input },
-              {
-                providerName,
-                strictNulls: strict,
-                ...(callId === undefined ? {} : { callId }),
-                ...(abort.signal === undefined ? {} : { signal: abort.signal }),
-                ...(approvals === undefined || runContext === undefined || callId === undefined
-                  ? {}
-                  : {
-                      beforeExecute: (value: unknown) => {
-                        // Approved in the run's own state (state.approve on an interruption), for this call or for the tool.
-                        if (runContext.isToolApproved({ toolName: providerName, callId }) !== true) return undefined;
-                        const forTool = runContext.isToolApproved({ toolName: providerName, callId: `${callId}\u0000any-other-call` }) === true;
-                        return approvals.grant(plan, name, value, { scope: forTool ? 'tool' : 'once', decidedBy: 'OpenAI Agents approval' });
-                      },
-                    }),
-              },
-            )
-            .finally(() => abort.release());
+          // Approved in the run's own state (state.approve on an interruption), for this call or for the tool.
+          const approved =
+            approvals !== undefined &&
+            runContext !== undefined &&
+            callId !== undefined &&
+            runContext.isToolApproved({ toolName: providerName, callId }) === true;
+          const forTool = approved && runContext?.isToolApproved({ toolName: providerName, callId: `${callId}\u0000any-other-call` }) === true;
+          const options = {
+            providerName,
+            strictNulls: strict,
+            ...(abort.signal === undefined ? {} : { signal: abort.signal }),
+            ...(approvals === undefined || !approved
+              ? {}
+              : { beforeExecute: (value: unknown) => approvals.grant(plan, name, value, { scope: forTool ? 'tool' : 'once', decidedBy: AGENTS_DECIDER }) }),
+          };
+          const run =
+            gate === undefined
+              ? modelTools.run(plan, name, { value: input }, { ...(callId === undefined ? {} : { callId }), ...options })
+              : // An inner call of a program is approved for that call only, whatever the interruption's scope.
+                gate.run(input, callId, approved ? { scope: 'once', decidedBy: AGENTS_DECIDER } : undefined, options);
+          const outcome = await run.finally(() => abort.release());
           return outcome.rendered.text;
         },
       }) as FunctionTool<unknown>,
