@@ -102,6 +102,34 @@ describe('agents mcp serve --http: MCP 2026-07-28', () => {
       }
       // An unknown tool: MCP's invalid params, as on the 2025 protocol.
       await expect(modern.callTool({ name: 'mcp.everything.nope', arguments: {} })).rejects.toThrow(/nope/);
+      // Progress comes on the answer's stream of whichever replica runs the call.
+      const progress: { progress: number; total?: number }[] = [];
+      await modern.callTool(
+        { name: 'mcp.everything.trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+        { onprogress: (update) => progress.push(update) },
+      );
+      expect(progress.map((update) => [update.progress, update.total])).toEqual([
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ]);
+      // subscriptions/listen: one long request, held by one replica; the resource updates of its upstream reach the client on it.
+      const resource = 'demo://resource/dynamic/text/1';
+      const updates: string[] = [];
+      modern.setNotificationHandler('notifications/resources/updated', (notification) => {
+        updates.push(notification.params.uri);
+      });
+      const subscription = await modern.listen({ resourceSubscriptions: [resource], toolsListChanged: true });
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true, resourceSubscriptions: [resource] });
+      // server-everything sends updates of subscribed resources every 5 s once told to: each replica's upstream is told (round robin).
+      const toggle = async (): Promise<void> => {
+        for (let index = 0; index < 3; index++) await modern.callTool({ name: 'mcp.everything.toggle-subscriber-updates', arguments: {} });
+      };
+      await toggle();
+      await waitFor(() => updates.length > 0, 'a resource update on the listen stream');
+      expect(updates.every((uri) => uri === resource)).toBe(true);
+      await subscription.close();
+      await toggle();
       // No session id went either way, every replica answered this one client, and nothing was refused.
       expect(transport.sessionId).toBeUndefined();
       expect(recorded.sessionIds).toEqual([]);

@@ -16,7 +16,9 @@ import type { McpGateway, McpGatewaySession } from '../gateway/mcp-gateway';
 import { RequestGuards, isLoopbackHost } from './request-guards';
 import { SessionLimits } from './session-limits';
 import { SessionSeal, type SealedSession } from './session-seal';
+import { serveListen, subscriptionFilterOf } from './stateless-listen';
 import {
+  EventStream,
   OneRequestTransport,
   askFreeCapabilities,
   discoverResult,
@@ -131,6 +133,14 @@ const HTTP_KEEP_ALIVE_MS = 65_000;
 const HTTP_BACKLOG = 4_096;
 /** Stateless (2026-07-28) requests in progress at once, per allowed session: as many as one session's calls. */
 const STATELESS_PER_SESSION = 16;
+
+/** The progress token of a request's `_meta`, when it has one MCP allows (a string or a number). */
+function progressTokenOf(params: Record<string, unknown>): string | number | undefined {
+  const meta = params['_meta'];
+  const token = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)['progressToken'] : undefined;
+  if (typeof token === 'string' && token.length > 0 && token.length <= 1_000) return token;
+  return typeof token === 'number' && Number.isFinite(token) ? token : undefined;
+}
 
 function rpcError(response: Response | ServerResponse, status: number, code: number, message: string): void {
   const res = response as ServerResponse;
@@ -366,21 +376,51 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   /**
    * A request of MCP 2026-07-28: no session, so any replica answers it. It
    * runs in a plan of its own (`mcp-<random>`), started for it and ended
-   * when it is answered; `server/discover` starts none. Notifications are
-   * accepted and dropped (nothing stateless listens to them).
+   * when it is answered; `server/discover` starts none. With a
+   * `progressToken`, the answer is a stream of events: the call's progress,
+   * then its result. `subscriptions/listen` keeps its stream (and a session
+   * behind it) open while the client listens. Notifications are accepted and
+   * dropped (a listen stream ends when its client closes it).
    */
   let statelessRunning = 0;
+  const listening = new Set<() => Promise<void>>();
   const serveStateless = async (message: StatelessMessage, request: Request, response: Response, auth: AuthInfo | undefined): Promise<void> => {
     if (message.id === undefined) {
       response.status(202).end();
       return;
     }
+    const stream = new EventStream(response);
     const reply = (body: Record<string, unknown>): void => {
+      if (stream.isOpen) {
+        stream.send({ jsonrpc: '2.0', id: message.id, ...body });
+        stream.end();
+        return;
+      }
       if (response.headersSent) return;
       response.status(200).json({ jsonrpc: '2.0', id: message.id, ...body });
     };
     const refusal = statelessRefusal(message);
     if (refusal !== undefined) return reply({ error: refusal });
+    if (message.method === 'subscriptions/listen') {
+      const filter = subscriptionFilterOf(message.params);
+      if (typeof filter === 'string') return reply({ error: { code: -32602, message: `Invalid params: ${filter}.` } });
+      // Each stream holds a session and its plan while the client listens: as many as the sessions a replica keeps.
+      if (Number.isSafeInteger(maxSessions) && listening.size >= maxSessions) {
+        const error = new McpGatewayError({ problem: { kind: 'session-limit', limit: maxSessions, scope: 'replica' } });
+        refuseOnce('listen', `MCP over HTTP: refused a subscriptions/listen stream: ${maxSessions} are open, the limit.`);
+        return rpcRefusal(response, 503, error, 5_000);
+      }
+      refusing.delete('listen');
+      return serveListen(message, filter, response, {
+        gateway,
+        logger,
+        auth,
+        track: (end) => {
+          listening.add(end);
+          return () => listening.delete(end);
+        },
+      });
+    }
     const cap = Number.isSafeInteger(maxSessions) ? maxSessions * STATELESS_PER_SESSION : Number.MAX_SAFE_INTEGER;
     if (statelessRunning >= cap) {
       const error = new McpGatewayError({ problem: { kind: 'session-limit', limit: cap, scope: 'replica' } });
@@ -389,7 +429,16 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     }
     refusing.delete('stateless');
     statelessRunning++;
-    const transport = new OneRequestTransport(message.id as string | number);
+    // The call's progress, when the client asked for it (a progress token), goes on the answer's stream before the result.
+    const progressToken = progressTokenOf(message.params);
+    const transport = new OneRequestTransport(
+      message.id as string | number,
+      progressToken === undefined
+        ? undefined
+        : (notification) => {
+            if (notification.method === 'notifications/progress' && notification.params?.['progressToken'] === progressToken) stream.send({ ...notification });
+          },
+    );
     let session: McpGatewaySession | undefined;
     const answered = new Promise<void>((resolve) => response.once('close', resolve));
     try {
@@ -407,7 +456,12 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       void answered.then(() => session?.close('its client went away before the answer'));
       const { _meta: _envelope, ...params } = message.params;
       transport.onmessage?.(
-        { jsonrpc: '2.0', id: message.id as string | number, method: message.method, params },
+        {
+          jsonrpc: '2.0',
+          id: message.id as string | number,
+          method: message.method,
+          params: progressToken === undefined ? params : { ...params, _meta: { progressToken } },
+        },
         auth === undefined ? undefined : { authInfo: auth },
       );
       const answer = (await transport.answer) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } | undefined;
@@ -599,6 +653,8 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       closing ??= (async () => {
         clearInterval(sweep);
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Listen streams get the graceful end (a result naming the subscription) before their connections close.
+        await Promise.all([...listening].map((end) => end().catch(() => undefined)));
         await Promise.all([...sessions.values()].map((entry) => entry.session?.close('the server stopped')));
         server.closeAllConnections();
         await stopped;

@@ -1,4 +1,5 @@
 import { TestTool } from '@ca/tool-lifecycle/testing';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { eventually, gatewayOver } from '../gateway/gateway.test-helper';
 import { serveHttp, type McpHttpServer } from './serve-http';
 
@@ -56,14 +57,13 @@ describe('serveHttp: MCP 2026-07-28 requests (no session)', () => {
     expect((list['tools'] as { name: string }[]).map((listedTool) => listedTool.name)).toEqual(['notes.read']);
   });
 
-  it('answers server/discover without starting a plan, offering 2026-07-28 and no change notifications', async () => {
+  it('answers server/discover without starting a plan, offering 2026-07-28 and the change notifications a listen stream carries', async () => {
     const tool = new TestTool({ name: 'notes.read', capability: reader, execute: () => 'x' });
     const { gateway } = gatewayOver([tool]);
     server = await serveHttp(gateway);
     const answer = await post(server, { jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: envelope() } });
     const result = answer.json?.['result'] as Record<string, unknown>;
-    expect(result).toMatchObject({ supportedVersions: ['2026-07-28'], resultType: 'complete', capabilities: { tools: {}, logging: {} } });
-    expect(JSON.stringify(result['capabilities'])).not.toMatch(/listChanged|subscribe/);
+    expect(result).toMatchObject({ supportedVersions: ['2026-07-28'], resultType: 'complete', capabilities: { tools: { listChanged: true }, logging: {} } });
     expect(result['instructions']).toEqual(expect.any(String));
     expect(tool.count('activate')).toBe(0);
   });
@@ -113,5 +113,118 @@ describe('serveHttp: MCP 2026-07-28 requests (no session)', () => {
     const approved = await post(server, call);
     expect((approved.json?.['result'] as { content: { text: string }[] }).content[0]?.text).toBe('wrote');
     expect(write.count('execute')).toBe(1);
+  });
+
+  it('a v2 client on 2026-07-28 gets the progress of its call on the answer’s stream, then the result', async () => {
+    const steps = new TestTool({
+      name: 'slow.steps',
+      capability: reader,
+      execute: (_input, _ctx, options) => {
+        for (let step = 1; step <= 3; step++) options?.onProgress?.({ progress: step, total: 3, message: `step ${step}` });
+        return 'done';
+      },
+    });
+    const { gateway } = gatewayOver([steps]);
+    server = await serveHttp(gateway);
+    const client = new V2Client({ name: 'v2', version: '2.4.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new V2Transport(new URL(server.url)));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const seen: unknown[] = [];
+      const result = await client.callTool({ name: 'slow.steps', arguments: {} }, { onprogress: (progress) => seen.push(progress) });
+      expect(result.content).toEqual([{ type: 'text', text: 'done' }]);
+      expect(seen).toEqual([
+        { progress: 1, total: 3, message: 'step 1' },
+        { progress: 2, total: 3, message: 'step 2' },
+        { progress: 3, total: 3, message: 'step 3' },
+      ]);
+      // Without a progress token the answer is plain JSON, as before.
+      const plain = await post(server, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'slow.steps', arguments: {}, _meta: envelope() } });
+      expect((plain.json?.['result'] as { content: unknown }).content).toEqual([{ type: 'text', text: 'done' }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('subscriptions/listen: a v2 client hears of tool list changes on its stream, tied to its subscription; closing it ends the plan behind it', async () => {
+    const tool = new TestTool({ name: 'notes.read', capability: reader, execute: () => 'x' });
+    const { gateway, source } = gatewayOver([tool]);
+    server = await serveHttp(gateway);
+    const client = new V2Client({ name: 'v2', version: '2.4.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new V2Transport(new URL(server.url)));
+    try {
+      let changes = 0;
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        changes++;
+      });
+      // Asked for resources too: there are none to subscribe to, so none is honored.
+      const subscription = await client.listen({ toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ['file:///x'] });
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true, resourceSubscriptions: [] });
+      // The plan behind the stream lists the tools once.
+      await eventually(() => gateway.sessionCount === 1, 'the listen session');
+      source.add(new TestTool({ name: 'notes.find', capability: reader, execute: () => 'y' }));
+      await eventually(() => changes === 1, 'notifications/tools/list_changed on the listen stream');
+      expect((await client.listTools()).tools.map((listed) => listed.name)).toEqual(['notes.find', 'notes.read']);
+      await subscription.close();
+      await eventually(() => gateway.sessionCount === 0, 'the listen session to end');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('subscriptions/listen: refuses a filter that is not one, and ends an open stream gracefully when the server stops', async () => {
+    const tool = new TestTool({ name: 'notes.read', capability: reader, execute: () => 'x' });
+    const { gateway } = gatewayOver([tool]);
+    server = await serveHttp(gateway);
+    const bad = await post(server, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: 'yes' }, _meta: envelope() },
+    });
+    expect(bad.json?.['error']).toMatchObject({ code: -32602, message: expect.stringMatching(/toolsListChanged/) });
+
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'listen:1',
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true }, _meta: envelope() },
+      }),
+    });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const streamReader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    while (!text.includes('acknowledged')) text += decoder.decode((await streamReader.read()).value ?? new Uint8Array());
+    const closing = server.close();
+    for (;;) {
+      const { value, done } = await streamReader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    await closing;
+    server = undefined;
+    const events = text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, any>);
+    expect(events).toEqual([
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen:1' }, notifications: { toolsListChanged: true } },
+      },
+      {
+        jsonrpc: '2.0',
+        id: 'listen:1',
+        result: {
+          _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen:1', 'io.modelcontextprotocol/serverInfo': expect.any(Object) },
+          resultType: 'complete',
+        },
+      },
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
@@ -16,6 +17,8 @@ const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+/** Stamps each notification of a `subscriptions/listen` stream (and its closing result) with the listen request's id. */
+export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 /** MCP's "unsupported protocol version" error (2026-07-28). */
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 /** The first protocol version without sessions: a dated version from this one on belongs to that era. */
@@ -101,11 +104,11 @@ export function discoverResult(
   offer: { readonly capabilities: Record<string, unknown>; readonly instructions: string | undefined },
   serverInfo: { readonly name: string; readonly version: string },
 ): Record<string, unknown> {
-  // Change notifications and subscriptions reach a 2026-07-28 client only through subscriptions/listen, which this server does not offer.
+  // Change notifications and resource updates reach a 2026-07-28 client through subscriptions/listen: `listChanged` and `subscribe` say what it may listen to.
   const capabilities: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(offer.capabilities)) {
     if (name === 'tasks') continue;
-    capabilities[name] = isRecord(value) ? Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'listChanged' && key !== 'subscribe')) : value;
+    capabilities[name] = value;
   }
   return encodeResult(
     'server/discover',
@@ -149,26 +152,50 @@ export function encodeErrorCode(code: number): number {
   return code === -32002 ? -32602 : code;
 }
 
+/** A notification the server sends (no id). */
+export type OutgoingNotification = { readonly jsonrpc: '2.0'; readonly method: string; readonly params?: Record<string, unknown> };
+
 /**
- * A transport for exactly one request: the request is delivered to the
- * server, its response is `answer`; notifications the server sends while it
- * runs are dropped, and a question it asks the client is answered at once
- * with an error (no session, no channel back).
+ * A transport for exactly one request of the client: the request is
+ * delivered to the server, its response is `answer`; each notification the
+ * server sends while it runs goes to `onNotification` (dropped without one),
+ * and a question it asks the client is answered at once with an error (no
+ * session, no channel back). `ask` delivers a request of the endpoint's own
+ * (a listen stream's `tools/list`, `resources/subscribe`), whose response
+ * never reaches the client.
  */
 export class OneRequestTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: Transport['onmessage'];
   readonly answer: Promise<JSONRPCMessage | undefined>;
+  /** Resolves when the transport is closed (the session ended: the request answered, the gateway stopping). */
+  readonly closedPromise: Promise<void>;
   private settle!: (message: JSONRPCMessage | undefined) => void;
+  private markClosed!: () => void;
   private closed = false;
+  private readonly asked = new Map<RequestId, (message: JSONRPCMessage | undefined) => void>();
+  private asks = 0;
 
-  constructor(private readonly requestId: RequestId) {
+  constructor(
+    private readonly requestId: RequestId,
+    private readonly onNotification?: (notification: OutgoingNotification) => void,
+  ) {
     this.answer = new Promise((resolve) => (this.settle = resolve));
+    this.closedPromise = new Promise((resolve) => (this.markClosed = resolve));
   }
 
   start(): Promise<void> {
     return Promise.resolve();
+  }
+
+  /** Delivers a request of the endpoint's own to the server; resolves with its response (`undefined` once closed). */
+  ask(method: string, params: Record<string, unknown>): Promise<JSONRPCMessage | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
+    const id = `ca-endpoint-${++this.asks}`;
+    const answered = new Promise<JSONRPCMessage | undefined>((resolve) => this.asked.set(id, resolve));
+    this.onmessage?.({ jsonrpc: '2.0', id, method, params });
+    return answered;
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -176,6 +203,15 @@ export class OneRequestTransport implements Transport {
     const outgoing = message as { id?: RequestId; method?: string; result?: unknown; error?: unknown };
     if (outgoing.id !== undefined && outgoing.method === undefined) {
       if (outgoing.id === this.requestId) this.settle(message);
+      const asker = this.asked.get(outgoing.id);
+      if (asker !== undefined) {
+        this.asked.delete(outgoing.id);
+        asker(message);
+      }
+      return;
+    }
+    if (outgoing.id === undefined && outgoing.method !== undefined) {
+      this.onNotification?.(message as OutgoingNotification);
       return;
     }
     if (outgoing.id !== undefined && outgoing.method !== undefined) {
@@ -195,6 +231,56 @@ export class OneRequestTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.settle(undefined);
+    for (const asker of this.asked.values()) asker(undefined);
+    this.asked.clear();
+    this.markClosed();
     this.onclose?.();
+  }
+}
+
+/**
+ * A response written as a stream of server-sent events (what a Streamable
+ * HTTP client reads when the answer is `text/event-stream`): opened at the
+ * first message, each JSON-RPC message one `message` event.
+ */
+export class EventStream {
+  private opened = false;
+
+  constructor(private readonly response: ServerResponse) {}
+
+  /** True once the stream's headers are sent. */
+  get isOpen(): boolean {
+    return this.opened;
+  }
+
+  /** True when the client can no longer be written to. */
+  get gone(): boolean {
+    return this.response.destroyed || this.response.writableEnded;
+  }
+
+  open(): void {
+    if (this.opened || this.response.headersSent) return;
+    this.opened = true;
+    this.response.statusCode = 200;
+    this.response.setHeader('content-type', 'text/event-stream');
+    this.response.setHeader('cache-control', 'no-cache, no-transform');
+    // Proxies that buffer responses (nginx) would hold a notification back until the stream ends.
+    this.response.setHeader('x-accel-buffering', 'no');
+    this.response.flushHeaders();
+  }
+
+  send(message: Record<string, unknown>): void {
+    if (this.gone) return;
+    this.open();
+    this.response.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /** A comment line: keeps an idle stream open through proxies that cut silent connections. */
+  keepAlive(): void {
+    if (!this.gone && this.opened) this.response.write(': keep-alive\n\n');
+  }
+
+  end(): void {
+    if (!this.gone) this.response.end();
   }
 }
