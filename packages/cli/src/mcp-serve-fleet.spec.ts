@@ -6,6 +6,7 @@ import { startRedisServer, type TestRedisServer } from '@ca/plan-registry-redis/
 import { isProcessAlive } from '@ca/sandbox/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-helper';
 
 // Three `agents mcp serve --http --fleet` processes behind a plain round-robin
@@ -178,5 +179,72 @@ describe('agents mcp serve --http --fleet', () => {
       for (const { client } of clients) await client.close().catch(() => undefined);
       await proxy.close();
     }
+  });
+
+  it("passes a session's resource update from the replica that subscribed upstream to the replica that holds the client's event stream, through Redis", async () => {
+    redis = await startRedisServer();
+    const workspace = temporaryFolder();
+    const config = path.join(workspace, 'fleet.config.json');
+    fs.writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { everything: { command: 'node', args: ['../counted-server.js'], cwd: path.join(fixtures, 'with-mcp'), scope: 'shared' } },
+        registry: { url: redis.url, keyPrefix: 'relay:', ttlMs: 2_000, heartbeatIntervalMs: 200, pendingTtlMs: 2_000 },
+      }),
+    );
+    const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_FLEET_KEY: randomBytes(32).toString('hex') };
+    for (const name of ['r0', 'r1']) {
+      const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0', '--fleet', '--replica-id', name], {
+        cwd: workspace,
+        env: { ...env, AGENTS_STATE_DIR: temporaryFolder('ca-relay-state-') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      replicas.push({ name, child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), output: () => output });
+    }
+    for (const replica of replicas) {
+      await waitFor(() => /Serving MCP at (\S+)/.test(replica.output()), `${replica.name} to serve`);
+      replica.url = new URL((/Serving MCP at (\S+)/.exec(replica.output()) as RegExpExecArray)[1] as string);
+    }
+    const [holder, worker] = replicas as [Replica, Replica];
+    // The client's event stream (GET) goes to r0, every POST to r1: r1 subscribes upstream and hears the updates.
+    const answeredBy: string[] = [];
+    const routed = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const target = new URL(input instanceof Request ? input.url : String(input));
+      const method = (init?.method ?? 'GET').toUpperCase();
+      target.host = ((method === 'GET' ? holder.url : worker.url) as URL).host;
+      const response = await fetch(target, init);
+      answeredBy.push(`${method} ${response.headers.get('x-agents-replica')}`);
+      return response;
+    };
+    const transport = new StreamableHTTPClientTransport(worker.url as URL, { fetch: routed });
+    const client = new Client({ name: 'relay', version: '1.0.0' });
+    const updates: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      updates.push(notification.params.uri);
+    });
+    const resource = 'demo://resource/dynamic/text/1';
+    try {
+      await client.connect(transport);
+      await waitFor(() => answeredBy.includes('GET r0'), "the client's event stream on r0");
+      await client.subscribeResource({ uri: resource });
+      // server-everything sends updates of subscribed resources every 5 s once told to.
+      await client.callTool({ name: 'mcp.everything.toggle-subscriber-updates', arguments: {} });
+      await waitFor(
+        () => updates.length > 0,
+        () => 'a resource update on r0 stream ' + replicas.map((r) => r.output()).join('\n----\n'),
+        20_000,
+      );
+      expect(updates.every((uri) => uri === resource)).toBe(true);
+      expect(answeredBy.filter((entry) => entry.startsWith('POST')).every((entry) => entry === 'POST r1')).toBe(true);
+      await client.callTool({ name: 'mcp.everything.toggle-subscriber-updates', arguments: {} });
+      await transport.terminateSession();
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+    for (const replica of replicas) replica.child.kill('SIGTERM');
+    for (const replica of replicas) expect(await replica.exit).toBe(0);
   });
 });

@@ -227,6 +227,31 @@ describe('RedisPlanRegistry against a real redis-server', () => {
     expect(await keys()).toEqual([]);
   });
 
+  it('carries broadcasts between registries of the same prefix only, to the subscribers of the name, until they stop', async () => {
+    const one = await open({ keyPrefix: 'cast:' });
+    const two = await open({ keyPrefix: 'cast:' });
+    const apart = await open({ keyPrefix: 'other:' });
+    const heard: string[] = [];
+    const stop = await two.subscribeBroadcast('fleet-x', (text) => heard.push(`two ${text}`));
+    await one.subscribeBroadcast('fleet-x', (text) => heard.push(`one ${text}`));
+    await apart.subscribeBroadcast('fleet-x', (text) => heard.push(`apart ${text}`));
+    await two.subscribeBroadcast('fleet-y', (text) => heard.push(`y ${text}`));
+    // A handler that throws disturbs nothing else.
+    await two.subscribeBroadcast('fleet-x', () => {
+      throw new Error('a broken handler');
+    });
+    await one.publishBroadcast('fleet-x', 'hello');
+    await waitFor(() => heard.length >= 2, 30_000, 'the broadcast to reach both registries of the prefix');
+    expect(heard.sort()).toEqual(['one hello', 'two hello']);
+    await stop();
+    await one.publishBroadcast('fleet-x', 'again');
+    await waitFor(() => heard.includes('one again'), 30_000, 'the second broadcast');
+    expect(heard.filter((text) => text.startsWith('two'))).toEqual(['two hello']);
+    await expect(one.publishBroadcast('bad name!', 'x')).rejects.toMatchObject({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT' });
+    await expect(one.publishBroadcast('fleet-x', 'x'.repeat(64 * 1024 + 1))).rejects.toMatchObject({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT' });
+    await expect(one.subscribeBroadcast('fleet-x', 'no' as never)).rejects.toMatchObject({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT' });
+  });
+
   it('refuses work once closed, and withdraws its plans when it closes', async () => {
     const registry = await open();
     await registry.register(registration('left-open'), () => undefined);

@@ -60,6 +60,9 @@ function isAuthError(error: unknown): boolean {
   return /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid username-password|Authentication required/i.test(errorText(error));
 }
 
+/** The longest text one broadcast carries. */
+const MAX_BROADCAST_CHARS = 64 * 1024;
+
 /**
  * A {@link PlanRegistry} on Redis, shared by every process that reaches the
  * same server and key prefix.
@@ -254,6 +257,78 @@ export class RedisPlanRegistry implements PlanRegistry {
       return this.timed(asBuffers === true ? this.command.sendCommand([...args], buffers) : this.command.sendCommand([...args]));
     };
     return new RedisResultStore(run, this.settings.keyPrefix, this.description, options);
+  }
+
+  /**
+   * Sends `text` to every process of this registry (same server and key
+   * prefix) that listens to `name` ({@link subscribeBroadcast}): the channel
+   * `<keyPrefix>broadcast:<name>`. For what processes of a fleet must tell
+   * each other that no plan owns — the MCP gateway's replicas pass on a
+   * session's change notifications to the replica that holds its event
+   * stream. At most once, to the processes listening now; nothing is kept.
+   * @throws PlanRegistryError (`PLAN_REGISTRY_INVALID_ARGUMENT`) for a name or text out of range; `PLAN_REGISTRY_UNAVAILABLE` while disconnected.
+   */
+  async publishBroadcast(name: string, text: string): Promise<void> {
+    this.checkOpen();
+    const channel = this.broadcastChannel(name);
+    if (typeof text !== 'string' || text.length > MAX_BROADCAST_CHARS) {
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_INVALID_ARGUMENT',
+        registry: this.description,
+        reason: `a broadcast's text must be a string of at most ${MAX_BROADCAST_CHARS} characters`,
+      });
+    }
+    this.checkReady();
+    try {
+      await this.timed(this.command.publish(channel, text));
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+
+  /**
+   * Calls `handler` with each text published under `name` by any process of
+   * this registry (this one included), on the registry's own subscriber
+   * connection — subscribed again after a reconnection by the client. A
+   * handler that throws is not told again of that text, and nothing else is
+   * disturbed. Resolves, once subscribed, with the function that stops it.
+   * @throws PlanRegistryError (`PLAN_REGISTRY_INVALID_ARGUMENT`) for a name out of range or a handler that is not a function.
+   */
+  async subscribeBroadcast(name: string, handler: (text: string) => void): Promise<() => Promise<void>> {
+    this.checkOpen();
+    const channel = this.broadcastChannel(name);
+    if (typeof handler !== 'function') {
+      throw new PlanRegistryError({ code: 'PLAN_REGISTRY_INVALID_ARGUMENT', registry: this.description, reason: 'a broadcast handler must be a function' });
+    }
+    const listener = (text: string): void => {
+      try {
+        handler(text);
+      } catch (error) {
+        this.logger.warn(`Plan registry ${this.description}: a handler of broadcast '${name}' threw: ${errorText(error)}`, {});
+      }
+    };
+    try {
+      await this.timed(this.subscriber.subscribe(channel, listener));
+    } catch (error) {
+      throw this.failure(error);
+    }
+    let stopped = false;
+    return async () => {
+      if (stopped || this.closing) return;
+      stopped = true;
+      await this.subscriber.unsubscribe(channel, listener).catch(() => undefined);
+    };
+  }
+
+  private broadcastChannel(name: string): string {
+    if (typeof name !== 'string' || !/^[A-Za-z0-9._:-]{1,100}$/.test(name)) {
+      throw new PlanRegistryError({
+        code: 'PLAN_REGISTRY_INVALID_ARGUMENT',
+        registry: this.description,
+        reason: 'a broadcast name is 1–100 letters, digits, dots, dashes, colons or underscores',
+      });
+    }
+    return `${this.settings.keyPrefix}broadcast:${name}`;
   }
 
   /** Plans of this process the registry holds (for tests and leak checks). */

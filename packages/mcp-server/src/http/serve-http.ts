@@ -17,6 +17,7 @@ import { RequestGuards, isLoopbackHost } from './request-guards';
 import { SessionLimits } from './session-limits';
 import { SessionSeal, type SealedSession } from './session-seal';
 import { serveListen, subscriptionFilterOf } from './stateless-listen';
+import { FleetRelay, isFleetBroadcast, isRelayed, notificationKey, type RelayedNotification } from './fleet-relay';
 import {
   EventStream,
   OneRequestTransport,
@@ -90,7 +91,11 @@ export interface ServeHttpOptions {
     readonly replicaId?: string;
     /**
      * The plan registry every replica announces its plans in (the runtime's):
-     * a session deleted on one replica ends its plans on the others.
+     * a session deleted on one replica ends its plans on the others. When it
+     * can broadcast (the Redis registry of `@ca/plan-registry-redis` can), a
+     * session's change notifications (`list_changed`, resource updates) made
+     * on a replica that does not hold the client's event stream are passed
+     * to the one that does.
      */
     readonly registry?: PlanRegistry;
   };
@@ -122,6 +127,12 @@ interface SessionEntry {
   /** Requests in progress and open streams. */
   active: number;
   lastSeen: number;
+  /** Event streams (`GET`) of the client open on this replica. */
+  streams: number;
+  /** Sends on the session's transport as the SDK would (a notification with no stream to go on is dropped). */
+  deliver?: (message: RelayedNotification) => Promise<void>;
+  /** When each change notification was last sent on this replica: the same change relayed from another replica just after is not sent twice. */
+  readonly recent: Map<string, number>;
 }
 
 const DEFAULT_MAX_SESSIONS = 32;
@@ -131,6 +142,8 @@ const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 /** How long an idle keep-alive connection stays open: longer than the 60 s of common load balancers. */
 const HTTP_KEEP_ALIVE_MS = 65_000;
 const HTTP_BACKLOG = 4_096;
+/** The same change relayed from another replica within this long of one sent here is the same change: not sent twice. */
+const RELAY_DEDUPE_MS = 1_000;
 /** Stateless (2026-07-28) requests in progress at once, per allowed session: as many as one session's calls. */
 const STATELESS_PER_SESSION = 16;
 
@@ -331,8 +344,11 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       const held = entry;
       held.active++;
       held.lastSeen = Date.now();
+      const stream = request.method === 'GET';
+      if (stream) held.streams++;
       response.once('close', () => {
         held.active--;
+        if (stream) held.streams--;
         held.lastSeen = Date.now();
       });
       await held.transport.handleRequest(request as unknown as IncomingMessage & { auth?: AuthInfo }, response, request.body);
@@ -549,7 +565,24 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       client,
       active: resumed === undefined ? 1 : 0,
       lastSeen: Date.now(),
+      streams: 0,
+      recent: new Map(),
     };
+    if (relay !== undefined) {
+      // A change notification with no stream of the client here goes to the replica that holds it.
+      const send = entry.transport.send.bind(entry.transport);
+      entry.deliver = (message) => send(message as never);
+      entry.transport.send = (message, sendOptions) => {
+        if (sendOptions?.relatedRequestId === undefined && isRelayed(message)) {
+          entry.recent.set(notificationKey(message), Date.now());
+          if (entry.streams === 0) {
+            relay?.publish(sid, message);
+            return Promise.resolve();
+          }
+        }
+        return send(message, sendOptions);
+      };
+    }
     if (resumed !== undefined) {
       // Initialized elsewhere: this transport takes the session as initialized under its id (the SDK keeps that in these fields).
       const inner = (entry.transport as unknown as { _webStandardTransport: { sessionId?: string; _initialized: boolean } })._webStandardTransport;
@@ -594,11 +627,28 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     });
   };
 
+  // The fleet's relay of change notifications, when its registry can broadcast.
+  let relay: FleetRelay | undefined;
+  if (options.fleet !== undefined && isFleetBroadcast(fleetRegistry)) {
+    relay = await FleetRelay.start(fleetRegistry, options.fleet.key, replicaTag, logger, (sid, notification) => {
+      const now = Date.now();
+      for (const entry of sessions.values()) {
+        if (entry.sid !== sid || entry.streams === 0 || entry.deliver === undefined) continue;
+        const key = notificationKey(notification);
+        if (now - (entry.recent.get(key) ?? 0) < RELAY_DEDUPE_MS) continue;
+        entry.recent.set(key, now);
+        entry.deliver(notification).catch(() => undefined);
+      }
+    });
+  }
   const server = await new Promise<HttpServer>((resolve, reject) => {
     // A backlog for many clients connecting at once: with Node's 511, a burst overflows the
     // listen queue and clients see connections reset or retried seconds later (capped by somaxconn).
     const listening = app.listen(port, host, HTTP_BACKLOG, (error?: Error) => (error === undefined ? resolve(listening) : reject(error)));
     listening.once('error', reject);
+  }).catch(async (error: unknown) => {
+    await relay?.close();
+    throw error;
   });
   // Behind a load balancer or proxy that keeps connections open (nginx
   // keepalive, cloud load balancers idle for 60 s), Node's default of 5 s
@@ -655,6 +705,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         // Listen streams get the graceful end (a result naming the subscription) before their connections close.
         await Promise.all([...listening].map((end) => end().catch(() => undefined)));
+        await relay?.close();
         await Promise.all([...sessions.values()].map((entry) => entry.session?.close('the server stopped')));
         server.closeAllConnections();
         await stopped;

@@ -1,0 +1,64 @@
+import { silentLogger } from '@ca/tool-lifecycle';
+import { FleetRelay, isRelayed, type FleetBroadcast, type RelayedNotification } from './fleet-relay';
+
+// The relay's own rules, over a broadcast in memory: what it passes on and what it ignores. Through
+// Redis, between real replicas, it is tested in @ca/cli (mcp-serve-fleet.spec.ts).
+function memoryBroadcast(): FleetBroadcast & { readonly channels: Map<string, Set<(text: string) => void>> } {
+  const channels = new Map<string, Set<(text: string) => void>>();
+  return {
+    channels,
+    publishBroadcast: async (name, text) => {
+      for (const handler of channels.get(name) ?? []) handler(text);
+    },
+    subscribeBroadcast: async (name, handler) => {
+      const handlers = channels.get(name) ?? new Set();
+      handlers.add(handler);
+      channels.set(name, handlers);
+      return async () => {
+        handlers.delete(handler);
+      };
+    },
+  };
+}
+
+describe('FleetRelay', () => {
+  it('passes a change notification to the other replicas of the same key only, as a JSON-RPC notification', async () => {
+    const bus = memoryBroadcast();
+    const heard: [string, string, RelayedNotification][] = [];
+    const a = await FleetRelay.start(bus, 'key-1', 'a', silentLogger, (sid, notification) => heard.push(['a', sid, notification]));
+    const b = await FleetRelay.start(bus, 'key-1', 'b', silentLogger, (sid, notification) => heard.push(['b', sid, notification]));
+    const other = await FleetRelay.start(bus, 'key-2', 'c', silentLogger, (sid, notification) => heard.push(['c', sid, notification]));
+    a.publish('s1', { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///x' } });
+    expect(heard).toEqual([['b', 's1', { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///x' } }]]);
+    await Promise.all([a.close(), b.close(), other.close()]);
+    expect([...bus.channels.values()].every((handlers) => handlers.size === 0)).toBe(true);
+  });
+
+  it('ignores what is not a relayed change: other methods, malformed text, bad fields', async () => {
+    const bus = memoryBroadcast();
+    const heard: unknown[] = [];
+    const relay = await FleetRelay.start(bus, 'key', 'a', silentLogger, (...args) => heard.push(args));
+    const [channel] = [...bus.channels.keys()] as [string];
+    for (const text of [
+      'not json',
+      'null',
+      JSON.stringify({ v: 2, from: 'x', sid: 's', method: 'notifications/tools/list_changed' }),
+      JSON.stringify({ v: 1, from: 'x', sid: 's', method: 'tools/call' }),
+      JSON.stringify({ v: 1, from: 'x', sid: 's', method: 'notifications/progress' }),
+      JSON.stringify({ v: 1, from: 'x', sid: 's'.repeat(101), method: 'notifications/tools/list_changed' }),
+      JSON.stringify({ v: 1, from: 'x', sid: 's', method: 'notifications/resources/updated', params: [1] }),
+    ])
+      await bus.publishBroadcast(channel, text);
+    expect(heard).toEqual([]);
+    await bus.publishBroadcast(channel, JSON.stringify({ v: 1, from: 'x', sid: 's', method: 'notifications/tools/list_changed' }));
+    expect(heard).toEqual([['s', { jsonrpc: '2.0', method: 'notifications/tools/list_changed' }]]);
+    await relay.close();
+  });
+
+  it('relays changes, never answers or a request’s own notifications', () => {
+    expect(isRelayed({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })).toBe(true);
+    expect(isRelayed({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })).toBe(false);
+    expect(isRelayed({ jsonrpc: '2.0', id: 1, method: 'notifications/tools/list_changed' })).toBe(false);
+    expect(isRelayed({ jsonrpc: '2.0', id: 1, result: {} })).toBe(false);
+  });
+});
