@@ -26,6 +26,18 @@ export type ProgramCallEntry =
 
 /** Entries kept per plan: a framework that never runs the calls it asked about (a run abandoned at its approval) cannot grow this. */
 const MAX_ENTRIES_PER_PLAN = 256;
+/** Plans kept: plans that end without `forgetPlan` cannot grow this either (the oldest is dropped). */
+const MAX_PLANS = 1_000;
+
+/** Adds to a map of maps, dropping the oldest inner map past `MAX_PLANS`. */
+function innerOf<V>(plans: Map<string, Map<string, V>>, planId: string): Map<string, V> {
+  let inner = plans.get(planId);
+  if (inner === undefined) {
+    plans.set(planId, (inner = new Map()));
+    if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value as string);
+  }
+  return inner;
+}
 
 /**
  * @internal The program calls a framework adapter ran up to their first
@@ -44,8 +56,7 @@ export class ProgramCalls {
   }
 
   set(planId: string, callId: string, entry: ProgramCallEntry): void {
-    let calls = this.plans.get(planId);
-    if (calls === undefined) this.plans.set(planId, (calls = new Map()));
+    const calls = innerOf(this.plans, planId);
     calls.delete(callId);
     calls.set(callId, entry);
     if (calls.size > MAX_ENTRIES_PER_PLAN) calls.delete(calls.keys().next().value as string);
@@ -62,8 +73,7 @@ export class ProgramCalls {
   }
 
   setContinuation(planId: string, inputKey: string, pending: PendingProgramCall): void {
-    let programs = this.continuations.get(planId);
-    if (programs === undefined) this.continuations.set(planId, (programs = new Map()));
+    const programs = innerOf(this.continuations, planId);
     programs.delete(inputKey);
     programs.set(inputKey, pending);
     if (programs.size > MAX_ENTRIES_PER_PLAN) programs.delete(programs.keys().next().value as string);
