@@ -25,6 +25,8 @@ import { invalidArgument } from '../errors/mcp-gateway-error';
 export interface ClientChannel {
   /** The client's name and version, for traces (`claude-code 1.2.3`). */
   readonly clientName: string;
+  /** The session's own id (HTTP sessions): the same on every replica of a fleet that serves it. */
+  readonly sessionId?: string;
   /** Whether the client declared elicitation of this kind. */
   canAsk(kind: InteractionRequest['kind']): boolean;
   /** Whether the client declared sampling. */
@@ -33,6 +35,24 @@ export interface ClientChannel {
   ask(request: InteractionRequest, context: InteractionContext): Promise<InteractionResponse>;
   /** `sampling/createMessage` on the client. */
   sample(request: SamplingRequest, context: SamplingContext): Promise<SamplingResult>;
+}
+
+/** An approval a person gave for the rest of a session's plan: its scope, and who gave it. @internal */
+export interface SharedApproval {
+  readonly scope: 'tool' | 'call';
+  readonly decidedBy: string;
+}
+
+/**
+ * Approvals a person gave "for the rest of the plan" in one session, known to
+ * every replica of a fleet that serves the session (each runs it in a plan of
+ * its own). @internal
+ */
+export interface SessionApprovals {
+  /** The approval given for this call's tool (or these arguments) in the session, on any replica. */
+  find(sessionId: string, request: ApprovalRequest): SharedApproval | undefined;
+  /** Makes an approval given here known to the other replicas. */
+  remember(sessionId: string, request: ApprovalRequest, approval: SharedApproval): void;
 }
 
 /** Options of {@link GatewayClients}. */
@@ -71,6 +91,7 @@ export class GatewayClients {
   readonly approvalHandler: ApprovalHandler;
   private readonly channels = new Map<string, ClientChannel>();
   private readonly logger: RuntimeLogger;
+  private shared: SessionApprovals | undefined;
 
   /** @throws McpGatewayError (`GATEWAY_INVALID_ARGUMENT`) for a fallback that is not an approval handler. */
   constructor(options: GatewayClientsOptions = {}) {
@@ -115,14 +136,34 @@ export class GatewayClients {
     return channel.sample(request, context);
   }
 
+  /**
+   * @internal Shares the approvals given "for the rest of the plan" between
+   * the replicas that serve a session (`serveHttp` with a fleet whose
+   * registry can broadcast); `undefined` stops it.
+   */
+  shareApprovals(shared: SessionApprovals | undefined): void {
+    this.shared = shared;
+  }
+
   private async requestApproval(request: ApprovalRequest, context: ApprovalContext, fallback: ApprovalHandler | undefined): Promise<ApprovalDecision> {
     const channel = this.channels.get(request.planId);
+    // A call whose outcome is unknown (a resumed plan) is always asked about: no earlier approval answers it.
+    const sessionId = request.outcomeUnknown === undefined ? channel?.sessionId : undefined;
+    const shared = sessionId === undefined ? undefined : this.shared;
+    if (shared !== undefined && sessionId !== undefined) {
+      const known = shared.find(sessionId, request);
+      if (known !== undefined) return { decision: 'approve', scope: known.scope, decidedBy: `${known.decidedBy}, for the session on another replica` };
+    }
     if (channel !== undefined && channel.canAsk('form')) {
       const asked = approvalThroughInteraction(
         { interact: (form, interaction) => channel.ask(form, interaction) },
         { decidedBy: `${channel.clientName} (MCP client)` },
       );
-      return asked.requestApproval(request, context);
+      const decision = await asked.requestApproval(request, context);
+      if (shared !== undefined && sessionId !== undefined && decision.decision === 'approve' && (decision.scope === 'tool' || decision.scope === 'call')) {
+        shared.remember(sessionId, request, { scope: decision.scope, decidedBy: decision.decidedBy ?? channel.clientName });
+      }
+      return decision;
     }
     if (fallback !== undefined) return fallback.requestApproval(request, context);
     const client =

@@ -145,6 +145,11 @@ export class GatewaySession implements ClientChannel {
     return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').slice(0, MAX_CLIENT_NAME);
   }
 
+  /** The session's own id (HTTP sessions): the same on every replica that serves it. */
+  get sessionId(): string | undefined {
+    return this.info.sessionId;
+  }
+
   /** The plan's id once it exists. */
   get planId(): string | undefined {
     return this.plan?.planId;

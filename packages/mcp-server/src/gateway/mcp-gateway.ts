@@ -3,7 +3,7 @@ import { ModelTools, type ModelToolsOptions } from '@ca/model-tools';
 import type { ToolExecutionTrace } from '@ca/tool-context';
 import { silentLogger, type PlanEndReport, type RuntimeLogger, type ToolRuntime } from '@ca/tool-lifecycle';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { GatewayClients } from '../clients/gateway-clients';
+import { GatewayClients, type SessionApprovals } from '../clients/gateway-clients';
 import { McpGatewayError, invalidArgument } from '../errors/mcp-gateway-error';
 import { OutputChecks } from '../listing/output-schemas';
 import { GatewaySession } from './gateway-session';
@@ -218,6 +218,11 @@ export class McpGateway {
       offer: session.offer,
       close: (reason = 'the server closed it') => session.close(reason),
     };
+  }
+
+  /** @internal Shares approvals given for a session's plan between the replicas that serve it (see `GatewayClients.shareApprovals`). */
+  shareApprovals(shared: SessionApprovals | undefined): void {
+    this.clients.shareApprovals(shared);
   }
 
   /** Ends every session (each plan ended, its tools deactivated once) and stops listening to the runtime. Idempotent. */

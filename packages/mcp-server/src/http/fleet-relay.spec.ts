@@ -1,5 +1,6 @@
 import { silentLogger } from '@ca/tool-lifecycle';
-import { FleetRelay, isRelayed, type FleetBroadcast, type RelayedNotification } from './fleet-relay';
+import type { ApprovalRequest } from '@ca/tool-lifecycle';
+import { FleetRelay, FleetSessionApprovals, isRelayed, type FleetBroadcast, type RelayedApproval, type RelayedNotification } from './fleet-relay';
 
 // The relay's own rules, over a broadcast in memory: what it passes on and what it ignores. Through
 // Redis, between real replicas, it is tested in @ca/cli (mcp-serve-fleet.spec.ts).
@@ -60,5 +61,47 @@ describe('FleetRelay', () => {
     expect(isRelayed({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })).toBe(false);
     expect(isRelayed({ jsonrpc: '2.0', id: 1, method: 'notifications/tools/list_changed' })).toBe(false);
     expect(isRelayed({ jsonrpc: '2.0', id: 1, result: {} })).toBe(false);
+  });
+
+  it('shares an approval for the rest of a session, signed: replicas of the same key take it, a forged or foreign one is dropped', async () => {
+    const bus = memoryBroadcast();
+    const heard: [string, string, RelayedApproval][] = [];
+    const start = (key: string, replica: string) =>
+      FleetRelay.start(
+        bus,
+        key,
+        replica,
+        silentLogger,
+        () => undefined,
+        (sid, approval) => heard.push([replica, sid, approval]),
+      );
+    const a = await start('key-1', 'a');
+    const b = await start('key-1', 'b');
+    const approvals = new FleetSessionApprovals(a);
+    const request = (toolName: string, args: unknown) => ({ toolName, fingerprint: 'fp', arguments: args }) as unknown as ApprovalRequest;
+    approvals.remember('s1', request('notes.write', { text: 'x' }), { scope: 'tool', decidedBy: 'alice' });
+    approvals.remember('s1', request('notes.delete', { id: 1 }), { scope: 'call', decidedBy: 'bob' });
+    expect(heard.map(([replica, sid, approval]) => [replica, sid, approval.toolName, approval.scope])).toEqual([
+      ['b', 's1', 'notes.write', 'tool'],
+      ['b', 's1', 'notes.delete', 'call'],
+    ]);
+    // What the other replica keeps answers the same questions: the tool for any arguments, the call for these arguments only.
+    const there = new FleetSessionApprovals(b);
+    for (const [, sid, approval] of heard) there.add(sid, approval);
+    expect(there.find('s1', request('notes.write', { text: 'other' }))).toEqual({ scope: 'tool', decidedBy: 'alice' });
+    expect(there.find('s1', request('notes.delete', { id: 1 }))).toEqual({ scope: 'call', decidedBy: 'bob' });
+    expect(there.find('s1', request('notes.delete', { id: 2 }))).toBeUndefined();
+    expect(there.find('s2', request('notes.write', {}))).toBeUndefined();
+    expect(there.find('s1', { ...request('notes.write', {}), fingerprint: 'changed' } as ApprovalRequest)).toBeUndefined();
+
+    // Signed with another key, or not at all: dropped.
+    heard.length = 0;
+    const [channel] = [...bus.channels.keys()] as [string];
+    const intruder = await start('key-2', 'c');
+    new FleetSessionApprovals(intruder).remember('s1', request('notes.write', {}), { scope: 'tool', decidedBy: 'mallory' });
+    const forged = { toolName: 'notes.write', fingerprint: 'fp', scope: 'tool', decidedBy: 'mallory' };
+    await bus.publishBroadcast(channel, JSON.stringify({ v: 1, kind: 'approval', from: 'x', sid: 's1', approval: forged, mac: 'A'.repeat(43) }));
+    expect(heard.filter(([replica]) => replica !== 'c')).toEqual([]);
+    await Promise.all([a.close(), b.close(), intruder.close()]);
   });
 });

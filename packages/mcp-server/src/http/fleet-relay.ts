@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { messageOf } from '@ca/domain';
-import type { RuntimeLogger } from '@ca/tool-lifecycle';
+import { canonicalJson, type ApprovalRequest, type RuntimeLogger } from '@ca/tool-lifecycle';
+import type { SessionApprovals, SharedApproval } from '../clients/gateway-clients';
 
 /**
  * What a fleet's replicas tell each other through: a channel every replica
@@ -25,6 +26,19 @@ const RELAYED = new Set([
   'notifications/resources/list_changed',
   'notifications/resources/updated',
 ]);
+
+/**
+ * An approval a person gave for the rest of a session's plan, as it travels
+ * between replicas: the tool (by name and definition fingerprint) and, for
+ * `call`, the hash of the arguments approved.
+ */
+export interface RelayedApproval {
+  readonly toolName: string;
+  readonly fingerprint: string;
+  readonly argumentsHash?: string;
+  readonly scope: 'tool' | 'call';
+  readonly decidedBy: string;
+}
 
 /** A notification of a session, as it travels between replicas. */
 export interface RelayedNotification {
@@ -62,25 +76,43 @@ export class FleetRelay {
   private constructor(
     private readonly bus: FleetBroadcast,
     private readonly channel: string,
+    /** Signs approvals: whoever can publish on the channel (anyone who reaches Redis) cannot forge one without the fleet's key. */
+    private readonly approvalKey: Buffer,
     private readonly replica: string,
     private readonly logger: RuntimeLogger,
     private stop: (() => Promise<void>) | undefined,
   ) {}
 
-  /** Subscribes to the fleet's channel; `deliver` is called with each notification another replica relays. */
+  /**
+   * Subscribes to the fleet's channel; `deliver` is called with each
+   * notification another replica relays, `approved` with each approval whose
+   * signature holds.
+   */
   static async start(
     bus: FleetBroadcast,
     key: Uint8Array | string,
     replica: string,
     logger: RuntimeLogger,
     deliver: (sid: string, notification: RelayedNotification) => void,
+    approved: (sid: string, approval: RelayedApproval) => void = () => undefined,
   ): Promise<FleetRelay> {
-    const channel = `mcp-fleet-${createHash('sha256')
-      .update(typeof key === 'string' ? key : Buffer.from(key))
-      .digest('hex')
-      .slice(0, 16)}`;
-    const relay = new FleetRelay(bus, channel, replica, logger, undefined);
+    const secret = typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
+    const channel = `mcp-fleet-${createHash('sha256').update(secret).digest('hex').slice(0, 16)}`;
+    const approvalKey = createHmac('sha256', secret).update('ca.mcp-fleet.approvals/1').digest();
+    const relay = new FleetRelay(bus, channel, approvalKey, replica, logger, undefined);
     relay.stop = await bus.subscribeBroadcast(channel, (text) => {
+      const signed = parseApproval(text);
+      if (signed !== undefined) {
+        if (signed.from === replica) return;
+        const expected = macOf(approvalKey, signed.sid, signed.approval);
+        const given = Buffer.from(signed.mac, 'base64url');
+        if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+          logger.warn('MCP over HTTP: ignored an approval on the fleet channel whose signature does not hold (not from a replica with the fleet key).', {});
+          return;
+        }
+        approved(signed.sid, signed.approval);
+        return;
+      }
       const event = parseEvent(text);
       if (event === undefined || event.from === replica) return;
       // A JSON-RPC notification again: a client drops a message without `jsonrpc`.
@@ -100,6 +132,15 @@ export class FleetRelay {
     });
     this.bus.publishBroadcast(this.channel, text).catch((error: unknown) => {
       this.logger.warn(`MCP over HTTP: could not pass a ${notification.method} of a session on to the other replicas: ${messageOf(error)}`, {});
+    });
+  }
+
+  /** Tells the other replicas of an approval given here for the rest of session `sid`'s plan, signed. Never throws. */
+  publishApproval(sid: string, approval: RelayedApproval): void {
+    const mac = macOf(this.approvalKey, sid, approval).toString('base64url');
+    const text = JSON.stringify({ v: 1, kind: 'approval', from: this.replica, sid, approval, mac });
+    this.bus.publishBroadcast(this.channel, text).catch((error: unknown) => {
+      this.logger.warn(`MCP over HTTP: could not tell the other replicas of an approval of '${approval.toolName}' for a session: ${messageOf(error)}`, {});
     });
   }
 
@@ -123,4 +164,101 @@ function parseEvent(text: string): { from: string; sid: string; method: string; 
     return undefined;
   if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return undefined;
   return { from, sid, method, ...(params === undefined ? {} : { params: params as Record<string, unknown> }) };
+}
+
+/** The signature of an approval for a session: every field, one per line (none holds a line break that could shift another). */
+function macOf(key: Buffer, sid: string, approval: RelayedApproval): Buffer {
+  const fields = [sid, approval.toolName, approval.fingerprint, approval.argumentsHash ?? '', approval.scope, approval.decidedBy];
+  return createHmac('sha256', key)
+    .update(fields.map((field) => JSON.stringify(field)).join('\n'))
+    .digest();
+}
+
+/** A signed approval event of the channel, or `undefined` when the text is not one. */
+function parseApproval(text: string): { from: string; sid: string; approval: RelayedApproval; mac: string } | undefined {
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const { v, kind, from, sid, approval, mac } = (event ?? {}) as Record<string, unknown>;
+  if (v !== 1 || kind !== 'approval' || typeof from !== 'string' || typeof sid !== 'string' || sid.length > 100 || typeof mac !== 'string') return undefined;
+  const { toolName, fingerprint, argumentsHash, scope, decidedBy } = (approval ?? {}) as Record<string, unknown>;
+  if (typeof toolName !== 'string' || toolName.length > 300 || typeof fingerprint !== 'string' || fingerprint.length > 200) return undefined;
+  if (argumentsHash !== undefined && (typeof argumentsHash !== 'string' || argumentsHash.length > 200)) return undefined;
+  if ((scope !== 'tool' && scope !== 'call') || (scope === 'call') !== (argumentsHash !== undefined)) return undefined;
+  if (typeof decidedBy !== 'string' || decidedBy.length > 500) return undefined;
+  return {
+    from,
+    sid,
+    mac,
+    approval: { toolName, fingerprint, scope, decidedBy, ...(argumentsHash === undefined ? {} : { argumentsHash: argumentsHash as string }) },
+  };
+}
+
+/** Sessions whose approvals a replica keeps, and approvals a session: the oldest go first. */
+const MAX_SHARED_SESSIONS = 10_000;
+const MAX_SHARED_PER_SESSION = 200;
+
+/**
+ * The approvals given "for the rest of the plan" in the sessions a fleet
+ * serves, on this replica: those given here (told to the others, signed)
+ * and those the others told of. A replica's plan of a session then does not
+ * ask again about a tool (or arguments) a person approved for the session on
+ * another replica. Kept in memory, bounded; a replica that starts later
+ * knows only what is told from then on (its plan asks, as before).
+ * @internal
+ */
+export class FleetSessionApprovals implements SessionApprovals {
+  private readonly sessions = new Map<string, Map<string, SharedApproval>>();
+
+  constructor(private readonly relay: FleetRelay) {}
+
+  find(sessionId: string, request: ApprovalRequest): SharedApproval | undefined {
+    const known = this.sessions.get(sessionId);
+    if (known === undefined) return undefined;
+    const forTool = known.get(approvalKey(request.toolName, request.fingerprint, undefined));
+    if (forTool !== undefined) return forTool;
+    const hash = argumentsHashOf(request.arguments);
+    return hash === undefined ? undefined : known.get(approvalKey(request.toolName, request.fingerprint, hash));
+  }
+
+  remember(sessionId: string, request: ApprovalRequest, approval: SharedApproval): void {
+    const argumentsHash = approval.scope === 'call' ? argumentsHashOf(request.arguments) : undefined;
+    if (approval.scope === 'call' && argumentsHash === undefined) return;
+    const relayed: RelayedApproval = {
+      toolName: request.toolName,
+      fingerprint: request.fingerprint,
+      scope: approval.scope,
+      decidedBy: approval.decidedBy.slice(0, 500),
+      ...(argumentsHash === undefined ? {} : { argumentsHash }),
+    };
+    this.add(sessionId, relayed);
+    this.relay.publishApproval(sessionId, relayed);
+  }
+
+  /** An approval another replica told of (its signature checked). */
+  add(sessionId: string, approval: RelayedApproval): void {
+    let known = this.sessions.get(sessionId);
+    if (known === undefined) {
+      this.sessions.set(sessionId, (known = new Map()));
+      if (this.sessions.size > MAX_SHARED_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    }
+    known.set(approvalKey(approval.toolName, approval.fingerprint, approval.argumentsHash), { scope: approval.scope, decidedBy: approval.decidedBy });
+    if (known.size > MAX_SHARED_PER_SESSION) known.delete(known.keys().next().value as string);
+  }
+}
+
+function approvalKey(toolName: string, fingerprint: string, argumentsHash: string | undefined): string {
+  return `${toolName}\0${fingerprint}\0${argumentsHash ?? '*'}`;
+}
+
+/** SHA-256 (base64url) of the canonical JSON of a call's arguments; `undefined` for what has no JSON form. */
+function argumentsHashOf(input: unknown): string | undefined {
+  try {
+    return createHash('sha256').update(canonicalJson(input), 'utf8').digest('base64url');
+  } catch {
+    return undefined;
+  }
 }

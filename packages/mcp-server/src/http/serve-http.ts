@@ -17,7 +17,7 @@ import { RequestGuards, isLoopbackHost } from './request-guards';
 import { SessionLimits } from './session-limits';
 import { SessionSeal, type SealedSession } from './session-seal';
 import { serveListen, subscriptionFilterOf } from './stateless-listen';
-import { FleetRelay, isFleetBroadcast, isRelayed, notificationKey, type RelayedNotification } from './fleet-relay';
+import { FleetRelay, FleetSessionApprovals, isFleetBroadcast, isRelayed, notificationKey, type RelayedNotification } from './fleet-relay';
 import {
   EventStream,
   OneRequestTransport,
@@ -629,17 +629,34 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
 
   // The fleet's relay of change notifications, when its registry can broadcast.
   let relay: FleetRelay | undefined;
+  let sharedApprovals: FleetSessionApprovals | undefined;
   if (options.fleet !== undefined && isFleetBroadcast(fleetRegistry)) {
-    relay = await FleetRelay.start(fleetRegistry, options.fleet.key, replicaTag, logger, (sid, notification) => {
-      const now = Date.now();
-      for (const entry of sessions.values()) {
-        if (entry.sid !== sid || entry.streams === 0 || entry.deliver === undefined) continue;
-        const key = notificationKey(notification);
-        if (now - (entry.recent.get(key) ?? 0) < RELAY_DEDUPE_MS) continue;
-        entry.recent.set(key, now);
-        entry.deliver(notification).catch(() => undefined);
-      }
-    });
+    relay = await FleetRelay.start(
+      fleetRegistry,
+      options.fleet.key,
+      replicaTag,
+      logger,
+      (sid, notification) => {
+        const now = Date.now();
+        for (const entry of sessions.values()) {
+          if (entry.sid !== sid || entry.streams === 0 || entry.deliver === undefined) continue;
+          const key = notificationKey(notification);
+          if (now - (entry.recent.get(key) ?? 0) < RELAY_DEDUPE_MS) continue;
+          entry.recent.set(key, now);
+          entry.deliver(notification).catch(() => undefined);
+        }
+      },
+      (sid, approval) => {
+        sharedApprovals?.add(sid, approval);
+        logger.info(
+          `MCP over HTTP: an approval of '${approval.toolName}' for the rest of session ${sid} (${approval.scope}), given on another replica, holds here too.`,
+          {},
+        );
+      },
+    );
+    // An approval a person gives "for the rest of the plan" in a session holds in the session's plans on every replica.
+    sharedApprovals = new FleetSessionApprovals(relay);
+    gateway.shareApprovals(sharedApprovals);
   }
   const server = await new Promise<HttpServer>((resolve, reject) => {
     // A backlog for many clients connecting at once: with Node's 511, a burst overflows the
@@ -705,6 +722,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         // Listen streams get the graceful end (a result naming the subscription) before their connections close.
         await Promise.all([...listening].map((end) => end().catch(() => undefined)));
+        if (sharedApprovals !== undefined) gateway.shareApprovals(undefined);
         await relay?.close();
         await Promise.all([...sessions.values()].map((entry) => entry.session?.close('the server stopped')));
         server.closeAllConnections();
