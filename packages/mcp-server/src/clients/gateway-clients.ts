@@ -17,6 +17,7 @@ import {
   type SamplingResult,
 } from '@ca/tool-lifecycle';
 import { invalidArgument } from '../errors/mcp-gateway-error';
+import type { StatelessQuestions } from '../gateway/session-profile';
 
 /**
  * The MCP client of one session, as the gateway's handlers reach it: what it
@@ -27,6 +28,8 @@ export interface ClientChannel {
   readonly clientName: string;
   /** The session's own id (HTTP sessions): the same on every replica of a fleet that serves it. */
   readonly sessionId?: string;
+  /** A 2026-07-28 request's client, asked through the answer (`input_required`) rather than by a request of the server. */
+  readonly inputs?: StatelessQuestions;
   /** Whether the client declared elicitation of this kind. */
   canAsk(kind: InteractionRequest['kind']): boolean;
   /** Whether the client declared sampling. */
@@ -153,6 +156,15 @@ export class GatewayClients {
     if (shared !== undefined && sessionId !== undefined) {
       const known = shared.find(sessionId, request);
       if (known !== undefined) return { decision: 'approve', scope: known.scope, decidedBy: `${known.decidedBy}, for the session on another replica` };
+    }
+    const inputs = channel?.inputs;
+    if (channel !== undefined && inputs !== undefined) {
+      // MCP 2026-07-28: the answer given in an earlier round, or the question kept for this round's input_required answer (the call waits for the retry).
+      const asked = approvalThroughInteraction(
+        { interact: async (form) => inputs.answer(form, request) ?? { action: 'cancel' } },
+        { decidedBy: `${channel.clientName} (MCP client)` },
+      );
+      return asked.requestApproval(request, context);
     }
     if (channel !== undefined && channel.canAsk('form')) {
       const asked = approvalThroughInteraction(

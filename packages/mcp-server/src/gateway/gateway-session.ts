@@ -45,7 +45,7 @@ import { McpGatewayError, type McpGatewayProblem } from '../errors/mcp-gateway-e
 import type { OutputChecks } from '../listing/output-schemas';
 import { CALL_TOOL_NAME, SEARCH_TOOL_NAME, SessionTools, type CallableTool, type ToolListing } from '../listing/session-tools';
 import { UpstreamOffers } from '../upstream/upstream-offers';
-import type { McpSessionInfo, ResolvedProfile } from './session-profile';
+import type { McpSessionInfo, ResolvedProfile, StatelessQuestions } from './session-profile';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -148,6 +148,11 @@ export class GatewaySession implements ClientChannel {
   /** The session's own id (HTTP sessions): the same on every replica that serves it. */
   get sessionId(): string | undefined {
     return this.info.sessionId;
+  }
+
+  /** A 2026-07-28 request's answers and questions (input_required), when its client takes form elicitation. */
+  get inputs(): StatelessQuestions | undefined {
+    return this.info.inputs;
   }
 
   /** The plan's id once it exists. */

@@ -220,6 +220,13 @@ export class McpGateway {
     };
   }
 
+  /** The name of the tool that runs a program, when the gateway offers code mode (`codeMode`): `code.run` unless it names another. */
+  get programToolName(): string | undefined {
+    const codeMode = this.options.codeMode;
+    if (codeMode === undefined || codeMode === false) return undefined;
+    return codeMode === true ? 'code.run' : (codeMode.toolName ?? 'code.run');
+  }
+
   /** @internal Shares approvals given for a session's plan between the replicas that serve it (see `GatewayClients.shareApprovals`). */
   shareApprovals(shared: SessionApprovals | undefined): void {
     this.clients.shareApprovals(shared);

@@ -1,6 +1,6 @@
 import { describeValue } from '@ca/domain';
 import type { BoundResource, PlanPolicy } from '@ca/tool-context';
-import { compileToolPattern, type PatternMatcher } from '@ca/tool-lifecycle';
+import { compileToolPattern, type ApprovalRequest, type InteractionRequest, type InteractionResponse, type PatternMatcher } from '@ca/tool-lifecycle';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { invalidArgument } from '../errors/mcp-gateway-error';
 
@@ -51,6 +51,18 @@ export interface McpSessionInfo {
     /** A short name of this replica, which the session's plan id here ends with (`mcp-<session>.<replica>`): the opening replica's plan keeps `mcp-<session>`. */
     readonly replica?: string;
   };
+  /**
+   * @internal For a request of MCP 2026-07-28 whose client takes form
+   * elicitation: its answers to earlier questions, and where a new question
+   * is kept (the request is then answered `input_required`).
+   */
+  readonly inputs?: StatelessQuestions;
+}
+
+/** @internal What a stateless request's client answered, and where its plan's question goes. */
+export interface StatelessQuestions {
+  /** The answer to this approval's form from an earlier round; else the question is kept and `undefined` returned. */
+  answer(form: InteractionRequest, approval: ApprovalRequest): InteractionResponse | undefined;
 }
 
 /** A profile checked and compiled. @internal */

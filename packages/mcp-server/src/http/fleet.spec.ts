@@ -5,6 +5,7 @@ import { InMemoryPlanRegistry, TestTool } from '@ca/tool-lifecycle/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { eventually, gatewayOver } from '../gateway/gateway.test-helper';
 import { serveHttp, type McpHttpServer } from './serve-http';
 import { SessionSeal } from './session-seal';
@@ -128,5 +129,45 @@ describe('serveHttp: a fleet of replicas behind a round-robin proxy', () => {
     await expect(serveHttp(gateway, { fleet: { key: randomBytes(16) } })).rejects.toMatchObject({ code: 'GATEWAY_INVALID_ARGUMENT' });
     await expect(serveHttp(gateway, { fleet: { key: randomBytes(32), replicaId: 'a b' } })).rejects.toMatchObject({ code: 'GATEWAY_INVALID_ARGUMENT' });
     await gateway.close();
+  });
+
+  it("a 2026-07-28 client's answer to a question (input_required) is taken by whichever replica its retry reaches", async () => {
+    const key = randomBytes(32);
+    const writer = { writes: true, checkpointable: true, idempotent: false, destructive: false, openWorld: false };
+    const policy = { readOnly: false, requireCheckpoint: false, approval: { capabilities: ['writes' as const] } };
+    const replicas = [0, 1].map((index) => {
+      const tool = new TestTool({ name: 'notes.write', capability: writer, execute: () => `written by r${index}` });
+      return { index, tool, ...gatewayOver([tool], { profile: { policy } }) };
+    });
+    const servers: McpHttpServer[] = [];
+    for (const replica of replicas) servers.push(await serveHttp(replica.gateway, { fleet: { key, replicaId: `r${replica.index}` } }));
+    const proxy = await startRoundRobinProxy(servers.map((server) => `http://127.0.0.1:${server.address.port}`));
+    const answeredBy: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      answeredBy.push(response.headers.get('x-agents-replica') ?? '?');
+      return response;
+    };
+    const client = new V2Client({ name: 'v2', version: '2.4.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+    let asked = 0;
+    client.setRequestHandler('elicitation/create', async () => {
+      asked++;
+      return { action: 'accept', content: { answer: 'once' } };
+    });
+    try {
+      await client.connect(new V2Transport(new URL('/mcp', proxy.url), { fetch: recording }));
+      const before = answeredBy.length;
+      const result = await client.callTool({ name: 'notes.write', arguments: { text: 'x' } });
+      // The question from one replica, the retry answered by the other.
+      const [first, second] = answeredBy.slice(before);
+      expect(new Set([first, second])).toEqual(new Set(['r0', 'r1']));
+      expect(asked).toBe(1);
+      expect((result.content as { text: string }[])[0]?.text).toBe(`written by ${second}`);
+      expect(replicas.map((replica) => replica.tool.count('execute'))).toEqual(second === 'r0' ? [1, 0] : [0, 1]);
+    } finally {
+      await client.close();
+      await proxy.close();
+      for (const server of servers) await server.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describeValue, messageOf } from '@ca/domain';
@@ -17,6 +17,7 @@ import { RequestGuards, isLoopbackHost } from './request-guards';
 import { SessionLimits } from './session-limits';
 import { SessionSeal, type SealedSession } from './session-seal';
 import { serveListen, subscriptionFilterOf } from './stateless-listen';
+import { StatelessInputs, asksByForm } from './stateless-input';
 import { FleetRelay, FleetSessionApprovals, isFleetBroadcast, isRelayed, notificationKey, type RelayedNotification } from './fleet-relay';
 import {
   EventStream,
@@ -255,6 +256,13 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   // The name a session's plan on this replica ends with, when another replica opened the session.
   const replicaTag = (replicaId ?? randomUUID().slice(0, 8)).slice(0, 50);
   const fleetRegistry = options.fleet?.registry;
+  // Signs a 2026-07-28 request's state between its rounds (input_required): the fleet's key, so that any replica takes the retry.
+  const inputKey =
+    options.fleet === undefined
+      ? randomBytes(32)
+      : createHmac('sha256', typeof options.fleet.key === 'string' ? Buffer.from(options.fleet.key, 'utf8') : Buffer.from(options.fleet.key))
+          .update('ca.mcp.input-required/1')
+          .digest();
   if (replicaId !== undefined && (typeof replicaId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(replicaId)))
     throw invalidArgument('fleet.replicaId', 'a name of 1–64 letters, digits, dots, dashes or underscores', describeValue(replicaId));
   const guards = new RequestGuards(allowedHosts, options.allowedOrigins ?? []);
@@ -457,10 +465,15 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
     );
     let session: McpGatewaySession | undefined;
     const answered = new Promise<void>((resolve) => response.once('close', resolve));
+    // A client that takes form elicitation is asked a question through the answer (input_required), and answers in its retry.
+    // Not for a program (code mode): its retry would run the program's earlier calls again, in a new plan; its approvals are decided as for a client that cannot be asked.
+    const program = message.method === 'tools/call' && message.params['name'] === gateway.programToolName;
+    const inputs = asksByForm(message.capabilities) && !program ? StatelessInputs.of(inputKey, message.params) : undefined;
     try {
       session = await gateway.connect(transport, {
         transport: 'http',
         ...(auth === undefined ? {} : { authInfo: auth }),
+        ...(inputs === undefined ? {} : { inputs }),
         resumed: {
           ...(message.clientInfo === undefined ? {} : { clientInfo: message.clientInfo }),
           capabilities: askFreeCapabilities(message.capabilities ?? {}),
@@ -470,7 +483,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       if (message.method === 'server/discover') return reply({ result: discoverResult(session.offer, session.offer.serverInfo) });
       // The client going away before the answer ends the request's plan, which stops its call.
       void answered.then(() => session?.close('its client went away before the answer'));
-      const { _meta: _envelope, ...params } = message.params;
+      const { _meta: _envelope, inputResponses: _responses, requestState: _state, ...params } = message.params;
       transport.onmessage?.(
         {
           jsonrpc: '2.0',
@@ -481,6 +494,8 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
         auth === undefined ? undefined : { authInfo: auth },
       );
       const answer = (await transport.answer) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } | undefined;
+      // The plan asked the client something: the answer is the question; the retry carries the client's answer.
+      if (inputs?.pending === true) return reply({ result: inputs.result(session.offer.serverInfo) });
       if (answer === undefined) return reply({ error: { code: -32603, message: 'Internal error: the request ended without an answer.' } });
       if (answer.error !== undefined) return reply({ error: { ...answer.error, code: encodeErrorCode(answer.error.code) } });
       reply({ result: encodeResult(message.method, answer.result ?? {}, session.offer.serverInfo) });

@@ -86,18 +86,13 @@ describe('serveHttp: MCP 2026-07-28 requests (no session)', () => {
     expect(server.sessionCount).toBe(0);
   });
 
-  it('never asks a 2026-07-28 client a question, even one that declares elicitation: an approval is decided by the fallback, else denied', async () => {
+  it('a 2026-07-28 client that takes no elicitation is not asked: an approval is decided by the fallback, else denied', async () => {
     const writer = { writes: true, checkpointable: true, idempotent: false, destructive: false, openWorld: false };
     const write = new TestTool({ name: 'notes.write', capability: writer, execute: () => 'wrote' });
     const askWrites = { readOnly: false, requireCheckpoint: false, approval: { capabilities: ['writes' as const] } };
     const { gateway } = gatewayOver([write], { profile: { policy: askWrites } });
     server = await serveHttp(gateway);
-    const call = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'notes.write', arguments: {}, _meta: envelope('2026-07-28', { elicitation: { form: {} } }) },
-    };
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'notes.write', arguments: {}, _meta: envelope('2026-07-28', {}) } };
     const denied = await post(server, call);
     const result = denied.json?.['result'] as { isError: boolean; content: { text: string }[] };
     expect(result.isError).toBe(true);
@@ -113,6 +108,96 @@ describe('serveHttp: MCP 2026-07-28 requests (no session)', () => {
     const approved = await post(server, call);
     expect((approved.json?.['result'] as { content: { text: string }[] }).content[0]?.text).toBe('wrote');
     expect(write.count('execute')).toBe(1);
+  });
+
+  it('asks a 2026-07-28 client that takes form elicitation through the answer (input_required); its retry with the answer runs the call; a forged state is asked again', async () => {
+    const writer = { writes: true, checkpointable: true, idempotent: false, destructive: false, openWorld: false };
+    const write = new TestTool({ name: 'notes.write', capability: writer, execute: () => 'wrote' });
+    const { gateway } = gatewayOver([write], { profile: { policy: { readOnly: false, requireCheckpoint: false, approval: { capabilities: ['writes'] } } } });
+    server = await serveHttp(gateway);
+    const params = { name: 'notes.write', arguments: { text: 'hi' }, _meta: envelope('2026-07-28', { elicitation: { form: {} } }) };
+    const first = await post(server, { jsonrpc: '2.0', id: 1, method: 'tools/call', params });
+    const asked = first.json?.['result'] as {
+      resultType: string;
+      inputRequests: Record<string, { method: string; params: Record<string, any> }>;
+      requestState: string;
+    };
+    expect(asked.resultType).toBe('input_required');
+    const [[key, question]] = Object.entries(asked.inputRequests) as [[string, { method: string; params: Record<string, any> }]];
+    expect(question.method).toBe('elicitation/create');
+    expect(question.params).toMatchObject({ mode: 'form', requestedSchema: { properties: { answer: expect.any(Object) } } });
+    expect(question.params['message']).toMatch(/Tool notes\.write .*Arguments: \{"text":"hi"\}/s);
+    expect(write.count('execute')).toBe(0);
+
+    // An answer for another question, or with a state the server did not sign, answers nothing: asked again.
+    const stray = await post(server, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { ...params, inputResponses: { 'approval-other': { action: 'accept', content: { answer: 'once' } } }, requestState: asked.requestState },
+    });
+    expect((stray.json?.['result'] as { resultType: string }).resultType).toBe('input_required');
+    const [body] = asked.requestState.split('.');
+    const forged = await post(server, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { ...params, inputResponses: { [key]: { action: 'accept', content: { answer: 'once' } } }, requestState: `${body}.${'A'.repeat(43)}` },
+    });
+    expect((forged.json?.['result'] as { resultType: string }).resultType).toBe('input_required');
+    expect(write.count('execute')).toBe(0);
+
+    const retried = await post(server, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/call',
+      params: { ...params, inputResponses: { [key]: { action: 'accept', content: { answer: 'once' } } }, requestState: asked.requestState },
+    });
+    expect(retried.json?.['result']).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'wrote' }] });
+    expect(write.count('execute')).toBe(1);
+    // The answer was for those arguments: other arguments are asked about.
+    const other = await post(server, {
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'tools/call',
+      params: {
+        ...params,
+        arguments: { text: 'other' },
+        inputResponses: { [key]: { action: 'accept', content: { answer: 'once' } } },
+        requestState: asked.requestState,
+      },
+    });
+    expect((other.json?.['result'] as { resultType: string }).resultType).toBe('input_required');
+    expect(write.count('execute')).toBe(1);
+  });
+
+  it('a v2 client fulfils the question with its elicitation handler and gets the result; a denial is the call’s error', async () => {
+    const writer = { writes: true, checkpointable: true, idempotent: false, destructive: false, openWorld: false };
+    const write = new TestTool({ name: 'notes.write', capability: writer, execute: () => 'wrote' });
+    const { gateway } = gatewayOver([write], { profile: { policy: { readOnly: false, requireCheckpoint: false, approval: { capabilities: ['writes'] } } } });
+    server = await serveHttp(gateway);
+    const client = new V2Client({ name: 'v2', version: '2.4.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+    const messages: string[] = [];
+    let answer = 'once';
+    client.setRequestHandler('elicitation/create', async (request) => {
+      messages.push(String((request.params as { message?: string }).message));
+      return { action: 'accept', content: { answer } };
+    });
+    await client.connect(new V2Transport(new URL(server.url)));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const result = await client.callTool({ name: 'notes.write', arguments: { text: 'a' } });
+      expect(result.content).toEqual([{ type: 'text', text: 'wrote' }]);
+      expect(messages).toHaveLength(1);
+      expect(write.count('execute')).toBe(1);
+      answer = 'deny';
+      const denied = await client.callTool({ name: 'notes.write', arguments: { text: 'b' } });
+      expect(denied.isError).toBe(true);
+      expect((denied.content as { text: string }[])[0]?.text).toMatch(/^Error TOOL_APPROVAL_DENIED: a person denied this call/);
+      expect(write.count('execute')).toBe(1);
+    } finally {
+      await client.close();
+    }
   });
 
   it('a v2 client on 2026-07-28 gets the progress of its call on the answer’s stream, then the result', async () => {

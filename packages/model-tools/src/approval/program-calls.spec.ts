@@ -1,8 +1,7 @@
-import type { ModelToolCallOutcome } from '../calls/model-tools';
 import { ProgramCalls, inputKeyOf, type PendingProgramCall } from './program-calls';
 
 const pending = (step: string): PendingProgramCall => ({ toolName: 'issues.create', input: { title: step }, step, resumeStep: `${step}#resume-1` });
-const done = { ok: true } as unknown as ModelToolCallOutcome;
+const done = { ok: true };
 
 describe('ProgramCalls: what a framework adapter keeps between asking about a program call and running it', () => {
   it('hands each entry out once, by plan and call id', () => {

@@ -1,5 +1,4 @@
 import { canonicalJson } from '@ca/tool-lifecycle';
-import type { ModelToolCallOutcome } from '../calls/model-tools';
 
 /**
  * A program's inner call waiting for a person: what a framework's approval
@@ -22,7 +21,8 @@ export interface PendingProgramCall {
 /** What a framework's approval question about one program call found, kept until the framework runs the call. */
 export type ProgramCallEntry =
   | { readonly kind: 'pending'; readonly inputKey: string; readonly pending: PendingProgramCall }
-  | { readonly kind: 'done'; readonly inputKey: string; readonly outcome: ModelToolCallOutcome };
+  // The call's outcome (a `ModelToolCallOutcome`; typed by the adapters that keep it, since calls/ imports approval/).
+  | { readonly kind: 'done'; readonly inputKey: string; readonly outcome: unknown };
 
 /** Entries kept per plan: a framework that never runs the calls it asked about (a run abandoned at its approval) cannot grow this. */
 const MAX_ENTRIES_PER_PLAN = 256;

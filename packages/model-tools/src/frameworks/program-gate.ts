@@ -85,7 +85,7 @@ export function programGate(
       const inputKey = await keyOf(input, options);
       const entry = callId === undefined ? undefined : programs.take(planId, callId);
       if (entry === undefined || entry.inputKey !== inputKey) return modelTools.run(plan, name, { value: input }, runOptions(callId, options));
-      if (entry.kind === 'done') return entry.outcome;
+      if (entry.kind === 'done') return entry.outcome as ModelToolCallOutcome;
       const { pending } = entry;
       const release = approval === undefined ? undefined : approvals.grant(plan, pending.toolName, pending.input, approval);
       let outcome: ModelToolCallOutcome;
