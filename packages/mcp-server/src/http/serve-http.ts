@@ -408,6 +408,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
    */
   let statelessRunning = 0;
   const listening = new Set<() => Promise<void>>();
+  let listens = 0;
   const serveStateless = async (message: StatelessMessage, request: Request, response: Response, auth: AuthInfo | undefined): Promise<void> => {
     if (message.id === undefined) {
       response.status(202).end();
@@ -429,21 +430,27 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       const filter = subscriptionFilterOf(message.params);
       if (typeof filter === 'string') return reply({ error: { code: -32602, message: `Invalid params: ${filter}.` } });
       // Each stream holds a session and its plan while the client listens: as many as the sessions a replica keeps.
-      if (Number.isSafeInteger(maxSessions) && listening.size >= maxSessions) {
+      if (Number.isSafeInteger(maxSessions) && listens >= maxSessions) {
         const error = new McpGatewayError({ problem: { kind: 'session-limit', limit: maxSessions, scope: 'replica' } });
         refuseOnce('listen', `MCP over HTTP: refused a subscriptions/listen stream: ${maxSessions} are open, the limit.`);
         return rpcRefusal(response, 503, error, 5_000);
       }
       refusing.delete('listen');
-      return serveListen(message, filter, response, {
-        gateway,
-        logger,
-        auth,
-        track: (end) => {
-          listening.add(end);
-          return () => listening.delete(end);
-        },
-      });
+      // Counted from admission (not from the acknowledgement): a burst of listens cannot pass the limit.
+      listens++;
+      try {
+        return await serveListen(message, filter, response, {
+          gateway,
+          logger,
+          auth,
+          track: (end) => {
+            listening.add(end);
+            return () => listening.delete(end);
+          },
+        });
+      } finally {
+        listens--;
+      }
     }
     const cap = Number.isSafeInteger(maxSessions) ? maxSessions * STATELESS_PER_SESSION : Number.MAX_SAFE_INTEGER;
     if (statelessRunning >= cap) {

@@ -312,4 +312,26 @@ describe('serveHttp: MCP 2026-07-28 requests (no session)', () => {
       },
     ]);
   });
+
+  it('subscriptions/listen: streams count against maxSessions; one more is refused with 503 and Retry-After', async () => {
+    const tool = new TestTool({ name: 'notes.read', capability: reader, execute: () => 'x' });
+    const { gateway } = gatewayOver([tool]);
+    server = await serveHttp(gateway, { maxSessions: 1 });
+    const listen = (id: string) =>
+      fetch((server as McpHttpServer).url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: envelope() } }),
+      });
+    const open = await listen('listen:1');
+    expect(open.headers.get('content-type')).toBe('text/event-stream');
+    const refused = await listen('listen:2');
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toEqual(expect.any(String));
+    await (open.body as ReadableStream<Uint8Array>).cancel();
+    await eventually(() => gateway.sessionCount === 0, 'the first stream to end');
+    const again = await listen('listen:3');
+    expect(again.headers.get('content-type')).toBe('text/event-stream');
+    await (again.body as ReadableStream<Uint8Array>).cancel();
+  });
 });
