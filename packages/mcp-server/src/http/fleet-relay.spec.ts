@@ -48,6 +48,7 @@ describe('FleetRelay', () => {
       JSON.stringify({ v: 1, from: 'x', sid: 's', method: 'notifications/progress' }),
       JSON.stringify({ v: 1, from: 'x', sid: 's'.repeat(101), method: 'notifications/tools/list_changed' }),
       JSON.stringify({ v: 1, from: 'x', sid: 's', method: 'notifications/resources/updated', params: [1] }),
+      JSON.stringify({ v: 1, from: 'x', sid: 's', method: 'notifications/resources/updated', params: { uri: 'x'.repeat(70_000) } }),
     ])
       await bus.publishBroadcast(channel, text);
     expect(heard).toEqual([]);

@@ -40,6 +40,9 @@ export interface RelayedApproval {
   readonly decidedBy: string;
 }
 
+/** The longest event a replica publishes (the Redis registry's limit of a broadcast). */
+const MAX_EVENT_CHARS = 64 * 1024;
+
 /** A notification of a session, as it travels between replicas. */
 export interface RelayedNotification {
   readonly jsonrpc?: '2.0';
@@ -101,6 +104,8 @@ export class FleetRelay {
     const approvalKey = createHmac('sha256', secret).update('ca.mcp-fleet.approvals/1').digest();
     const relay = new FleetRelay(bus, channel, approvalKey, replica, logger, undefined);
     relay.stop = await bus.subscribeBroadcast(channel, (text) => {
+      // Anyone who reaches Redis can publish here: nothing longer than a replica sends is even parsed.
+      if (typeof text !== 'string' || text.length > MAX_EVENT_CHARS) return;
       const signed = parseApproval(text);
       if (signed !== undefined) {
         if (signed.from === replica) return;
