@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,33 +8,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-helper';
+import { bin, killLeft, startReplicas, startRoundRobinProxy, waitFor, type Replica } from './fleet.test-helper';
 
 // Three `agents mcp serve --http --fleet` processes behind a plain round-robin
 // proxy (no affinity), a real redis-server as their plan registry, real SDK
 // clients, server-everything upstream; one replica is SIGKILLed while calls
 // are in flight.
-const bin = path.resolve(__dirname, '..', 'dist', 'bin.js');
-const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../mcp-server/src/__fixtures__/round-robin-proxy.js')) as {
-  startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
-};
-
 jest.setTimeout(300_000);
-
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly exit: Promise<number | null>;
-  readonly output: () => string;
-  url?: URL;
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, what: string | (() => string), timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 function parentOf(pid: number): number | undefined {
   try {
@@ -49,7 +29,7 @@ function parentOf(pid: number): number | undefined {
 let redis: TestRedisServer | undefined;
 const replicas: Replica[] = [];
 afterEach(async () => {
-  for (const replica of replicas.splice(0)) if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
+  killLeft(replicas);
   await redis?.stop();
   removeTemporaryFolders();
 });
@@ -78,24 +58,8 @@ describe('agents mcp serve --http --fleet', () => {
       }),
     );
     const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_FLEET_KEY: randomBytes(32).toString('hex') };
-    for (const name of ['r0', 'r1', 'r2']) {
-      // Each its own state folder, as on its own host: only Redis and the key are shared.
-      const stateDir = temporaryFolder('ca-fleet-state-');
-      const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0', '--fleet', '--replica-id', name], {
-        cwd: workspace,
-        env: { ...env, AGENTS_STATE_DIR: stateDir },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      replicas.push({ name, child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), output: () => output });
-    }
-    for (const replica of replicas) {
-      await waitFor(() => /Serving MCP at (\S+)/.test(replica.output()), `${replica.name} to serve`);
-      expect(replica.output()).toMatch(/fleet replica r\d/);
-      replica.url = new URL((/Serving MCP at (\S+)/.exec(replica.output()) as RegExpExecArray)[1] as string);
-    }
+    await startReplicas(['r0', 'r1', 'r2'], { config, cwd: workspace, env }, replicas);
+    for (const replica of replicas) expect(replica.output()).toMatch(/fleet replica r\d/);
     const proxy = await startRoundRobinProxy(replicas.map((replica) => (replica.url as URL).origin));
     const endpoint = new URL('/mcp', proxy.url);
     const clients: { client: Client; transport: StreamableHTTPClientTransport }[] = [];
@@ -193,21 +157,7 @@ describe('agents mcp serve --http --fleet', () => {
       }),
     );
     const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_FLEET_KEY: randomBytes(32).toString('hex') };
-    for (const name of ['r0', 'r1']) {
-      const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0', '--fleet', '--replica-id', name], {
-        cwd: workspace,
-        env: { ...env, AGENTS_STATE_DIR: temporaryFolder('ca-relay-state-') },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      replicas.push({ name, child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), output: () => output });
-    }
-    for (const replica of replicas) {
-      await waitFor(() => /Serving MCP at (\S+)/.test(replica.output()), `${replica.name} to serve`);
-      replica.url = new URL((/Serving MCP at (\S+)/.exec(replica.output()) as RegExpExecArray)[1] as string);
-    }
+    await startReplicas(['r0', 'r1'], { config, cwd: workspace, env }, replicas);
     const [holder, worker] = replicas as [Replica, Replica];
     // The client's event stream (GET) goes to r0, every POST to r1: r1 subscribes upstream and hears the updates.
     const answeredBy: string[] = [];
@@ -261,22 +211,7 @@ describe('agents mcp serve --http --fleet', () => {
       }),
     );
     const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_FLEET_KEY: randomBytes(32).toString('hex') };
-    for (const name of ['r0', 'r1']) {
-      const args = [bin, '--verbose', 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0', '--fleet', '--replica-id', name, '--profile', 'careful'];
-      const child = spawn(process.execPath, args, {
-        cwd: workspace,
-        env: { ...env, AGENTS_STATE_DIR: temporaryFolder('ca-approve-state-') },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      replicas.push({ name, child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), output: () => output });
-    }
-    for (const replica of replicas) {
-      await waitFor(() => /Serving MCP at (\S+)/.test(replica.output()), `${replica.name} to serve`);
-      replica.url = new URL((/Serving MCP at (\S+)/.exec(replica.output()) as RegExpExecArray)[1] as string);
-    }
+    await startReplicas(['r0', 'r1'], { config, cwd: workspace, env, before: ['--verbose'], after: ['--profile', 'careful'] }, replicas);
     const [r0, r1] = replicas as [Replica, Replica];
     // Every request to one replica at a time, as the test chooses.
     let target = r1;

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -6,38 +5,18 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { fixtures, removeTemporaryFolders, temporaryFolder } from './cli.test-helper';
+import { killLeft, startReplicas, startRoundRobinProxy, waitFor, type Replica } from './fleet.test-helper';
 
 // Three `agents mcp serve --http --fleet` processes behind a plain round-robin
 // proxy (no affinity), server-everything upstream, and real clients of both
 // SDK generations: a v2 client (`@modelcontextprotocol/client`) negotiating
 // MCP 2026-07-28 is served without a session by whichever replica gets each
 // request; 2025-11-25 and 2025-06-18 clients keep their sessions.
-const bin = path.resolve(__dirname, '..', 'dist', 'bin.js');
-const { startRoundRobinProxy } = require(path.resolve(__dirname, '../../mcp-server/src/__fixtures__/round-robin-proxy.js')) as {
-  startRoundRobinProxy: (backends: readonly string[]) => Promise<{ url: URL; counts: number[]; close(): Promise<void> }>;
-};
-
 jest.setTimeout(300_000);
-
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly exit: Promise<number | null>;
-  readonly output: () => string;
-  url?: URL;
-}
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const replicas: Replica[] = [];
 afterEach(() => {
-  for (const replica of replicas.splice(0)) if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
+  killLeft(replicas);
   removeTemporaryFolders();
 });
 
@@ -69,21 +48,7 @@ describe('agents mcp serve --http: MCP 2026-07-28', () => {
       }),
     );
     const env = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', AGENTS_FLEET_KEY: randomBytes(32).toString('hex') };
-    for (const name of ['r0', 'r1', 'r2']) {
-      const child = spawn(process.execPath, [bin, 'mcp', 'serve', '-c', config, '--http', '127.0.0.1:0', '--fleet', '--replica-id', name], {
-        cwd: workspace,
-        env: { ...env, AGENTS_STATE_DIR: temporaryFolder('ca-stateless-state-') },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      replicas.push({ name, child, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))), output: () => output });
-    }
-    for (const replica of replicas) {
-      await waitFor(() => /Serving MCP at (\S+)/.test(replica.output()), `${replica.name} to serve`);
-      replica.url = new URL((/Serving MCP at (\S+)/.exec(replica.output()) as RegExpExecArray)[1] as string);
-    }
+    await startReplicas(['r0', 'r1', 'r2'], { config, cwd: workspace, env }, replicas);
     const proxy = await startRoundRobinProxy(replicas.map((replica) => (replica.url as URL).origin));
     const endpoint = new URL('/mcp', proxy.url);
     try {
