@@ -29,14 +29,38 @@ const MAX_ENTRIES_PER_PLAN = 256;
 /** Plans kept: plans that end without `forgetPlan` cannot grow this either (the oldest is dropped). */
 const MAX_PLANS = 1_000;
 
-/** Adds to a map of maps, dropping the oldest inner map past `MAX_PLANS`. */
-function innerOf<V>(plans: Map<string, Map<string, V>>, planId: string): Map<string, V> {
-  let inner = plans.get(planId);
-  if (inner === undefined) {
-    plans.set(planId, (inner = new Map()));
-    if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value as string);
+/** Values by plan and key, the oldest dropped past `MAX_PLANS` plans or `MAX_ENTRIES_PER_PLAN` values a plan. */
+class BoundedPlanMap<V> {
+  private readonly plans = new Map<string, Map<string, V>>();
+
+  get(planId: string, key: string): V | undefined {
+    return this.plans.get(planId)?.get(key);
   }
-  return inner;
+
+  set(planId: string, key: string, value: V): void {
+    let values = this.plans.get(planId);
+    if (values === undefined) {
+      this.plans.set(planId, (values = new Map()));
+      if (this.plans.size > MAX_PLANS) this.plans.delete(this.plans.keys().next().value as string);
+    }
+    values.delete(key);
+    values.set(key, value);
+    if (values.size > MAX_ENTRIES_PER_PLAN) values.delete(values.keys().next().value as string);
+  }
+
+  /** The value, removed. */
+  take(planId: string, key: string): V | undefined {
+    const values = this.plans.get(planId);
+    const value = values?.get(key);
+    if (value === undefined || values === undefined) return undefined;
+    values.delete(key);
+    if (values.size === 0) this.plans.delete(planId);
+    return value;
+  }
+
+  forget(planId: string): void {
+    this.plans.delete(planId);
+  }
 }
 
 /**
@@ -47,50 +71,34 @@ function innerOf<V>(plans: Map<string, Map<string, V>>, planId: string): Map<str
  * the outcome of a program that needed nobody.
  */
 export class ProgramCalls {
-  private readonly plans = new Map<string, Map<string, ProgramCallEntry>>();
+  private readonly calls = new BoundedPlanMap<ProgramCallEntry>();
   /** A resumed program that stopped at a further inner call, by plan and program: the next call of the same program asks about it. */
-  private readonly continuations = new Map<string, Map<string, PendingProgramCall>>();
+  private readonly continuations = new BoundedPlanMap<PendingProgramCall>();
 
   get(planId: string, callId: string): ProgramCallEntry | undefined {
-    return this.plans.get(planId)?.get(callId);
+    return this.calls.get(planId, callId);
   }
 
   set(planId: string, callId: string, entry: ProgramCallEntry): void {
-    const calls = innerOf(this.plans, planId);
-    calls.delete(callId);
-    calls.set(callId, entry);
-    if (calls.size > MAX_ENTRIES_PER_PLAN) calls.delete(calls.keys().next().value as string);
+    this.calls.set(planId, callId, entry);
   }
 
   /** The entry, removed: a framework runs a call once. */
   take(planId: string, callId: string): ProgramCallEntry | undefined {
-    const calls = this.plans.get(planId);
-    const entry = calls?.get(callId);
-    if (entry === undefined || calls === undefined) return undefined;
-    calls.delete(callId);
-    if (calls.size === 0) this.plans.delete(planId);
-    return entry;
+    return this.calls.take(planId, callId);
   }
 
   setContinuation(planId: string, inputKey: string, pending: PendingProgramCall): void {
-    const programs = innerOf(this.continuations, planId);
-    programs.delete(inputKey);
-    programs.set(inputKey, pending);
-    if (programs.size > MAX_ENTRIES_PER_PLAN) programs.delete(programs.keys().next().value as string);
+    this.continuations.set(planId, inputKey, pending);
   }
 
   takeContinuation(planId: string, inputKey: string): PendingProgramCall | undefined {
-    const programs = this.continuations.get(planId);
-    const pending = programs?.get(inputKey);
-    if (pending === undefined || programs === undefined) return undefined;
-    programs.delete(inputKey);
-    if (programs.size === 0) this.continuations.delete(planId);
-    return pending;
+    return this.continuations.take(planId, inputKey);
   }
 
   forgetPlan(planId: string): void {
-    this.plans.delete(planId);
-    this.continuations.delete(planId);
+    this.calls.forget(planId);
+    this.continuations.forget(planId);
   }
 }
 
