@@ -15,9 +15,8 @@ import { createOpenAiAgentsTools } from '@ca/model-tools/openai-agents';
 import type { PlanContext, PlanPolicy } from '@ca/tool-context';
 import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
 import { InMemoryToolSource, TestTool } from '@ca/tool-lifecycle/testing';
-import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
+import { ScriptedChatModel } from './support/scripted-chat-model';
 import { Command, MemorySaver, interrupt } from '@langchain/langgraph';
 import { Agent, run } from '@openai/agents';
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing';
@@ -106,22 +105,6 @@ function aiModel(steps: AiStep[]) {
     },
   });
   return { model, prompts };
-}
-
-class ScriptedChatModel extends BaseChatModel {
-  constructor(private readonly replies: AIMessage[]) {
-    super({});
-  }
-  _llmType(): string {
-    return 'scripted';
-  }
-  override bindTools(): this {
-    return this;
-  }
-  async _generate(): Promise<ChatResult> {
-    const message = this.replies.shift() ?? new AIMessage('done');
-    return { generations: [{ message, text: '' }] };
-  }
 }
 
 describe('an inner call of a program waits for a person through the framework’s own approval flow', () => {

@@ -16,9 +16,8 @@ import { createLangChainTools } from '@ca/model-tools/langchain';
 import { createOpenAiAgentsTools } from '@ca/model-tools/openai-agents';
 import type { PlanContext, ToolExecutionTrace } from '@ca/tool-context';
 import { ToolRuntime, silentLogger } from '@ca/tool-lifecycle';
-import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
+import { ScriptedChatModel } from './support/scripted-chat-model';
 import { MemorySaver } from '@langchain/langgraph';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -148,22 +147,6 @@ const openAiAgents = (): Promise<Outcome> =>
     const item = out.newItems.find((entry) => entry.type === 'tool_call_output_item') as { output?: unknown } | undefined;
     return resultOf(item?.output);
   });
-
-class ScriptedChatModel extends BaseChatModel {
-  constructor(private readonly replies: AIMessage[]) {
-    super({});
-  }
-  _llmType(): string {
-    return 'scripted';
-  }
-  override bindTools(): this {
-    return this;
-  }
-  async _generate(): Promise<ChatResult> {
-    const message = this.replies.shift() ?? new AIMessage('done');
-    return { generations: [{ message, text: '' }] };
-  }
-}
 
 const langChain = (): Promise<Outcome> =>
   throughDoor(async (plan, modelTools, program, index) => {
