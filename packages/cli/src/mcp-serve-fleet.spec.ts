@@ -231,7 +231,7 @@ describe('agents mcp serve --http --fleet', () => {
       ((await client.callTool({ name: 'mcp.everything.echo', arguments: { message } })).content as { text: string }[])[0]?.text ?? '';
     try {
       // A forged approval on the fleet's channel (no signature with the fleet key) is ignored by every replica.
-      const channel = `approve:broadcast:mcp-fleet-${createHash('sha256').update(env.AGENTS_FLEET_KEY).digest('hex').slice(0, 16)}`;
+      const channel = `approve:broadcast:mcp-fleet-${createHash('sha256').update(Buffer.from(env.AGENTS_FLEET_KEY, 'hex')).digest('hex').slice(0, 16)}`;
       await client.connect(transport);
       expect(await echo('on r1')).toBe('Echo: on r1');
       expect(questions).toHaveLength(1);

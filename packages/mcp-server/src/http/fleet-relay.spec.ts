@@ -26,9 +26,9 @@ describe('FleetRelay', () => {
   it('passes a change notification to the other replicas of the same key only, as a JSON-RPC notification', async () => {
     const bus = memoryBroadcast();
     const heard: [string, string, RelayedNotification][] = [];
-    const a = await FleetRelay.start(bus, 'key-1', 'a', silentLogger, (sid, notification) => heard.push(['a', sid, notification]));
-    const b = await FleetRelay.start(bus, 'key-1', 'b', silentLogger, (sid, notification) => heard.push(['b', sid, notification]));
-    const other = await FleetRelay.start(bus, 'key-2', 'c', silentLogger, (sid, notification) => heard.push(['c', sid, notification]));
+    const a = await FleetRelay.start(bus, Buffer.alloc(32, 1), 'a', silentLogger, (sid, notification) => heard.push(['a', sid, notification]));
+    const b = await FleetRelay.start(bus, Buffer.alloc(32, 1), 'b', silentLogger, (sid, notification) => heard.push(['b', sid, notification]));
+    const other = await FleetRelay.start(bus, Buffer.alloc(32, 2), 'c', silentLogger, (sid, notification) => heard.push(['c', sid, notification]));
     a.publish('s1', { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///x' } });
     expect(heard).toEqual([['b', 's1', { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///x' } }]]);
     await Promise.all([a.close(), b.close(), other.close()]);
@@ -38,7 +38,7 @@ describe('FleetRelay', () => {
   it('ignores what is not a relayed change: other methods, malformed text, bad fields', async () => {
     const bus = memoryBroadcast();
     const heard: unknown[] = [];
-    const relay = await FleetRelay.start(bus, 'key', 'a', silentLogger, (...args) => heard.push(args));
+    const relay = await FleetRelay.start(bus, Buffer.alloc(32, 3), 'a', silentLogger, (...args) => heard.push(args));
     const [channel] = [...bus.channels.keys()] as [string];
     for (const text of [
       'not json',
@@ -67,7 +67,7 @@ describe('FleetRelay', () => {
   it('shares an approval for the rest of a session, signed: replicas of the same key take it, a forged or foreign one is dropped', async () => {
     const bus = memoryBroadcast();
     const heard: [string, string, RelayedApproval][] = [];
-    const start = (key: string, replica: string) =>
+    const start = (key: Buffer, replica: string) =>
       FleetRelay.start(
         bus,
         key,
@@ -76,8 +76,8 @@ describe('FleetRelay', () => {
         () => undefined,
         (sid, approval) => heard.push([replica, sid, approval]),
       );
-    const a = await start('key-1', 'a');
-    const b = await start('key-1', 'b');
+    const a = await start(Buffer.alloc(32, 1), 'a');
+    const b = await start(Buffer.alloc(32, 1), 'b');
     const approvals = new FleetSessionApprovals(a);
     const request = (toolName: string, args: unknown) => ({ toolName, fingerprint: 'fp', arguments: args }) as unknown as ApprovalRequest;
     approvals.remember('s1', request('notes.write', { text: 'x' }), { scope: 'tool', decidedBy: 'alice' });
@@ -98,7 +98,7 @@ describe('FleetRelay', () => {
     // Signed with another key, or not at all: dropped.
     heard.length = 0;
     const [channel] = [...bus.channels.keys()] as [string];
-    const intruder = await start('key-2', 'c');
+    const intruder = await start(Buffer.alloc(32, 2), 'c');
     new FleetSessionApprovals(intruder).remember('s1', request('notes.write', {}), { scope: 'tool', decidedBy: 'mallory' });
     const forged = { toolName: 'notes.write', fingerprint: 'fp', scope: 'tool', decidedBy: 'mallory' };
     await bus.publishBroadcast(channel, JSON.stringify({ v: 1, kind: 'approval', from: 'x', sid: 's1', approval: forged, mac: 'A'.repeat(43) }));

@@ -1,7 +1,8 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { messageOf } from '@ca/domain';
 import { canonicalJson, type ApprovalRequest, type RuntimeLogger } from '@ca/tool-lifecycle';
 import type { SessionApprovals, SharedApproval } from '../clients/gateway-clients';
+import { derivedKey, macMatches, macOf } from './fleet-keys';
 
 /**
  * What a fleet's replicas tell each other through: a channel every replica
@@ -93,15 +94,15 @@ export class FleetRelay {
    */
   static async start(
     bus: FleetBroadcast,
-    key: Uint8Array | string,
+    /** The fleet's key, as `SessionSeal.keyOf` reads it. */
+    fleetKey: Buffer,
     replica: string,
     logger: RuntimeLogger,
     deliver: (sid: string, notification: RelayedNotification) => void,
     approved: (sid: string, approval: RelayedApproval) => void = () => undefined,
   ): Promise<FleetRelay> {
-    const secret = typeof key === 'string' ? Buffer.from(key, 'utf8') : Buffer.from(key);
-    const channel = `mcp-fleet-${createHash('sha256').update(secret).digest('hex').slice(0, 16)}`;
-    const approvalKey = createHmac('sha256', secret).update('ca.mcp-fleet.approvals/1').digest();
+    const channel = `mcp-fleet-${createHash('sha256').update(fleetKey).digest('hex').slice(0, 16)}`;
+    const approvalKey = derivedKey(fleetKey, 'ca.mcp-fleet.approvals/1');
     const relay = new FleetRelay(bus, channel, approvalKey, replica, logger, undefined);
     relay.stop = await bus.subscribeBroadcast(channel, (text) => {
       // Anyone who reaches Redis can publish here: nothing longer than a replica sends is even parsed.
@@ -109,9 +110,7 @@ export class FleetRelay {
       const signed = parseApproval(text);
       if (signed !== undefined) {
         if (signed.from === replica) return;
-        const expected = macOf(approvalKey, signed.sid, signed.approval);
-        const given = Buffer.from(signed.mac, 'base64url');
-        if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        if (!macMatches(signed.mac, approvalMac(approvalKey, signed.sid, signed.approval))) {
           logger.warn('MCP over HTTP: ignored an approval on the fleet channel whose signature does not hold (not from a replica with the fleet key).', {});
           return;
         }
@@ -142,7 +141,7 @@ export class FleetRelay {
 
   /** Tells the other replicas of an approval given here for the rest of session `sid`'s plan, signed. Never throws. */
   publishApproval(sid: string, approval: RelayedApproval): void {
-    const mac = macOf(this.approvalKey, sid, approval).toString('base64url');
+    const mac = approvalMac(this.approvalKey, sid, approval).toString('base64url');
     const text = JSON.stringify({ v: 1, kind: 'approval', from: this.replica, sid, approval, mac });
     this.bus.publishBroadcast(this.channel, text).catch((error: unknown) => {
       this.logger.warn(`MCP over HTTP: could not tell the other replicas of an approval of '${approval.toolName}' for a session: ${messageOf(error)}`, {});
@@ -172,11 +171,9 @@ function parseEvent(text: string): { from: string; sid: string; method: string; 
 }
 
 /** The signature of an approval for a session: every field, one per line (none holds a line break that could shift another). */
-function macOf(key: Buffer, sid: string, approval: RelayedApproval): Buffer {
+function approvalMac(key: Buffer, sid: string, approval: RelayedApproval): Buffer {
   const fields = [sid, approval.toolName, approval.fingerprint, approval.argumentsHash ?? '', approval.scope, approval.decidedBy];
-  return createHmac('sha256', key)
-    .update(fields.map((field) => JSON.stringify(field)).join('\n'))
-    .digest();
+  return macOf(key, fields.map((field) => JSON.stringify(field)).join('\n'));
 }
 
 /** A signed approval event of the channel, or `undefined` when the text is not one. */

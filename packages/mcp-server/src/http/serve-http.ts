@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describeValue, messageOf } from '@ca/domain';
@@ -18,6 +18,7 @@ import { SessionLimits } from './session-limits';
 import { SessionSeal, type SealedSession } from './session-seal';
 import { serveListen, subscriptionFilterOf } from './stateless-listen';
 import { StatelessInputs, asksByForm } from './stateless-input';
+import { derivedKey } from './fleet-keys';
 import { FleetRelay, FleetSessionApprovals, isFleetBroadcast, isRelayed, notificationKey, type RelayedNotification } from './fleet-relay';
 import {
   EventStream,
@@ -251,18 +252,15 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
       });
     }
   }
-  const seal = options.fleet === undefined ? undefined : new SessionSeal(options.fleet.key);
+  // The fleet's key as 32 bytes (however it is written): it seals session ids, and the keys below are derived from it.
+  const fleetKey = options.fleet === undefined ? undefined : SessionSeal.keyOf(options.fleet.key);
+  const seal = fleetKey === undefined ? undefined : new SessionSeal(fleetKey);
   const replicaId = options.fleet?.replicaId;
   // The name a session's plan on this replica ends with, when another replica opened the session.
   const replicaTag = (replicaId ?? randomUUID().slice(0, 8)).slice(0, 50);
   const fleetRegistry = options.fleet?.registry;
   // Signs a 2026-07-28 request's state between its rounds (input_required): the fleet's key, so that any replica takes the retry.
-  const inputKey =
-    options.fleet === undefined
-      ? randomBytes(32)
-      : createHmac('sha256', typeof options.fleet.key === 'string' ? Buffer.from(options.fleet.key, 'utf8') : Buffer.from(options.fleet.key))
-          .update('ca.mcp.input-required/1')
-          .digest();
+  const inputKey = fleetKey === undefined ? randomBytes(32) : derivedKey(fleetKey, 'ca.mcp.input-required/1');
   if (replicaId !== undefined && (typeof replicaId !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(replicaId)))
     throw invalidArgument('fleet.replicaId', 'a name of 1–64 letters, digits, dots, dashes or underscores', describeValue(replicaId));
   const guards = new RequestGuards(allowedHosts, options.allowedOrigins ?? []);
@@ -655,7 +653,7 @@ export async function serveHttp(gateway: McpGateway, options: ServeHttpOptions =
   if (options.fleet !== undefined && isFleetBroadcast(fleetRegistry)) {
     relay = await FleetRelay.start(
       fleetRegistry,
-      options.fleet.key,
+      fleetKey as Buffer,
       replicaTag,
       logger,
       (sid, notification) => {

@@ -1,5 +1,6 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { canonicalJson, type ApprovalRequest, type InteractionRequest, type InteractionResponse, type InteractionValues } from '@ca/tool-lifecycle';
+import { macMatches, macOf } from './fleet-keys';
 
 /**
  * MCP 2026-07-28 has no requests from the server to the client: a question
@@ -75,7 +76,7 @@ export class StatelessInputs {
       inputRequests: {
         [asked.id]: { method: 'elicitation/create', params: { mode: 'form', message: asked.form.message, requestedSchema: asked.form.schema } },
       },
-      requestState: `${body}.${mac(this.key, body)}`,
+      requestState: `${body}.${macOf(this.key, body).toString('base64url')}`,
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: serverInfo.name, version: serverInfo.version } },
     };
   }
@@ -101,18 +102,12 @@ function questionId(approval: ApprovalRequest): string {
   return `approval-${createHash('sha256').update(text, 'utf8').digest('base64url').slice(0, 32)}`;
 }
 
-function mac(key: Buffer, body: string): string {
-  return createHmac('sha256', key).update(body, 'utf8').digest('base64url');
-}
-
 function verifiedState(key: Buffer, state: unknown): { answers: Record<string, InteractionResponse>; asked: string[] } | undefined {
   if (typeof state !== 'string' || state.length > MAX_STATE_CHARS) return undefined;
   const dot = state.lastIndexOf('.');
   if (dot <= 0) return undefined;
   const body = state.slice(0, dot);
-  const given = Buffer.from(state.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(mac(key, body), 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  if (!macMatches(state.slice(dot + 1), macOf(key, body))) return undefined;
   try {
     const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { v?: unknown; answers?: unknown; asked?: unknown };
     if (parsed.v !== 1 || !Array.isArray(parsed.asked) || typeof parsed.answers !== 'object' || parsed.answers === null) return undefined;
